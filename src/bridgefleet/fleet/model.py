@@ -1,0 +1,231 @@
+"""Vectorized bridge-fleet dynamics: every function works on arrays of shape (E, B).
+
+E is the number of fleets (environments), B the number of bridges per fleet. Bridges are ordered
+urban first (columns ``0 .. n_urban-1``), then rural. All state arrays are float32. The model and the
+source of every constant are documented in ``docs/fleet-model.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+
+N_ACTIONS = 5
+"""Per-bridge actions: 0 do nothing, 1 preventive maintenance, 2 repair, 3 rehabilitation, 4 replacement."""
+ACTION_NAMES = ("do_nothing", "preventive", "repair", "rehabilitation", "replacement")
+RATING_GAIN = np.array([0.0, 1.0, 2.0, 4.0, 9.0], dtype=np.float32)
+"""Condition rating gain of each action, rating points (replacement sets the rating to 9)."""
+MAX_RATING = 9.0
+GOOD_RATING = 7.0
+"""FHWA Good/Fair/Poor: lowest rating ≥ 7 good, 5–6 fair, ≤ 4 poor (here: < 5 on the float scale)."""
+POOR_BELOW = 5.0
+N_FEATURES = 4
+"""Bridge state features, in order: condition rating, age (years), years since maintenance, rate."""
+
+# Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day.
+URBAN_RANGES = {"age": (20.0, 50.0), "deck": (800.0, 1200.0), "aadt": (15_000.0, 25_000.0)}
+RURAL_RANGES = {"age": (25.0, 50.0), "deck": (300.0, 600.0), "aadt": (500.0, 3_000.0)}
+RATE_RANGE = (0.030, 0.050)
+"""Per-bridge deterioration rate of existing structures, rating points per year (see fleet-model.md)."""
+
+
+@dataclass
+class FleetProfile:
+    """Static bridge attributes of E fleets of B bridges (all arrays (E, B)).
+
+    Attributes:
+        bridge_id: str array (B,), identifiers (NBI item 8 structure number for real inventories).
+        urban: bool (B,), True for urban bridges (the first ``n_urban`` columns).
+        deck_area: float32 (E, B), deck area in m².
+        aadt: float32 (E, B), average annual daily traffic, vehicles/day.
+        cost_factor: float32 (E, B), multiplier on unit costs (regional price level), dimensionless.
+        target_condition: float32 (E, B), rating the bridge should keep, rating points.
+    """
+
+    bridge_id: np.ndarray
+    urban: np.ndarray
+    deck_area: np.ndarray
+    aadt: np.ndarray
+    cost_factor: np.ndarray
+    target_condition: np.ndarray
+
+    @property
+    def n_urban(self) -> int:
+        return int(self.urban.sum())
+
+
+@dataclass
+class FleetState:
+    """Dynamic bridge state of E fleets (arrays (E, B), float32).
+
+    Attributes:
+        condition: NBI condition rating, 0–9 as a float (9 = as new), rating points.
+        age: years since construction or replacement.
+        ysm: years since the last maintenance action (actions 1–4).
+        rate: deterioration rate at zero years since maintenance, rating points per year.
+    """
+
+    condition: np.ndarray
+    age: np.ndarray
+    ysm: np.ndarray
+    rate: np.ndarray
+
+    def features(self) -> np.ndarray:
+        """The 4 features stacked: float32 (E, B, 4) in the documented order."""
+        return np.stack([self.condition, self.age, self.ysm, self.rate], axis=-1)
+
+    def copy(self) -> FleetState:
+        return FleetState(self.condition.copy(), self.age.copy(), self.ysm.copy(), self.rate.copy())
+
+
+def initial_condition(age: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """Initial rating decreasing with age: 9 − 0.07 × age + noise, clipped to [3, 9] (rating points)."""
+    return np.clip(9.0 - 0.07 * age + noise, 3.0, MAX_RATING).astype(np.float32)
+
+
+def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -> tuple[dict, dict]:
+    """One synthetic fleet: (profile columns, state columns), each a dict of float arrays (B,).
+
+    Draw order is fixed (it defines reproducibility): for urban then rural bridges, age, deck area,
+    AADT, cost factor, rate, condition noise, years since maintenance.
+    """
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("age", "deck", "aadt", "cf", "rate", "cond", "ysm")}
+    for n, r in ((n_urban, URBAN_RANGES), (n_rural, RURAL_RANGES)):
+        age = np.floor(rng.uniform(*r["age"], size=n))
+        cols["age"].append(age)
+        cols["deck"].append(rng.uniform(*r["deck"], size=n))
+        cols["aadt"].append(rng.uniform(*r["aadt"], size=n))
+        cols["cf"].append(rng.uniform(0.9, 1.1, size=n))
+        cols["rate"].append(rng.uniform(*RATE_RANGE, size=n))
+        cols["cond"].append(initial_condition(age, rng.normal(0.0, 0.5, size=n)))
+        cols["ysm"].append(np.floor(rng.uniform(0.0, 1.0, size=n) * np.minimum(age, 15.0)))
+    c = {k: np.concatenate(v).astype(np.float32) for k, v in cols.items()}
+    profile = {"deck_area": c["deck"], "aadt": c["aadt"], "cost_factor": c["cf"]}
+    state = {"condition": c["cond"], "age": c["age"], "ysm": c["ysm"], "rate": c["rate"]}
+    return profile, state
+
+
+def action_cost(actions: np.ndarray, profile: FleetProfile, unit_costs: np.ndarray) -> np.ndarray:
+    """Cost of the requested actions: unit cost × deck area × cost factor.
+
+    Args:
+        actions: int (E, B) in 0–4.
+        unit_costs: float (5,), USD per m² of deck for actions 0–4.
+
+    Returns:
+        float64 (E, B), USD.
+    """
+    return unit_costs[actions] * profile.deck_area.astype(np.float64) * profile.cost_factor
+
+
+def priority_order(condition: np.ndarray) -> np.ndarray:
+    """Funding order within each fleet: worst condition first, ties by column index.
+
+    Ratings are compared at 0.001 rating-point resolution; packing (rating, index) into one int32 lets a
+    plain sort replace a slower argsort.
+
+    Returns:
+        int (E, B): column indices in funding order.
+    """
+    b = condition.shape[-1]
+    bits = max(1, (b - 1).bit_length())
+    key = np.rint(np.clip(condition, 0.0, MAX_RATING) * 1000.0).astype(np.int64 if bits > 17 else np.int32)
+    key = (key << bits) | np.arange(b, dtype=key.dtype)
+    return np.sort(key, axis=-1) & ((1 << bits) - 1)
+
+
+def fund_actions(
+    actions: np.ndarray, cost: np.ndarray, condition: np.ndarray, budget: np.ndarray, n_urban: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Apply the annual budgets: fund requested actions worst-condition first, defer the rest.
+
+    Within each agency (urban columns, rural columns) requests are taken in :func:`priority_order`; an
+    action is funded while the running total of requested costs, itself included, stays within the
+    agency's budget. From the first request that does not fit, that request and every later one are
+    deferred (done as "do nothing"): funding stops when the money runs out, it does not skip ahead.
+
+    Args:
+        actions: int (E, B) requested actions.
+        cost: float64 (E, B) USD cost of each request.
+        condition: float32 (E, B) ratings before the action (the priority key).
+        budget: float64 (E, 2) available USD: [:, 0] urban, [:, 1] rural.
+        n_urban: number of urban columns.
+
+    Returns:
+        (funded actions int (E, B), deferred bool (E, B), spent float64 (E, 2) USD).
+    """
+    e, b = actions.shape
+    funded = np.ones((e, b), dtype=bool)
+    spent = np.zeros((e, 2), dtype=np.float64)
+    rows = np.arange(e)[:, None]
+    for k, cols in enumerate((slice(0, n_urban), slice(n_urban, b))):
+        order = priority_order(condition[:, cols])
+        c = cost[:, cols][rows, order]
+        running = np.cumsum(c, axis=1)
+        # Compare in cents-tolerant form: float sums of USD may exceed an exact budget by rounding.
+        ok_sorted = np.logical_and.accumulate(running <= budget[:, k : k + 1] + 1e-6, axis=1)
+        ok = np.empty_like(ok_sorted)
+        ok[rows, order] = ok_sorted
+        funded[:, cols] = ok
+        spent[:, k] = np.where(ok_sorted, c, 0.0).sum(axis=1)
+    requested = actions > 0
+    deferred = requested & ~funded
+    return np.where(funded, actions, 0), deferred, spent
+
+
+def apply_actions(state: FleetState, actions: np.ndarray, new_rate: float) -> None:
+    """Apply funded actions in place: rating gain, reset of years since maintenance, replacement resets.
+
+    Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to
+    ``new_rate``. Actions 1–4 set years since maintenance to 0.
+    """
+    replaced = actions == 4
+    state.condition[:] = np.minimum(state.condition + RATING_GAIN[actions], MAX_RATING)
+    state.ysm[actions > 0] = 0.0
+    state.age[replaced] = 0.0
+    state.rate[replaced] = new_rate
+
+
+def deteriorate(state: FleetState, noise: np.ndarray, ysm_acceleration: float) -> None:
+    """One year of deterioration in place.
+
+    Mean drop = rate × (1 + ysm_acceleration × ysm); the drop is that mean times ``noise`` (mean-1 gamma
+    draws, float32 (E, B)). Ratings are clipped to [0, 9]; age and years since maintenance grow by 1.
+    """
+    drop = state.rate * (1.0 + ysm_acceleration * state.ysm) * noise
+    state.condition[:] = np.clip(state.condition - drop, 0.0, MAX_RATING)
+    state.age += 1.0
+    state.ysm += 1.0
+
+
+def bridge_utility(condition: np.ndarray, profile: FleetProfile, config: FleetConfig) -> np.ndarray:
+    """Per-bridge condition utility (before costs), float32 (E, B).
+
+    u = w × [(c − c_target) − p × max(0, c_crit − c)²], with traffic weight w = (AADT / AADT_ref) ** a.
+    """
+    w = (profile.aadt / config.aadt_reference) ** config.aadt_exponent
+    shortfall = np.maximum(config.critical_rating - condition, 0.0)
+    return (w * ((condition - profile.target_condition) - config.critical_penalty * shortfall**2)).astype(
+        np.float32
+    )
+
+
+def standard_gamma_noise(rng: np.random.Generator, cv: float, size: tuple[int, ...]) -> np.ndarray:
+    """Mean-1 gamma draws with coefficient of variation ``cv`` (shape 1/cv², scale cv²), float32.
+
+    ``cv == 0`` gives ones (deterministic model) and draws nothing from ``rng``.
+    """
+    if cv == 0:
+        return np.ones(size, dtype=np.float32)
+    k = 1.0 / cv**2
+    return (rng.standard_gamma(k, size=size) / k).astype(np.float32)
+
+
+def band_counts(condition: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """FHWA bands per fleet: (good ≥ 7, fair 5 to < 7, poor < 5) counts along the last axis."""
+    good = (condition >= GOOD_RATING).sum(-1)
+    poor = (condition < POOR_BELOW).sum(-1)
+    return good, condition.shape[-1] - good - poor, poor

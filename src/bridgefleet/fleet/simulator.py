@@ -1,0 +1,222 @@
+"""FleetSimulator: E independent fleets stepped together as NumPy arrays (E, B).
+
+Each fleet has its own ``numpy.random.Generator``; at reset it draws the fleet (unless fixed) and the
+whole episode's deterioration noise (horizon, B) in one call, so a step does no per-fleet work. A fleet
+seeded with ``s`` behaves identically whether it is simulated alone or as column ``i`` of a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet import model
+from bridgefleet.fleet.model import FleetProfile, FleetState
+from bridgefleet.fleet.strategies import N_STRATEGIES, rural_actions
+
+# Observation scaling (documented in docs/fleet-model.md): features divided by these.
+COND_SCALE = 9.0
+AGE_SCALE = 100.0
+YSM_SCALE = 30.0
+RATE_SCALE = 0.05
+RURAL_OBS_DIM = 10
+
+
+@dataclass
+class StepResult:
+    """What one year of simulation produced, per fleet.
+
+    Attributes:
+        reward: float64 (E,), municipality reward (urban + rural).
+        urban_reward, rural_reward: float64 (E,), the two agencies' parts.
+        bridge_reward: float32 (E, B), per-bridge utility minus cost_lambda × USD spent on it.
+        cost: float64 (E, 2), USD spent by the urban and rural agency.
+        deferred: bool (E, B), requested actions not funded.
+        actions: int64 (E, B), actions carried out.
+        truncated: bool (E,), the horizon was reached (time limit).
+    """
+
+    reward: np.ndarray
+    urban_reward: np.ndarray
+    rural_reward: np.ndarray
+    bridge_reward: np.ndarray
+    cost: np.ndarray
+    deferred: np.ndarray
+    actions: np.ndarray
+    truncated: np.ndarray
+
+
+class FleetSimulator:
+    """E fleets of ``config.n_urban + config.n_rural`` bridges.
+
+    Args:
+        config: the fleet configuration.
+        num_envs: E, number of fleets simulated together.
+        fleet: optional fixed fleet (profile columns, state columns) as returned by
+            :func:`bridgefleet.fleet.model.draw_synthetic_fleet` or an inventory loader; overrides the
+            synthetic draw. Its sizes must match ``config``.
+    """
+
+    def __init__(self, config: FleetConfig, num_envs: int = 1, fleet: tuple[dict, dict] | None = None):
+        if num_envs < 1:
+            raise ValueError(f"num_envs = {num_envs!r}: must be at least 1")
+        self.config = config
+        self.num_envs = num_envs
+        self.n_urban = config.n_urban
+        self.n_bridges = config.n_bridges
+        self.unit_costs = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
+        if fleet is None and config.fixed_fleet:
+            fleet = model.draw_synthetic_fleet(np.random.default_rng(config.fleet_seed), config.n_urban,
+                                               config.n_rural)
+        self.fixed = fleet
+        if fleet is not None:
+            n = len(fleet[0]["deck_area"])
+            if n != self.n_bridges:
+                raise ValueError(f"fleet has {n} bridges, config says {self.n_bridges}")
+        ids = fleet[0].get("bridge_id") if fleet is not None else None
+        if ids is None:
+            ids = np.array([f"U{i:03d}" for i in range(self.n_urban)]
+                           + [f"R{i:03d}" for i in range(config.n_rural)])
+        urban = np.zeros(self.n_bridges, dtype=bool)
+        urban[: self.n_urban] = True
+        e, b = num_envs, self.n_bridges
+        z = np.zeros((e, b), dtype=np.float32)
+        self.profile = FleetProfile(np.asarray(ids), urban, z.copy(), z.copy(), z.copy(),
+                                    np.full((e, b), config.target_condition, dtype=np.float32))
+        self.state = FleetState(z.copy(), z.copy(), z.copy(), z.copy())
+        self.weight = z.copy()
+        self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
+        self.budget = np.tile(self.annual_budget, (e, 1))
+        self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
+        self.t = np.zeros(e, dtype=np.int64)
+        self.rngs = [np.random.default_rng() for _ in range(e)]
+
+    # -- reset ---------------------------------------------------------------------------------------
+    def reset(self, env_ids: Sequence[int] | np.ndarray | None = None,
+              seeds: Sequence[int | None] | None = None) -> None:
+        """Start a new episode in the given fleets (all if None); ``seeds[k]`` reseeds fleet ``env_ids[k]``."""
+        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
+        cfg = self.config
+        for k, i in enumerate(ids):
+            seed = None if seeds is None else seeds[k]
+            if seed is not None:
+                self.rngs[i] = np.random.default_rng(seed)
+            rng = self.rngs[i]
+            prof, st = self.fixed if self.fixed is not None else model.draw_synthetic_fleet(
+                rng, cfg.n_urban, cfg.n_rural)
+            self.profile.deck_area[i] = prof["deck_area"]
+            self.profile.aadt[i] = prof["aadt"]
+            self.profile.cost_factor[i] = prof["cost_factor"]
+            if "target_condition" in prof:
+                self.profile.target_condition[i] = prof["target_condition"]
+            for name in ("condition", "age", "ysm", "rate"):
+                getattr(self.state, name)[i] = st[name]
+            self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv,
+                                                       (cfg.horizon_years, self.n_bridges))
+        self.weight[ids] = (self.profile.aadt[ids] / cfg.aadt_reference) ** cfg.aadt_exponent
+        self.budget[ids] = self.annual_budget
+        self.t[ids] = 0
+        for name in ("condition", "age", "ysm", "rate"):
+            arr = getattr(self.state, name)[ids]
+            if not np.isfinite(arr).all():
+                raise ValueError(f"fleet state '{name}' contains NaN or infinity after reset")
+
+    # -- step ----------------------------------------------------------------------------------------
+    def rural_requests(self, strategy: np.ndarray) -> np.ndarray:
+        """Per-bridge actions int64 (E, n_rural) of rural strategies ``strategy`` (E,)."""
+        r = slice(self.n_urban, None)
+        s = self.state
+        return rural_actions(strategy, s.condition[:, r], s.age[:, r], s.ysm[:, r], self.weight[:, r])
+
+    def step(self, urban_actions: np.ndarray, rural_strategy: np.ndarray) -> StepResult:
+        """Advance every fleet by one year.
+
+        Args:
+            urban_actions: int (E, n_urban) in 0–4.
+            rural_strategy: int (E,) in 0–7.
+
+        Order within a year: requests → budget (worst first) → maintenance → deterioration → reward on
+        the end-of-year ratings. The caller resets fleets whose ``truncated`` is True.
+        """
+        cfg = self.config
+        requested = np.concatenate([np.asarray(urban_actions, dtype=np.int64),
+                                    self.rural_requests(np.asarray(rural_strategy))], axis=1)
+        cost = model.action_cost(requested, self.profile, self.unit_costs)
+        actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
+                                                      self.n_urban)
+        bridge_cost = np.where(actions > 0, cost, 0.0)
+        model.apply_actions(self.state, actions, cfg.new_structure_rate)
+        year = np.minimum(self.t, cfg.horizon_years - 1)
+        model.deteriorate(self.state, self.noise[np.arange(self.num_envs), year], cfg.ysm_acceleration)
+        bridge_reward = (model.bridge_utility(self.state.condition, self.profile, cfg)
+                         - cfg.cost_lambda * bridge_cost).astype(np.float32)
+        urban_reward = bridge_reward[:, : self.n_urban].sum(axis=1, dtype=np.float64)
+        rural_reward = bridge_reward[:, self.n_urban :].sum(axis=1, dtype=np.float64)
+        if cfg.carry_over_budget:
+            self.budget = self.budget - spent + self.annual_budget
+        self.t += 1
+        return StepResult(urban_reward + rural_reward, urban_reward, rural_reward, bridge_reward, spent,
+                          deferred, actions, self.t >= cfg.horizon_years)
+
+    # -- observations --------------------------------------------------------------------------------
+    def budget_fraction(self) -> np.ndarray:
+        """Available budget over the agency's annual budget, float32 (E, 2) (0 when the annual is 0)."""
+        return (self.budget / np.maximum(self.annual_budget, 1.0)).astype(np.float32)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """Scaled observations: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10)."""
+        s = self.state
+        e, nu = self.num_envs, self.n_urban
+        budget = self.budget_fraction()
+        urban = np.empty((e, nu * 4 + 1), dtype=np.float32)
+        feats = urban[:, :-1].reshape(e, nu, 4)
+        feats[..., 0] = s.condition[:, :nu] / COND_SCALE
+        feats[..., 1] = s.age[:, :nu] / AGE_SCALE
+        feats[..., 2] = s.ysm[:, :nu] / YSM_SCALE
+        feats[..., 3] = s.rate[:, :nu] / RATE_SCALE
+        urban[:, -1] = budget[:, 0]
+        c = s.condition[:, nu:]
+        n_rural = c.shape[1]
+        rural = np.stack([
+            c.mean(1) / COND_SCALE, c.min(1) / COND_SCALE, c.max(1) / COND_SCALE, c.std(1) / 3.0,
+            s.age[:, nu:].mean(1) / AGE_SCALE,
+            (c < model.POOR_BELOW).sum(1) / n_rural, (c >= model.GOOD_RATING).sum(1) / n_rural,
+            s.ysm[:, nu:].mean(1) / YSM_SCALE, s.rate[:, nu:].mean(1) / RATE_SCALE, budget[:, 1],
+        ], axis=1).astype(np.float32)
+        return urban, rural
+
+
+def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate actions; return (urban int64 (E, n_urban), rural int64 (E,)).
+
+    ``num_envs=None`` means a single environment: urban (n_urban,), rural a scalar.
+
+    Raises:
+        ValueError: naming the field ('urban' or 'rural') and the offending value or shape.
+    """
+    u = np.asarray(urban)
+    r = np.asarray(rural)
+    want_u = (n_urban,) if num_envs is None else (num_envs, n_urban)
+    want_r = () if num_envs is None else (num_envs,)
+    if r.shape == (1,) and num_envs is None:
+        r = r.reshape(())
+    for name, arr, shape, hi in (("urban", u, want_u, model.N_ACTIONS), ("rural", r, want_r, N_STRATEGIES)):
+        if arr.shape != shape:
+            raise ValueError(f"action '{name}' has shape {arr.shape}, expected {shape}")
+        if arr.dtype.kind not in "iub":
+            if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+                arr = arr.astype(np.int64)
+            else:
+                raise ValueError(f"action '{name}' must be integers, got dtype {arr.dtype} ({arr!r})")
+        if arr.size and (arr.min() < 0 or arr.max() >= hi):
+            bad = arr[(arr < 0) | (arr >= hi)].ravel()[0]
+            raise ValueError(f"action '{name}' value {bad} out of range [0, {hi - 1}]")
+        if name == "urban":
+            u = arr
+        else:
+            r = arr
+    u = u.astype(np.int64).reshape(-1, n_urban)
+    return u, r.astype(np.int64).reshape(-1)
