@@ -31,9 +31,9 @@ class FleetConfig:
     """Rural bridges under strategy-level control (rural agent), count."""
     horizon_years: int = 30
     """Episode length in years; the end is a time limit (``truncated=True``)."""
-    annual_budget_usd: float = 4.2e6
+    annual_budget_usd: float = 282_000.0
     """Annual maintenance budget of the municipality, USD per year."""
-    urban_budget_share: float = 0.42
+    urban_budget_share: float = 0.34
     """Share of the annual budget given to the urban agency (the rest goes to the rural agency), 0–1."""
     carry_over_budget: bool = False
     """If true, unspent budget carries over to the next year."""
@@ -53,9 +53,9 @@ class FleetConfig:
     """AADT that gets weight 1 in the reward, vehicles/day."""
     aadt_exponent: float = 0.5
     """Traffic weight = (AADT / aadt_reference) ** aadt_exponent."""
-    cost_lambda: float = 1.0e-6
-    """Reward units lost per USD spent (1 per million USD)."""
-    unit_costs_usd_per_m2: tuple[float, float, float, float, float] = (0.0, 70.0, 377.0, 1698.0, 2497.0)
+    cost_lambda: float = 1.0e-5
+    """Reward units lost per USD spent (10 per million USD)."""
+    unit_costs_usd_per_m2: tuple[float, float, float, float, float] = (0.0, 70.0, 131.0, 1698.0, 2497.0)
     """Unit cost of actions 0–4 (nothing, preventive, repair, rehabilitation, replacement), USD per m² of deck."""
     fixed_fleet: bool = False
     """If true, every episode uses the same fleet drawn from ``fleet_seed``; otherwise from the episode seed."""

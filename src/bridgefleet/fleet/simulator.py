@@ -82,6 +82,8 @@ class FleetSimulator:
                            + [f"R{i:03d}" for i in range(config.n_rural)])
         urban = np.zeros(self.n_bridges, dtype=bool)
         urban[: self.n_urban] = True
+        cluster = fleet[0].get("cluster") if fleet is not None else None
+        self.cluster = np.asarray(cluster) if cluster is not None else np.where(urban, "urban", "rural")
         e, b = num_envs, self.n_bridges
         z = np.zeros((e, b), dtype=np.float32)
         self.profile = FleetProfile(np.asarray(ids), urban, z.copy(), z.copy(), z.copy(),
@@ -187,6 +189,20 @@ class FleetSimulator:
             s.ysm[:, nu:].mean(1) / YSM_SCALE, s.rate[:, nu:].mean(1) / RATE_SCALE, budget[:, 1],
         ], axis=1).astype(np.float32)
         return urban, rural
+
+
+def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] | None]:
+    """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
+
+    Returns:
+        (config with n_urban / n_rural taken from the inventory, fleet tuple or None for synthetic).
+    """
+    if config.inventory is None:
+        return config, None
+    from bridgefleet.fleet.inventory import load_inventory
+
+    n_urban, n_rural, fleet = load_inventory(config.inventory).to_fleet(config.max_urban)
+    return config.replace(n_urban=n_urban, n_rural=n_rural), fleet
 
 
 def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:

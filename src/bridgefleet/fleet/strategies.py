@@ -33,15 +33,13 @@ REPLACEMENT_AGE = 60.0
 
 
 def condition_based_actions(condition: np.ndarray) -> np.ndarray:
-    """The standard threshold rule (condition-based maintenance).
+    """The standard reactive threshold rule (condition-based maintenance).
 
-    rating < 3 → replacement (4); < 5 (poor) → rehabilitation (3); < 6 → repair (2);
-    < 7 (fair) → preventive (1); otherwise do nothing.
+    rating < 3 → replacement (4); < 5 (poor) → rehabilitation (3); < 6 → repair (2); otherwise nothing.
+    Agencies act when a rating crosses a threshold; preventive work is left to the interval rules.
     """
     return np.select(
-        [condition < REPLACE_BELOW, condition < POOR_BELOW, condition < REPAIR_BELOW, condition < GOOD_RATING],
-        [4, 3, 2, 1],
-        0,
+        [condition < REPLACE_BELOW, condition < POOR_BELOW, condition < REPAIR_BELOW], [4, 3, 2], 0
     ).astype(np.int64)
 
 

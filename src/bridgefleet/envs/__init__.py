@@ -1,0 +1,1 @@
+"""Gymnasium, vector and PettingZoo environments over the fleet simulator."""

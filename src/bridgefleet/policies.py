@@ -1,0 +1,89 @@
+"""Heuristic maintenance policies: the rules of thumb asset managers use today.
+
+A policy maps the simulator's raw state to (urban actions int64 (E, n_urban), rural strategy int64 (E,)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bridgefleet.fleet import strategies as st
+from bridgefleet.fleet.model import N_ACTIONS
+from bridgefleet.fleet.simulator import FleetSimulator
+
+Policy = Callable[[FleetSimulator, np.random.Generator], tuple[np.ndarray, np.ndarray]]
+
+
+def _urban(sim: FleetSimulator) -> tuple[np.ndarray, np.ndarray]:
+    nu = sim.n_urban
+    return sim.state.condition[:, :nu], sim.state.ysm[:, :nu]
+
+
+def _fixed(strategy: int) -> np.ndarray:
+    return np.array(strategy, dtype=np.int64)
+
+
+def do_nothing(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """No maintenance anywhere (urban 0, rural strategy 0)."""
+    c, _ = _urban(sim)
+    return np.zeros(c.shape, dtype=np.int64), np.zeros(sim.num_envs, dtype=np.int64)
+
+
+def condition_based(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Threshold rule on every bridge (urban per bridge; rural strategy 4, the same rule)."""
+    c, _ = _urban(sim)
+    return st.condition_based_actions(c), np.full(sim.num_envs, 4, dtype=np.int64)
+
+
+def worst_first(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Rehabilitate every bridge below good, worst first until the budget is spent (rural strategy 1)."""
+    c, _ = _urban(sim)
+    return st.worst_first_actions(c), np.full(sim.num_envs, 1, dtype=np.int64)
+
+
+def fixed_interval(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Preventive maintenance every 5 years, rehabilitation of poor bridges (rural strategy 3)."""
+    c, y = _urban(sim)
+    return st.interval_preventive_actions(c, y), np.full(sim.num_envs, 3, dtype=np.int64)
+
+
+def random_policy(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Uniformly random actions and strategies."""
+    c, _ = _urban(sim)
+    return (rng.integers(0, N_ACTIONS, size=c.shape), rng.integers(0, st.N_STRATEGIES, size=sim.num_envs))
+
+
+def rural_fixed(strategy: int) -> Policy:
+    """Urban bridges on the condition-based rule; the rural agent holds ``strategy`` fixed."""
+
+    def policy(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        c, _ = _urban(sim)
+        return st.condition_based_actions(c), np.full(sim.num_envs, strategy, dtype=np.int64)
+
+    policy.__doc__ = f"Urban condition-based; rural strategy {strategy} ({st.STRATEGY_NAMES[strategy]})."
+    return policy
+
+
+HEURISTICS: dict[str, Policy] = {
+    "do_nothing": do_nothing,
+    "condition_based": condition_based,
+    "worst_first": worst_first,
+    "fixed_interval": fixed_interval,
+    "random": random_policy,
+    **{f"rural_{i}_{name}": rural_fixed(i) for i, name in enumerate(st.STRATEGY_NAMES) if i != 4},
+}
+"""Every heuristic by name (rural strategy 4 held fixed is ``condition_based`` itself)."""
+
+
+def get_policy(name: str) -> Policy:
+    """Look up a heuristic by name.
+
+    Raises:
+        ValueError: for an unknown name, listing the known ones.
+    """
+    try:
+        return HEURISTICS[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(HEURISTICS)}") from None

@@ -1,0 +1,151 @@
+"""Fleet model: hand-computed costs, budget deferral, deterioration, and the scalar reference oracle."""
+
+import numpy as np
+import pytest
+
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.fleet import model
+from bridgefleet.fleet.reference import reference_year
+from bridgefleet.fleet.simulator import FleetSimulator
+
+
+def _profile(deck, aadt=None, cf=None):
+    deck = np.asarray(deck, dtype=np.float32)[None]
+    ones = np.ones_like(deck)
+    return model.FleetProfile(np.arange(deck.shape[1]).astype(str), np.ones(deck.shape[1], bool), deck,
+                              ones * 10_000 if aadt is None else np.asarray(aadt, np.float32)[None],
+                              ones if cf is None else np.asarray(cf, np.float32)[None], ones * 7)
+
+
+def test_cost_is_unit_cost_times_deck_area_times_cost_factor():
+    cfg = FleetConfig()
+    prof = _profile([1000.0, 500.0, 400.0], cf=[1.1, 1.0, 0.9])
+    cost = model.action_cost(np.array([[2, 3, 4]]), prof, np.asarray(cfg.unit_costs_usd_per_m2))
+    # repair 131 USD/m² × 1000 m² × 1.1; rehabilitation 1698 × 500; replacement 2497 × 400 × 0.9
+    np.testing.assert_allclose(cost[0], [144_100.0, 849_000.0, 898_920.0], rtol=1e-6)
+
+
+def test_budget_funds_worst_first_and_defers_what_does_not_fit():
+    # Urban budget 200,000 USD. Requests: bridge 0 rating 4 rehabilitation 169,800; bridge 1 rating 5
+    # repair 65,500; bridge 2 rating 6 preventive 28,000; bridge 3 rating 3.5 nothing.
+    actions = np.array([[3, 2, 1, 0, 0]])
+    cost = np.array([[169_800.0, 65_500.0, 28_000.0, 0.0, 0.0]])
+    cond = np.array([[4.0, 5.0, 6.0, 3.5, 8.0]], dtype=np.float32)
+    funded, deferred, spent = model.fund_actions(actions, cost, cond, np.array([[200_000.0, 0.0]]), 4)
+    # 169,800 fits (30,200 left); 65,500 does not → deferred; 28,000 fits (2,200 left).
+    assert funded.tolist() == [[3, 0, 1, 0, 0]]
+    assert deferred.tolist() == [[False, True, False, False, False]]
+    np.testing.assert_allclose(spent, [[197_800.0, 0.0]])
+
+
+def test_budget_exact_fit_is_funded_and_rural_budget_is_separate():
+    actions = np.array([[1, 1]])
+    cost = np.array([[50.0, 50.0]])
+    funded, deferred, spent = model.fund_actions(actions, cost, np.array([[5.0, 5.0]], np.float32),
+                                                 np.array([[50.0, 49.0]]), 1)
+    assert funded.tolist() == [[1, 0]] and deferred.tolist() == [[False, True]]
+    np.testing.assert_allclose(spent, [[50.0, 0.0]])
+
+
+def test_deterministic_deterioration_hand_computed():
+    st = model.FleetState(*(np.array([[v]], np.float32) for v in (7.0, 30.0, 10.0, 0.04)))
+    model.deteriorate(st, np.ones((1, 1), np.float32), 0.1)
+    # drop = 0.04 × (1 + 0.1 × 10) = 0.08
+    assert st.condition[0, 0] == pytest.approx(6.92, abs=1e-6)
+    assert (st.age[0, 0], st.ysm[0, 0]) == (31.0, 11.0)
+
+
+def test_replacement_resets_rating_age_and_rate():
+    st = model.FleetState(*(np.array([[v, v]], np.float32) for v in (3.0, 40.0, 12.0, 0.05)))
+    model.apply_actions(st, np.array([[4, 3]]), new_rate=0.035)
+    assert st.condition.tolist() == [[9.0, 7.0]]
+    assert st.age.tolist() == [[0.0, 40.0]] and st.ysm.tolist() == [[0.0, 0.0]]
+    assert st.rate[0].tolist() == pytest.approx([0.035, 0.05])
+
+
+def test_gamma_noise_has_mean_one_and_requested_cv():
+    x = model.standard_gamma_noise(np.random.default_rng(0), 0.3, (200_000,))
+    assert x.mean() == pytest.approx(1.0, abs=0.01)
+    assert x.std() == pytest.approx(0.3, abs=0.01)
+    assert (model.standard_gamma_noise(np.random.default_rng(0), 0.0, (3,)) == 1).all()
+
+
+def test_vectorized_simulator_matches_scalar_reference():
+    cfg = FleetConfig(n_urban=6, n_rural=9, horizon_years=8, annual_budget_usd=400_000.0)
+    sim = FleetSimulator(cfg, num_envs=3)
+    sim.reset(None, [11, 12, 13])
+    rng = np.random.default_rng(5)
+    for _ in range(cfg.horizon_years):
+        before = sim.state.copy()
+        budget = sim.budget.copy()
+        urban = rng.integers(0, 5, size=(3, 6))
+        rural = rng.integers(0, 8, size=3)
+        requests = np.concatenate([urban, sim.rural_requests(rural)], axis=1)
+        noise = sim.noise[np.arange(3), sim.t]
+        res = sim.step(urban, rural)
+        for e in range(3):
+            s = {k: getattr(before, k)[e].astype(float).tolist() for k in ("condition", "age", "ysm", "rate")}
+            p = sim.profile
+            rewards, deferred, spent = reference_year(
+                s["condition"], s["age"], s["ysm"], s["rate"], p.deck_area[e].tolist(), p.aadt[e].tolist(),
+                p.cost_factor[e].tolist(), p.target_condition[e].tolist(), requests[e].tolist(),
+                noise[e].astype(float).tolist(), tuple(budget[e]), 6, cfg)
+            np.testing.assert_allclose(sim.state.condition[e], s["condition"], atol=2e-5)
+            np.testing.assert_allclose(sim.state.rate[e], s["rate"], atol=1e-7)
+            np.testing.assert_allclose(res.bridge_reward[e], rewards, rtol=1e-4, atol=1e-4)
+            assert res.deferred[e].tolist() == deferred
+            np.testing.assert_allclose(res.cost[e], spent, rtol=1e-9)
+
+
+def test_unmaintained_good_bridges_stay_good_about_96_percent_a_year():
+    # Calibration target (docs/fleet-model.md): Ontario yearly Good→Good ≈ 0.963 (√0.927 two-year).
+    # New structures (rating 9, ysm 0, new-structure rate) left alone for 30 years.
+    cfg = FleetConfig(n_urban=1, n_rural=99, horizon_years=30)
+    sim = FleetSimulator(cfg, 50)
+    sim.reset(None, list(range(50)))
+    sim.state.condition[:] = 9.0
+    sim.state.ysm[:] = 0.0
+    sim.state.rate[:] = cfg.new_structure_rate
+    stay = total = 0
+    zeros_u, zeros_r = np.zeros((50, 1), np.int64), np.zeros(50, np.int64)
+    for _ in range(30):
+        good = sim.state.condition >= 7
+        sim.step(zeros_u, zeros_r)
+        stay += (good & (sim.state.condition >= 7)).sum()
+        total += good.sum()
+    assert 0.94 <= stay / total <= 0.98
+
+
+def test_truncation_at_horizon_not_termination():
+    cfg = FleetConfig(horizon_years=3)
+    sim = FleetSimulator(cfg, 2)
+    sim.reset(None, [0, 1])
+    flags = [sim.step(np.zeros((2, 20), np.int64), np.zeros(2, np.int64)).truncated.tolist() for _ in range(3)]
+    assert flags == [[False, False], [False, False], [True, True]]
+
+
+def test_carry_over_budget_adds_unspent_money():
+    cfg = FleetConfig(carry_over_budget=True)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    sim.step(np.zeros((1, 20), np.int64), np.zeros(1, np.int64))
+    np.testing.assert_allclose(sim.budget[0], 2 * sim.annual_budget)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("annual_budget_usd", -1.0), ("urban_budget_share", 1.5), ("n_urban", 0), ("horizon_years", 2.5),
+     ("deterioration_cv", float("nan")), ("discount", 0.0)],
+)
+def test_config_rejects_invalid_values_naming_the_field(field, value):
+    with pytest.raises(ConfigError, match=field):
+        FleetConfig(**{field: value})
+
+
+def test_config_from_yaml_rejects_unknown_keys(tmp_path):
+    p = tmp_path / "fleet.yaml"
+    p.write_text("fleet:\n  n_urban: 5\n  budget: 3\n")
+    with pytest.raises(ConfigError, match=r"fleet.yaml.*budget"):
+        FleetConfig.from_yaml(p)
+    p.write_text("n_urban: 5\nhorizon_years: 10\n")
+    assert FleetConfig.from_yaml(p).n_urban == 5
