@@ -87,24 +87,27 @@ def initial_condition(age: np.ndarray, noise: np.ndarray) -> np.ndarray:
 
 
 def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -> tuple[dict, dict]:
-    """One synthetic fleet: (profile columns, state columns), each a dict of float arrays (B,).
+    """One synthetic fleet: (profile columns, state columns), each a dict of float32 arrays (B,).
 
-    Draw order is fixed (it defines reproducibility): for urban then rural bridges, age, deck area,
-    AADT, cost factor, rate, condition noise, years since maintenance.
+    Two draws define it (their order defines reproducibility): uniforms (6, B) for age, deck area,
+    AADT, cost factor (0.9–1.1), rate and the share of age since the last maintenance (capped at
+    15 years); then normals (B,) for the initial-condition noise (σ = 0.5 rating points).
     """
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("age", "deck", "aadt", "cf", "rate", "cond", "ysm")}
-    for n, r in ((n_urban, URBAN_RANGES), (n_rural, RURAL_RANGES)):
-        age = np.floor(rng.uniform(*r["age"], size=n))
-        cols["age"].append(age)
-        cols["deck"].append(rng.uniform(*r["deck"], size=n))
-        cols["aadt"].append(rng.uniform(*r["aadt"], size=n))
-        cols["cf"].append(rng.uniform(0.9, 1.1, size=n))
-        cols["rate"].append(rng.uniform(*RATE_RANGE, size=n))
-        cols["cond"].append(initial_condition(age, rng.normal(0.0, 0.5, size=n)))
-        cols["ysm"].append(np.floor(rng.uniform(0.0, 1.0, size=n) * np.minimum(age, 15.0)))
-    c = {k: np.concatenate(v).astype(np.float32) for k, v in cols.items()}
-    profile = {"deck_area": c["deck"], "aadt": c["aadt"], "cost_factor": c["cf"]}
-    state = {"condition": c["cond"], "age": c["age"], "ysm": c["ysm"], "rate": c["rate"]}
+    lo = np.empty((4, n_urban + n_rural))
+    hi = np.empty_like(lo)
+    for j, key in enumerate(("age", "deck", "aadt")):
+        lo[j, :n_urban], hi[j, :n_urban] = URBAN_RANGES[key]
+        lo[j, n_urban:], hi[j, n_urban:] = RURAL_RANGES[key]
+    lo[3], hi[3] = RATE_RANGE
+    u = rng.random((6, n_urban + n_rural))
+    z = rng.standard_normal(n_urban + n_rural)
+    x = lo + (hi - lo) * u[:4]
+    age = np.floor(x[0])
+    f32 = np.float32
+    profile = {"deck_area": x[1].astype(f32), "aadt": x[2].astype(f32),
+               "cost_factor": (0.9 + 0.2 * u[4]).astype(f32)}
+    state = {"condition": initial_condition(age, 0.5 * z), "age": age.astype(f32),
+             "ysm": np.floor(u[5] * np.minimum(age, 15.0)).astype(f32), "rate": x[3].astype(f32)}
     return profile, state
 
 

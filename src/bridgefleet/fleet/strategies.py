@@ -76,20 +76,37 @@ def rural_actions(
     rule on the bridges whose risk = weight × max(0, 7 − rating) is above the fleet's median risk;
     7 minimal critical-only: rehabilitation below rating 4.
     """
-    s = np.asarray(strategy)[:, None]
-    poor = condition < POOR_BELOW
-    fair = ~poor & (condition < GOOD_RATING)
-    rule = condition_based_actions(condition)
-    risk = traffic_weight * np.maximum(GOOD_RATING - condition, 0.0)
-    risky = (risk > np.median(risk, axis=1, keepdims=True)) & (risk > 0)
-    candidates = (
-        np.zeros_like(rule),
-        np.where(poor, 3, 0),
-        np.where(fair, 2, 0),
-        np.where(~poor & ~fair & (ysm >= PREVENTIVE_INTERVAL), 1, 0),
-        rule,
-        np.where((age >= REPLACEMENT_AGE) | (condition < REPLACE_BELOW), 4, 0),
-        np.where(risky, rule, 0),
-        np.where(condition < 4.0, 3, 0),
-    )
-    return np.choose(s, candidates).astype(np.int64)
+    strategy = np.asarray(strategy)
+    out = np.zeros(condition.shape, dtype=np.int64)
+    # One rule per strategy present, on its fleets only (a loop over ≤ 8 strategies, not bridges).
+    for k in np.unique(strategy):
+        rows = strategy == k
+        if k == 0:
+            continue
+        c = condition[rows] if not rows.all() else condition
+        if k == 1:
+            a = np.where(c < POOR_BELOW, 3, 0)
+        elif k == 2:
+            a = np.where((c >= POOR_BELOW) & (c < GOOD_RATING), 2, 0)
+        elif k == 3:
+            y = ysm[rows] if not rows.all() else ysm
+            a = np.where((c >= GOOD_RATING) & (y >= PREVENTIVE_INTERVAL), 1, 0)
+        elif k == 4:
+            a = condition_based_actions(c)
+        elif k == 5:
+            g = age[rows] if not rows.all() else age
+            a = np.where((g >= REPLACEMENT_AGE) | (c < REPLACE_BELOW), 4, 0)
+        elif k == 6:
+            w = traffic_weight[rows] if not rows.all() else traffic_weight
+            risk = w * np.maximum(GOOD_RATING - c, 0.0)
+            risky = (risk > np.median(risk, axis=1, keepdims=True)) & (risk > 0)
+            a = np.where(risky, condition_based_actions(c), 0)
+        elif k == 7:
+            a = np.where(c < 4.0, 3, 0)
+        else:
+            raise ValueError(f"rural strategy {k} out of range [0, {N_STRATEGIES - 1}]")
+        if rows.all():
+            out = a.astype(np.int64)
+        else:
+            out[rows] = a
+    return out

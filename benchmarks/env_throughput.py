@@ -1,0 +1,72 @@
+"""Bridge-steps per second of the vectorized simulator at 1, 16 and 256 fleets, and of the scalar
+reference (plain Python, one bridge at a time), measured in the same run.
+
+Run: python benchmarks/env_throughput.py [--seconds 2]
+A bridge-step is one bridge simulated for one year (budget, maintenance, deterioration, reward),
+including episode resets and observation building. Actions: the condition-based rule's requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from bridgefleet import FleetConfig, FleetVectorEnv
+from bridgefleet.fleet.reference import reference_year
+from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.fleet.strategies import condition_based_actions
+
+
+def vectorized(num_envs: int, seconds: float) -> float:
+    env = FleetVectorEnv(num_envs, FleetConfig())
+    obs, _ = env.reset(seed=0)
+    rural = np.full(num_envs, 4, dtype=np.int64)
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(30):
+            urban = condition_based_actions(env.sim.state.condition[:, : env.sim.n_urban])
+            env.step({"urban": urban, "rural": rural})
+        steps += 30
+        if (elapsed := time.perf_counter() - t0) > seconds:
+            return steps * num_envs * env.sim.n_bridges / elapsed
+
+
+def reference(seconds: float) -> float:
+    cfg = FleetConfig()
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    s = {k: getattr(sim.state, k)[0].astype(float).tolist() for k in ("condition", "age", "ysm", "rate")}
+    p = sim.profile
+    prof = [p.deck_area[0].tolist(), p.aadt[0].tolist(), p.cost_factor[0].tolist(), p.target_condition[0].tolist()]
+    noise = sim.noise[0].astype(float).tolist()
+    budget = (cfg.urban_budget_usd, cfg.rural_budget_usd)
+    steps = 0
+    t0 = time.perf_counter()
+    while True:
+        for t in range(30):
+            actions = condition_based_actions(np.array(s["condition"])).tolist()
+            reference_year(s["condition"], s["age"], s["ysm"], s["rate"], *prof, actions, noise[t], budget,
+                           cfg.n_urban, cfg)
+        steps += 30
+        if (elapsed := time.perf_counter() - t0) > seconds:
+            return steps * cfg.n_bridges / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=2.0, help="measuring time per row")
+    ap.add_argument("--envs", default="1,16,256", help="comma-separated fleet counts")
+    args = ap.parse_args()
+    ref = reference(args.seconds)
+    print(f"{'simulator':<28}{'fleets':>8}{'bridge-steps/s':>18}{'vs reference':>14}")
+    print(f"{'scalar reference (Python)':<28}{1:>8}{ref:>18,.0f}{1.0:>13.1f}x")
+    for n in (int(x) for x in args.envs.split(",")):
+        v = vectorized(n, args.seconds)
+        print(f"{'vectorized (NumPy)':<28}{n:>8}{v:>18,.0f}{v / ref:>13.1f}x")
+
+
+if __name__ == "__main__":
+    main()
