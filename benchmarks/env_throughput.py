@@ -21,7 +21,7 @@ from bridgefleet.fleet.strategies import condition_based_actions
 
 def vectorized(num_envs: int, seconds: float) -> float:
     env = FleetVectorEnv(num_envs, FleetConfig())
-    obs, _ = env.reset(seed=0)
+    env.reset(seed=0)
     rural = np.full(num_envs, 4, dtype=np.int64)
     steps = 0
     t0 = time.perf_counter()

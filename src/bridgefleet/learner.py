@@ -192,6 +192,7 @@ class DQNLearner:
             # Compiled wrappers share parameters with the originals, so in-place loads stay visible.
             self._online_fwd = torch.compile(self.online, mode=config.compile)
             self._target_fwd = torch.compile(self.target, mode=config.compile)
+        self._compiled = config.compile != "off"
         self._cudagraphs = cuda and config.compile == "reduce-overhead"
         self._step = 0
 
@@ -217,7 +218,14 @@ class DQNLearner:
         t = torch.as_tensor(obs, dtype=torch.float32).to(self.device, non_blocking=True)
         if t.dim() != 2:
             raise ValueError(f"expected obs of shape (E, obs_dim), got {tuple(t.shape)}")
+        self._mark_batch_dynamic(t)
         return t
+
+    def _mark_batch_dynamic(self, t: Tensor) -> None:
+        if self._compiled:
+            # One dynamic-batch graph per context instead of a static one first and a dynamic one
+            # on the next batch size: keeps the shared forward under dynamo's recompile limit.
+            torch._dynamo.maybe_mark_dynamic(t, 0)
 
     def _mark_step(self) -> None:
         if self._cudagraphs:
@@ -325,6 +333,8 @@ class DQNLearner:
         for key in ("done", "discount", "weights"):
             if key in out and out[key].shape != (b,):
                 raise ValueError(f"{key} must be ({b},), got {tuple(out[key].shape)}")
+        self._mark_batch_dynamic(out["obs"])
+        self._mark_batch_dynamic(out["next_obs"])
         r = out["reward"]
         if not (r.shape == (b,) or (r.dim() == 2 and r.shape[0] == b)):
             raise ValueError(f"reward must be ({b},) or ({b}, n_branches), got {tuple(r.shape)}")

@@ -34,11 +34,11 @@ class FleetParallelEnv(ParallelEnv):
         self.possible_agents = ["urban", "rural"]
         self.agents: list[str] = []
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - spaces must be the same object every call
+    @functools.cache  # noqa: B019 - spaces must be the same object every call
     def observation_space(self, agent: str):
         return sp.urban_observation_space(self.config) if agent == "urban" else sp.rural_observation_space()
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def action_space(self, agent: str):
         return sp.urban_action_space(self.config) if agent == "urban" else sp.rural_action_space()
 

@@ -370,9 +370,9 @@ def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], li
         raise InventoryError(f"not a readable CSV file ({exc})", path, line=reader.line_num) from None
     assert header is not None
     if not rows:
+        more = ", ..." if len(header) > 4 else ""
         raise InventoryError(f"header-only file: no bridge records after the header on line {header_line} "
-                             f"(columns {', '.join(header[:4])}{', ...' if len(header) > 4 else ''})",
-                             path, line=header_line + 1, column=header[0])
+                             f"(columns {', '.join(header[:4])}{more})", path, line=header_line + 1)
     return header, rows
 
 
@@ -944,9 +944,12 @@ def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | 
         return read_nbi(path)
     if set(header) >= _INDIANA_HEADER:
         return read_csv_inventory(path, "indiana")
+    named = [h for h in header if h]
+    blank = f"; {len(header) - len(named)} blank column names (a multi-line header?)" if len(named) < len(
+        header) else ""
     raise InventoryError(
         f"not an NBI file (no RECORD_TYPE_005A column) and no column mapping given: pass mapping= "
-        f"(CLI: --mapping M.yaml; see docs/inventory.md); header starts {', '.join(header[:6])}",
+        f"(CLI: --mapping M.yaml; see docs/inventory.md); first line names {', '.join(named[:6])}{blank}",
         path, line=1, column=header[0] if header and header[0] else None)
 
 

@@ -347,7 +347,12 @@ class ExperienceSourceFirstLast:
                     truncated=bool(trunc[e] and not term[e]),
                     steps=int(out["steps"][j]),
                 )
-            obs = next_obs
+            # Copy: with SyncVectorEnv(copy=False) the env reuses its observation buffer.
+            obs = (
+                {k: v.copy() for k, v in next_obs.items()}
+                if isinstance(next_obs, Mapping)
+                else next_obs.copy()
+            )
 
     def pop_total_rewards(self) -> list[Any]:
         """Undiscounted returns of episodes finished since the last pop (float, or float64 array

@@ -1,0 +1,151 @@
+"""The ``bridgefleet`` command line: evaluate, train, plan, inventory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bridgefleet.config import ConfigError, FleetConfig
+
+
+def _fleet_config(args: argparse.Namespace) -> FleetConfig:
+    cfg = FleetConfig.from_yaml(args.config) if getattr(args, "config", None) else FleetConfig()
+    changes = {}
+    if getattr(args, "inventory", None):
+        changes["inventory"] = args.inventory
+    if getattr(args, "max_urban", None):
+        changes["max_urban"] = args.max_urban
+    return cfg.replace(**changes) if changes else cfg
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from bridgefleet.evaluate import evaluate_heuristics, evaluate_policy, format_table
+    from bridgefleet.policies import HEURISTICS, get_policy
+
+    if args.run_dir:
+        from bridgefleet.train import agent_policy, load_agents
+
+        cfg, urban, rural = load_agents(args.run_dir, args.device)
+        fleet = cfg.fleet
+        results = evaluate_heuristics(fleet, episodes=args.episodes, seed=args.seed)
+        agents = evaluate_policy(agent_policy(urban, rural), fleet, args.episodes, args.seed, "trained agents")
+        print(format_table([agents, *results]))
+        best = max((r for r in results if r.policy != "random"), key=lambda r: r.mean_return)
+        gain = (agents.mean_return - best.mean_return) / abs(best.mean_return)
+        print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.1%} "
+              f"({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, seed {args.seed})")
+        return 0
+    fleet = _fleet_config(args)
+    names = list(HEURISTICS) if args.policy == "all" else [args.policy]
+    for n in names:
+        get_policy(n)
+    print(format_table(evaluate_heuristics(fleet, names, args.episodes, args.seed)))
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from bridgefleet.train import resolve_config, resume, train
+
+    if args.resume:
+        run_dir, summary = resume(args.resume, progress=not args.quiet, episodes=args.episodes)
+    else:
+        overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
+                     "device": args.device, "seed": args.seed, "inventory": args.inventory,
+                     "max_urban": args.max_urban}
+        cfg = resolve_config(args.preset, args.config, overrides)
+        run_dir, summary = train(cfg, args.out, progress=not args.quiet)
+    print(f"run directory: {run_dir}")
+    for key in ("episodes", "wall_seconds", "seconds_per_episode", "final_eval_return", "target_return",
+                "target_policy", "episodes_to_target", "seconds_to_target", "device"):
+        value = summary[key]
+        print(f"  {key:<20} {value:.4g}" if isinstance(value, float) else f"  {key:<20} {value}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from bridgefleet.plan import make_plan
+
+    make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
+              seed=args.seed, device=args.device)
+    return 0
+
+
+def cmd_inventory(args: argparse.Namespace) -> int:
+    from bridgefleet.fleet.inventory import load_inventory, summarize
+
+    inv = load_inventory(args.path, mapping=args.mapping)
+    if args.county or args.owner:
+        inv = inv.filter(county=args.county, owner=args.owner)
+    print(summarize(inv))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bridgefleet", description=(
+        "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
+        "and write a multi-year maintenance plan."))
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them")
+    e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
+    e.add_argument("--policy", default="all", help="heuristic name, or 'all' (default)")
+    e.add_argument("--episodes", type=int, default=100, help="evaluation episodes (default 100)")
+    e.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
+    e.add_argument("--config", help="fleet config YAML")
+    e.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    e.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    e.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    e.set_defaults(func=cmd_evaluate)
+
+    t = sub.add_parser("train", help="train the urban and rural agents")
+    t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
+    t.add_argument("--preset", default="default", help="baseline, compile-amp, double, nstep, per, dueling, "
+                   "vectorized, all, default (default: default)")
+    t.add_argument("--episodes", type=int, help="training episodes")
+    t.add_argument("--num-envs", type=int, help="fleets simulated in parallel")
+    t.add_argument("--vector", choices=["native", "sync", "async"], help="vector env implementation")
+    t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    t.add_argument("--device", help="cpu, cuda or auto")
+    t.add_argument("--seed", type=int, help="training seed")
+    t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
+    t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
+
+    pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run")
+    pl.add_argument("run_dir", help="training run directory")
+    pl.add_argument("--out", default="plan.csv", help="plan CSV path (plan.png is written beside it)")
+    pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
+    pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
+    pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
+    pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
+    pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    pl.set_defaults(func=cmd_plan)
+
+    i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")
+    i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")
+    i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
+    i.add_argument("--county", help="keep one county (NBI item 3)")
+    i.add_argument("--owner", help="keep one owner (NBI item 22)")
+    i.set_defaults(func=cmd_inventory)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; checkpoints written so far are kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+

@@ -1,0 +1,633 @@
+"""Training of the urban and rural agents: one loop, top to bottom.
+
+config → vector env → (act, step) → n-step accumulator → replay → learner updates → eval / logs /
+checkpoints. Both agents learn at once from the same fleets as independent DQN learners.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.envs.fleet_env import FleetEnv
+from bridgefleet.envs.vector import FleetVectorEnv
+from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
+from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.learner import DQNLearner, LearnerConfig
+from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a training run (presets in :data:`PRESETS` set some of them)."""
+
+    preset: str = "default"
+    """Name of the preset the run started from (informational)."""
+    episodes: int = 2000
+    """Training episodes in total, summed over the vector envs."""
+    num_envs: int = 16
+    """Fleets simulated in parallel (vectorized environments)."""
+    vector: str = "native"
+    """Vector env: "native" (batched NumPy simulator), "sync" or "async" (gymnasium over FleetEnv)."""
+    device: str = "auto"
+    """Torch device: "auto" (cuda when available), "cpu" or "cuda"."""
+    seed: int = 0
+    """Seed of training fleets (env i gets seed + i), exploration and network initialisation."""
+    lr: float = 1e-4
+    """Adam learning rate."""
+    batch_size: int = 512
+    """Replay batch per learner update."""
+    buffer_capacity: int = 200_000
+    """Replay capacity in transitions, per agent."""
+    updates_per_step: float = 1.0
+    """Learner updates per vector-env step, per agent (fractions accumulate)."""
+    learning_starts: int = 1000
+    """Transitions in replay before learning starts."""
+    target_sync_every: int = 1000
+    """Hard target-network sync every this many updates."""
+    grad_clip: float = 10.0
+    """Gradient-norm clip."""
+    loss: str = "mse"
+    """TD loss: "mse" (the plan) or "huber"."""
+    amp: bool = False
+    """Mixed precision (bf16 autocast on CPU, fp16 + GradScaler on CUDA)."""
+    compile: str = "off"
+    """torch.compile mode: off, default, reduce-overhead, max-autotune."""
+    double: bool = False
+    """Double DQN targets."""
+    dueling: bool = False
+    """Dueling heads."""
+    n_step: int = 1
+    """n of the n-step return."""
+    per: bool = False
+    """Prioritized experience replay (sum-tree)."""
+    per_alpha: float = 0.6
+    """PER priority exponent α."""
+    per_beta_start: float = 0.4
+    """PER importance-sampling exponent β at the start (annealed to 1 over the run)."""
+    noisy: bool = False
+    """Noisy Nets exploration instead of ε-greedy."""
+    eps_start: float = 1.0
+    """ε at the start (ε-greedy, per branch)."""
+    eps_end: float = 0.05
+    """Final ε."""
+    eps_decay_fraction: float = 0.5
+    """Share of the episodes over which ε decays linearly."""
+    urban_hidden: tuple[int, ...] = (512, 1024, 512)
+    """Urban Q-network torso widths (the plan's network)."""
+    rural_hidden: tuple[int, ...] = (256, 256)
+    """Rural Q-network torso widths."""
+    reward_mode: str = "shared"
+    """"shared": both agents learn the municipality reward; "own": each its agency's part."""
+    urban_reward: str = "scalar"
+    """"scalar": one reward for all urban branches; "per_bridge": reward decomposition, branch d learns
+    bridge d's own reward."""
+    reward_scale: float = 0.01
+    """Rewards are multiplied by this before learning (keeps Q-values of order 1–10)."""
+    eval_every: int = 200
+    """Evaluate every this many training episodes."""
+    eval_episodes: int = 50
+    """Evaluation fleets (seeds eval_seed, eval_seed+1, …)."""
+    eval_seed: int = 1_000_000
+    """First evaluation seed, disjoint from training seeds."""
+    checkpoint_every: int = 200
+    """Checkpoint every this many episodes."""
+    fleet: FleetConfig = field(default_factory=FleetConfig)
+    """The fleet simulated."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fleet, dict):
+            self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
+        self.urban_hidden = tuple(int(x) for x in self.urban_hidden)
+        self.rural_hidden = tuple(int(x) for x in self.rural_hidden)
+        checks = {
+            "episodes": self.episodes >= 1, "num_envs": self.num_envs >= 1, "batch_size": self.batch_size >= 1,
+            "buffer_capacity": self.buffer_capacity >= self.batch_size, "updates_per_step": self.updates_per_step > 0,
+            "n_step": self.n_step >= 1, "vector": self.vector in ("native", "sync", "async"),
+            "reward_mode": self.reward_mode in ("shared", "own"),
+            "urban_reward": self.urban_reward in ("scalar", "per_bridge"), "eval_every": self.eval_every >= 1,
+            "eval_episodes": self.eval_episodes >= 2, "checkpoint_every": self.checkpoint_every >= 1,
+            "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
+            "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
+
+    def learner_config(self, hidden: tuple[int, ...]) -> LearnerConfig:
+        return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
+                             dueling=self.dueling, noisy=self.noisy, loss=self.loss, grad_clip=self.grad_clip,
+                             target_sync_every=self.target_sync_every, amp=self.amp, compile=self.compile,
+                             device=self.device, hidden=hidden)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["fleet"] = self.fleet.to_dict()
+        d["urban_hidden"] = list(self.urban_hidden)
+        d["rural_hidden"] = list(self.rural_hidden)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown training option(s) {unknown}")
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+
+_BASE: dict[str, Any] = {"num_envs": 1, "updates_per_step": 1.0}
+PRESETS: dict[str, dict[str, Any]] = {
+    # Rows of the plan's Benchmark Targets table, each adding to the one before.
+    "baseline": dict(_BASE),
+    "compile-amp": {**_BASE, "amp": True, "compile": "default"},
+    "double": {**_BASE, "amp": True, "compile": "default", "double": True},
+    "nstep": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3},
+    "per": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3, "per": True},
+    "dueling": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3, "per": True,
+                "dueling": True},
+    "vectorized": {"amp": True, "compile": "default", "double": True, "n_step": 3, "per": True,
+                   "dueling": True, "num_envs": 4, "updates_per_step": 1.0},
+    "all": {"amp": True, "compile": "default", "double": True, "n_step": 3, "per": True, "dueling": True,
+            "noisy": True, "num_envs": 4, "updates_per_step": 1.0},
+    # The fastest configuration that reaches the target return (measured: docs/benchmarks.md).
+    "default": {"amp": True, "double": True, "n_step": 3, "dueling": True, "num_envs": 32,
+                "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
+                "rural_hidden": (128, 128), "lr": 5e-4, "target_sync_every": 250, "learning_starts": 2000,
+                "eval_every": 200},
+}
+
+
+def resolve_config(preset: str = "default", config_file: str | Path | None = None,
+                   overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """Preset, then the YAML file, then command-line overrides (later wins).
+
+    Raises:
+        ConfigError: unknown preset, unreadable file or invalid value (naming it).
+    """
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    data: dict[str, Any] = {**PRESETS[preset], "preset": preset}
+    if config_file is not None:
+        path = Path(config_file)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read config ({exc})") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of training options")
+        if "preset" in loaded and loaded["preset"] != preset:
+            data = {**PRESETS[str(loaded["preset"])], **loaded} if loaded["preset"] in PRESETS else data
+        data.update(loaded)
+    fleet = dict(data.pop("fleet", None) or {})
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key in ("inventory", "max_urban"):
+            fleet[key] = value
+        else:
+            data[key] = value
+    data["fleet"] = FleetConfig.from_dict(fleet, "fleet config")
+    return TrainConfig.from_dict(data, str(config_file or f"preset {preset}"))
+
+
+# -- environments ----------------------------------------------------------------------------------------
+def make_vector_env(cfg: TrainConfig):
+    """The training vector env: native batched simulator or gymnasium Sync/Async over FleetEnv (SAME_STEP)."""
+    if cfg.vector == "native":
+        return FleetVectorEnv(cfg.num_envs, cfg.fleet)
+    from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+
+    fleet = cfg.fleet
+    cls = SyncVectorEnv if cfg.vector == "sync" else AsyncVectorEnv
+    return cls([lambda: FleetEnv(fleet)] * cfg.num_envs, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def _final_obs(next_obs: dict[str, np.ndarray], info: dict[str, Any], done: np.ndarray) -> dict[str, np.ndarray]:
+    """Observations to bootstrap from: the true final observation where an episode ended."""
+    if not done.any():
+        return next_obs
+    if "final_obs_batch" in info:
+        return info["final_obs_batch"]
+    out = {k: v.copy() for k, v in next_obs.items()}
+    for i in np.flatnonzero(done):
+        for k in out:
+            out[k][i] = info["final_obs"][i][k]
+    return out
+
+
+def _info_field(info: dict[str, Any], key: str, done: np.ndarray) -> np.ndarray:
+    """A step-info array; gymnasium's Sync/Async envs move a finished episode's info to final_info."""
+    value = np.asarray(info[key]) if key in info else None
+    if "final_info" in info and done.any():
+        fin = info["final_info"]
+        final = np.asarray(fin[key])
+        value = final.copy() if value is None else value.copy()
+        mask = fin.get(f"_{key}", done)
+        value[mask] = final[mask]
+    return value
+
+
+# -- agents ----------------------------------------------------------------------------------------------
+def build_learners(cfg: TrainConfig, n_urban: int) -> tuple[DQNLearner, DQNLearner]:
+    """The urban (branching, n_urban × 5) and rural (1 × 8) learners of a run."""
+    torch.manual_seed(cfg.seed)
+    urban = DQNLearner(lambda: UrbanQNetwork(n_urban * 4 + 1, n_urban, hidden=cfg.urban_hidden,
+                                             dueling=cfg.dueling, noisy=cfg.noisy),
+                       cfg.learner_config(cfg.urban_hidden))
+    rural = DQNLearner(lambda: RuralQNetwork(10, 8, hidden=cfg.rural_hidden, dueling=cfg.dueling,
+                                             noisy=cfg.noisy),
+                       cfg.learner_config(cfg.rural_hidden))
+    return urban, rural
+
+
+def agent_policy(urban: DQNLearner, rural: DQNLearner) -> Callable:
+    """The trained agents as a policy for :func:`bridgefleet.evaluate.evaluate_policy` (greedy)."""
+
+    def policy(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        u, r = sim.observe()
+        return urban.greedy(u), rural.greedy(r)[:, 0]
+
+    return policy
+
+
+def _make_replay(cfg: TrainConfig, obs_dim: int, n_branches: int, reward_shape: tuple[int, ...], total_updates: int):
+    spec = {"obs": ((obs_dim,), np.float32), "action": ((n_branches,), np.int64),
+            "reward": (reward_shape, np.float32), "next_obs": ((obs_dim,), np.float32),
+            "done": ((), np.float32), "discount": ((), np.float32)}
+    if cfg.per:
+        return PrioritizedReplayBuffer(cfg.buffer_capacity, spec, alpha=cfg.per_alpha,
+                                       beta_start=cfg.per_beta_start, beta_end=1.0,
+                                       beta_steps=max(1, total_updates))
+    return ReplayBuffer(cfg.buffer_capacity, spec)
+
+
+# -- checkpoints -----------------------------------------------------------------------------------------
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    """Write to a temporary file in the same folder, then rename: a crash never leaves a torn file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    s = rng.bit_generator.state
+    return {"bit_generator": s["bit_generator"], "state": str(s["state"]["state"]),
+            "inc": str(s["state"]["inc"]), "has_uint32": int(s["has_uint32"]), "uinteger": int(s["uinteger"])}
+
+
+def _set_rng_state(rng: np.random.Generator, d: dict[str, Any]) -> None:
+    rng.bit_generator.state = {"bit_generator": d["bit_generator"],
+                               "state": {"state": int(d["state"]), "inc": int(d["inc"])},
+                               "has_uint32": d["has_uint32"], "uinteger": d["uinteger"]}
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    ckpts = sorted((run_dir / "checkpoints").glob("ckpt_*.pt"))
+    return ckpts[-1] if ckpts else None
+
+
+# -- the loop --------------------------------------------------------------------------------------------
+class Trainer:
+    """One training run writing into ``run_dir`` (see :func:`train`)."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool = True):
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.progress = progress
+        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+        fleet_cfg, _ = resolve_fleet(cfg.fleet)
+        self.fleet_cfg = fleet_cfg
+        self.env = make_vector_env(cfg)
+        self.n_urban = fleet_cfg.n_urban
+        self.urban, self.rural = build_learners(cfg, self.n_urban)
+        e = cfg.num_envs
+        steps_total = cfg.episodes * fleet_cfg.horizon_years / e
+        self.total_updates = int(steps_total * cfg.updates_per_step)
+        gamma = fleet_cfg.discount
+        u_reward = (self.n_urban,) if cfg.urban_reward == "per_bridge" else ()
+        self.replay_u = _make_replay(cfg, self.n_urban * 4 + 1, self.n_urban, u_reward, self.total_updates)
+        self.replay_r = _make_replay(cfg, 10, 1, (), self.total_updates)
+        self.acc_u = NStepAccumulator(e, cfg.n_step, gamma)
+        self.acc_r = NStepAccumulator(e, cfg.n_step, gamma)
+        self.rng = np.random.default_rng(cfg.seed)
+        self.episodes_done = 0
+        self.env_steps = 0
+        self.wall_before = 0.0
+        self.update_credit = 0.0
+        self.best_eval: float | None = None
+        self.episodes_to_target: int | None = None
+        self.seconds_to_target: float | None = None
+        self.last_eval: float | None = None
+        self.losses: list[float] = []
+        self.target_return: float | None = None
+        self.target_policy = ""
+
+    # state ---------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "urban": self.urban.state_dict(), "rural": self.rural.state_dict(),
+            "episodes_done": self.episodes_done, "env_steps": self.env_steps,
+            "wall_seconds": self.wall_before + (time.perf_counter() - self.t0),
+            "update_credit": self.update_credit, "rng": _rng_state(self.rng),
+            "torch_rng": torch.get_rng_state(),
+            "per_step": [getattr(b, "step", 0) for b in (self.replay_u, self.replay_r)],
+            "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
+            "last_eval": self.last_eval, "target_return": self.target_return, "target_policy": self.target_policy,
+            "config": self.cfg.to_dict(),
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        self.urban.load_state_dict(s["urban"])
+        self.rural.load_state_dict(s["rural"])
+        self.episodes_done, self.env_steps = int(s["episodes_done"]), int(s["env_steps"])
+        self.wall_before = float(s["wall_seconds"])
+        self.update_credit = float(s["update_credit"])
+        _set_rng_state(self.rng, s["rng"])
+        torch.set_rng_state(s["torch_rng"])
+        for buf, step in zip((self.replay_u, self.replay_r), s["per_step"], strict=True):
+            if hasattr(buf, "step"):
+                buf.step = int(step)
+        self.episodes_to_target, self.seconds_to_target = s["episodes_to_target"], s["seconds_to_target"]
+        self.last_eval, self.target_return = s["last_eval"], s["target_return"]
+        self.target_policy = s["target_policy"]
+
+    def save_checkpoint(self) -> Path:
+        path = self.run_dir / "checkpoints" / f"ckpt_{self.episodes_done:08d}.pt"
+        atomic_torch_save(self.state_dict(), path)
+        for old in sorted((self.run_dir / "checkpoints").glob("ckpt_*.pt"))[:-2]:
+            old.unlink()  # keep the last two
+        return path
+
+    # pieces --------------------------------------------------------------------------------------------
+    def epsilon(self) -> float:
+        c = self.cfg
+        frac = min(1.0, self.episodes_done / max(1.0, c.eps_decay_fraction * c.episodes))
+        return c.eps_start + frac * (c.eps_end - c.eps_start)
+
+    def evaluate(self) -> float:
+        res = evaluate_policy(agent_policy(self.urban, self.rural), self.fleet_cfg, self.cfg.eval_episodes,
+                              self.cfg.eval_seed, "agents")
+        return res.mean_return
+
+    def _learn(self, learner: DQNLearner, replay: ReplayBuffer) -> float | None:
+        if len(replay) < max(self.cfg.learning_starts, self.cfg.batch_size):
+            return None
+        batch = replay.sample(self.cfg.batch_size, self.rng)
+        out = learner.update(batch)
+        if isinstance(replay, PrioritizedReplayBuffer):
+            replay.update_priorities(batch["indices"], out["td_error"])
+        return out["loss"]
+
+    def run(self) -> dict[str, Any]:
+        cfg = self.cfg
+        scale = cfg.reward_scale
+        self.t0 = time.perf_counter()
+        if self.target_return is None:
+            results = evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed)
+            best = best_heuristic(results)
+            self.target_return, self.target_policy = best.mean_return, best.policy
+        writer = _tensorboard(self.run_dir)
+        metrics = _Metrics(self.run_dir / "metrics.csv")
+        bar = _progress(cfg.episodes, self.episodes_done, self.progress)
+        # Episodes start at the same time in every fleet; a resumed run starts fresh episodes.
+        obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * 7919)
+        ep_return = np.zeros(cfg.num_envs)
+        t_disc = 0
+        gamma = self.fleet_cfg.discount
+        updates = 0
+        t_upd = time.perf_counter()
+        next_eval = (self.episodes_done // cfg.eval_every + 1) * cfg.eval_every
+        next_ckpt = (self.episodes_done // cfg.checkpoint_every + 1) * cfg.checkpoint_every
+        while self.episodes_done < cfg.episodes:
+            eps = self.epsilon()
+            ua = self.urban.act(obs["urban"], eps, self.rng)
+            ra = self.rural.act(obs["rural"], eps, self.rng)
+            next_obs, reward, term, trunc, info = self.env.step({"urban": ua, "rural": ra[:, 0]})
+            done = term | trunc
+            last = _final_obs(next_obs, info, done)
+            if cfg.reward_mode == "shared":
+                r_u = r_r = reward
+            else:
+                r_u, r_r = _info_field(info, "urban_reward", done), _info_field(info, "rural_reward", done)
+            if cfg.urban_reward == "per_bridge":
+                r_u = _info_field(info, "bridge_reward", done)[:, : self.n_urban]
+            tu = self.acc_u.add(obs["urban"], ua, np.asarray(r_u) * scale, last["urban"], term, trunc)
+            tr = self.acc_r.add(obs["rural"], ra, np.asarray(r_r) * scale, last["rural"], term, trunc)
+            if len(tu["done"]):
+                self.replay_u.add(tu)
+                self.replay_r.add(tr)
+            self.env_steps += cfg.num_envs
+            ep_return += gamma**t_disc * reward
+            t_disc += 1
+            obs = next_obs
+            self.update_credit += cfg.updates_per_step
+            while self.update_credit >= 1.0:
+                self.update_credit -= 1.0
+                lu = self._learn(self.urban, self.replay_u)
+                self._learn(self.rural, self.replay_r)
+                if lu is not None:
+                    self.losses.append(float(lu))
+                    updates += 1
+            if done.any():
+                n_done = int(done.sum())
+                finished = ep_return[done]
+                ep_return[done] = 0.0
+                t_disc = 0
+                for r in finished:
+                    self.episodes_done += 1
+                    metrics.train(self.episodes_done, self.elapsed(), float(r), eps)
+                writer.add_scalar("train/return", float(finished.mean()), self.episodes_done)
+                if self.losses:
+                    writer.add_scalar("train/loss", float(np.mean(self.losses[-50:])), self.episodes_done)
+                writer.add_scalar("train/epsilon", eps, self.episodes_done)
+                now = time.perf_counter()
+                ups = updates / max(now - t_upd, 1e-9)
+                writer.add_scalar("perf/updates_per_second", ups, self.episodes_done)
+                if self.episodes_done >= next_eval or self.episodes_done >= cfg.episodes:
+                    next_eval += cfg.eval_every
+                    self.last_eval = self.evaluate()
+                    writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
+                    writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
+                    metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
+                    if self.episodes_to_target is None and self.last_eval >= self.target_return:
+                        self.episodes_to_target = self.episodes_done
+                        self.seconds_to_target = self.elapsed()
+                if self.episodes_done >= next_ckpt:
+                    next_ckpt += cfg.checkpoint_every
+                    self.save_checkpoint()
+                if bar is not None:
+                    bar.update(n_done)
+                    bar.set_postfix(ret=f"{finished.mean():.0f}",
+                                    eval=f"{self.last_eval:.0f}" if self.last_eval is not None else "-",
+                                    target=f"{self.target_return:.0f}", upd_s=f"{ups:.0f}",
+                                    s_ep=f"{self.elapsed() / max(self.episodes_done, 1):.3f}")
+        if bar is not None:
+            bar.close()
+        writer.close()
+        metrics.close()
+        return self.finish()
+
+    def elapsed(self) -> float:
+        return self.wall_before + (time.perf_counter() - self.t0)
+
+    def finish(self) -> dict[str, Any]:
+        wall = self.elapsed()
+        atomic_torch_save({"urban": self.urban.state_dict(), "rural": self.rural.state_dict(),
+                           "config": self.cfg.to_dict()}, self.run_dir / "final.pt")
+        summary = {
+            "episodes": self.episodes_done, "wall_seconds": wall,
+            "seconds_per_episode": wall / max(self.episodes_done, 1),
+            "final_eval_return": self.last_eval, "target_return": self.target_return,
+            "target_policy": self.target_policy, "episodes_to_target": self.episodes_to_target,
+            "seconds_to_target": self.seconds_to_target, "device": str(self.urban.device),
+            "torch_version": torch.__version__, "preset": self.cfg.preset, "num_envs": self.cfg.num_envs,
+            "threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
+        }
+        tmp = self.run_dir / ".summary.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=2))
+        os.replace(tmp, self.run_dir / "summary.json")
+        plot_training_curve(self.run_dir)
+        return summary
+
+
+class _Metrics:
+    """metrics.csv: one row per training episode (kind=train) and per evaluation (kind=eval); appends on resume."""
+
+    FIELDS = ("kind", "episode", "wall_seconds", "train_return", "epsilon", "eval_return", "target_return")
+
+    def __init__(self, path: Path):
+        new = not path.exists()
+        self.f = path.open("a", newline="")
+        self.w = csv.writer(self.f)
+        if new:
+            self.w.writerow(self.FIELDS)
+
+    def train(self, episode: int, wall: float, ret: float, eps: float) -> None:
+        self.w.writerow(("train", episode, f"{wall:.3f}", f"{ret:.4f}", f"{eps:.4f}", "", ""))
+
+    def eval(self, episode: int, wall: float, ret: float, target: float) -> None:
+        self.w.writerow(("eval", episode, f"{wall:.3f}", "", "", f"{ret:.4f}", f"{target:.4f}"))
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _tensorboard(run_dir: Path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(run_dir / "tb"))
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="ep", desc="train", dynamic_ncols=True)
+
+
+def plot_training_curve(run_dir: Path) -> Path:
+    """training_curve.png from metrics.csv: training returns, evaluation returns and the target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    tr = [(int(r["episode"]), float(r["train_return"])) for r in rows if r["kind"] == "train"]
+    ev = [(int(r["episode"]), float(r["eval_return"]), float(r["target_return"])) for r in rows if r["kind"] == "eval"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if tr:
+        x, y = np.array(tr).T
+        k = max(1, len(y) // 50)
+        ax.plot(x, y, color="0.8", lw=0.5, label="training episode return")
+        if len(y) >= k:
+            ax.plot(x[k - 1:], np.convolve(y, np.ones(k) / k, mode="valid"), color="0.4", label=f"mean of {k}")
+    if ev:
+        x, y, t = np.array(ev).T
+        ax.plot(x, y, "o-", color="tab:blue", label="evaluation return (greedy)")
+        ax.axhline(t[-1], color="tab:red", ls="--", label="target: best heuristic")
+    ax.set_xlabel("episode")
+    ax.set_ylabel("discounted return")
+    ax.legend(loc="lower right")
+    ax.set_title("bridgefleet training")
+    fig.tight_layout()
+    out = run_dir / "training_curve.png"
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True) -> tuple[Path, dict[str, Any]]:
+    """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary)."""
+    run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / ".config.yaml.tmp"
+    tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    os.replace(tmp, run_dir / "config.yaml")
+    trainer = Trainer(cfg, run_dir, progress)
+    return run_dir, trainer.run()
+
+
+def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None) -> tuple[Path, dict[str, Any]]:
+    """Continue the run in ``run_dir`` from its latest checkpoint.
+
+    Raises:
+        FileNotFoundError: if the folder has no config.yaml or no checkpoint.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").exists():
+        raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
+    data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    if episodes is not None:
+        data["episodes"] = episodes
+    cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
+    ckpt = latest_checkpoint(run_dir)
+    if ckpt is None:
+        raise FileNotFoundError(f"{run_dir}: no checkpoint in checkpoints/ to resume from")
+    trainer = Trainer(cfg, run_dir, progress)
+    trainer.load_state_dict(torch.load(ckpt, weights_only=True))
+    return run_dir, trainer.run()
+
+
+def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, DQNLearner, DQNLearner]:
+    """The trained agents of a finished run (final.pt, else the latest checkpoint).
+
+    Raises:
+        FileNotFoundError: if the folder holds neither.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / "final.pt"
+    if not path.exists():
+        path = latest_checkpoint(run_dir) or path
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir}: no final.pt or checkpoint (is it a bridgefleet run directory?)")
+    state = torch.load(path, weights_only=True)
+    data = dict(state["config"])
+    data["device"] = device
+    data["compile"] = "off"
+    cfg = TrainConfig.from_dict(data, str(path))
+    fleet_cfg, _ = resolve_fleet(cfg.fleet)
+    urban, rural = build_learners(cfg, fleet_cfg.n_urban)
+    urban.load_state_dict(state["urban"])
+    rural.load_state_dict(state["rural"])
+    return cfg, urban, rural

@@ -1,0 +1,273 @@
+"""Real bridge inventories: the bundled DC 2019 NBI file, the Indiana table, and bad input."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgefleet.fleet.inventory import (
+    NBI_REQUIRED,
+    RATE_BY_BAND,
+    Inventory,
+    InventoryError,
+    bundled_path,
+    load_inventory,
+    read_csv_inventory,
+    read_nbi,
+    summarize,
+)
+
+INDIANA = Path("/work/shared/data/indiana/INDIANA2019.csv")
+
+
+@pytest.fixture(scope="module")
+def dc() -> Inventory:
+    return load_inventory("dc-2019")
+
+
+@pytest.fixture(scope="module")
+def dc_raw() -> list[dict[str, str]]:
+    """The bundled DC19.txt parsed independently of the reader under test."""
+    with bundled_path("dc-2019").open(encoding="latin-1", newline="") as fh:
+        return list(csv.DictReader(fh, quotechar="'"))
+
+
+# -- the bundled DC 2019 NBI file ---------------------------------------------------------------------
+
+
+def test_dc_counts(dc: Inventory) -> None:
+    assert dc.kept == 244 and dc.dropped == []
+    assert (dc.n_urban, dc.n_rural) == (243, 1)
+    assert dc.year == 2019
+    for name in ("condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor"):
+        arr = getattr(dc, name)
+        assert arr.dtype == np.float32 and arr.shape == (244,) and np.isfinite(arr).all(), name
+    assert np.all(dc.cost_factor == 1.0)  # DC 232 USD/ft² is the reference unit cost
+
+
+def test_dc_ids_are_structure_numbers(dc: Inventory, dc_raw: list[dict[str, str]]) -> None:
+    assert dc.bridge_id.tolist() == [r["STRUCTURE_NUMBER_008"].strip() for r in dc_raw]
+    assert dc.bridge_id[0] == "0001"
+
+
+def test_dc_condition_matches_fhwa_bridge_condition(dc: Inventory, dc_raw: list[dict[str, str]]) -> None:
+    want = [{"G": "good", "F": "fair", "P": "poor"}[r["BRIDGE_CONDITION"]] for r in dc_raw]
+    assert dc.bands().tolist() == want
+    assert dc.condition.tolist() == [float(r["LOWEST_RATING"]) for r in dc_raw]
+    assert set(np.unique(dc.rate).tolist()) <= {np.float32(v) for v in RATE_BY_BAND.values()}
+
+
+def test_dc_fields_from_nbi_items(dc: Inventory, dc_raw: list[dict[str, str]]) -> None:
+    np.testing.assert_allclose(dc.deck_area, [float(r["DECK_AREA"]) for r in dc_raw], rtol=1e-6)
+    np.testing.assert_array_equal(dc.aadt, [float(r["ADT_029"]) for r in dc_raw])
+    np.testing.assert_array_equal(dc.age, [2019 - int(r["YEAR_BUILT_027"]) for r in dc_raw])
+    urban = [11 <= int(r["FUNCTIONAL_CLASS_026"]) <= 19 for r in dc_raw]
+    np.testing.assert_array_equal(dc.urban, urban)
+    # Chain Bridge: built 1937, reconstructed 1983 → age 82, ysm = min(82, 36, cap 15).
+    assert (dc.age[0], dc.ysm[0]) == (82.0, 15.0)
+    assert np.all(dc.ysm <= dc.age) and np.all(dc.ysm >= 0)
+
+
+def test_dc_to_fleet_max_urban(dc: Inventory) -> None:
+    n_urban, n_rural, (profile, state) = dc.to_fleet(max_urban=20)
+    assert (n_urban, n_rural) == (20, 224)
+    top = np.sort(dc.aadt[dc.urban])[::-1]
+    np.testing.assert_array_equal(profile["aadt"][:20], top[:20])
+    assert profile["aadt"][:20].min() >= profile["aadt"][20:].max()
+    assert profile["cluster"][:243].tolist() == ["urban"] * 243 and profile["cluster"][243] == "rural"
+    assert sorted(profile["bridge_id"].tolist()) == sorted(dc.bridge_id.tolist())
+    for arr in (*[profile[k] for k in ("deck_area", "aadt", "cost_factor")], *state.values()):
+        assert arr.dtype == np.float32 and arr.shape == (244,)
+    # Columns stay consistent: every bridge's state travels with its id.
+    pos = {b: i for i, b in enumerate(dc.bridge_id.tolist())}
+    idx = [pos[b] for b in profile["bridge_id"].tolist()]
+    np.testing.assert_array_equal(state["condition"], dc.condition[idx])
+    assert dc.to_fleet()[:2] == (243, 1)
+
+
+def test_to_fleet_needs_both_agents(dc: Inventory) -> None:
+    only_urban = dc.subset(dc.urban)
+    assert only_urban.kept == 243 and only_urban.n_rural == 0
+    with pytest.raises(InventoryError, match="max-urban"):
+        only_urban.to_fleet()
+    assert only_urban.to_fleet(max_urban=10)[:2] == (10, 233)
+    with pytest.raises(InventoryError, match="no urban bridge"):
+        dc.subset(~dc.urban).to_fleet()
+    with pytest.raises(InventoryError, match="max_urban"):
+        dc.to_fleet(max_urban=0)
+
+
+def test_filter(dc: Inventory) -> None:
+    assert dc.filter(county=1).kept == 244
+    assert dc.filter(owner="01").kept == 205
+    assert dc.filter(county="001", owner=1).kept == 205
+    with pytest.raises(InventoryError, match="OWNER_022"):
+        dc.filter(owner="99")
+
+
+def test_summarize(dc: Inventory) -> None:
+    text = summarize(dc)
+    assert "Bridges kept: 244 (urban 243, rural 1)" in text
+    assert "good 60" in text and "fair 174" in text and "poor 10" in text
+    assert "Deck area" in text and "AADT" in text
+
+
+# -- Indiana table via the bundled mapping ------------------------------------------------------------
+
+
+@pytest.mark.skipif(not INDIANA.exists(), reason="shared Indiana table not available")
+def test_indiana_mapping() -> None:
+    inv = load_inventory(INDIANA)
+    assert inv.kept == 4794 and inv.dropped == []
+    assert inv.n_urban + inv.n_rural == 4794 and inv.n_urban > 0 and inv.n_rural > 0
+    np.testing.assert_allclose(inv.cost_factor, 309 / 232, rtol=1e-6)
+    assert read_csv_inventory(INDIANA, "indiana").kept == 4794
+
+
+# -- generic CSV mapping ------------------------------------------------------------------------------
+
+
+def test_csv_mapping_with_year_built_and_scale(tmp_path: Path) -> None:
+    p = tmp_path / "table.csv"
+    p.write_text("id,bci,built,len,wid,traffic,area\nA,70,2000,10,5,1000,x\nB,45,1990,20,5,500,y\n")
+    mapping = {"id": "id", "condition": "bci", "condition_scale": [0, 100], "year_built": "built",
+               "year": 2020, "length": "len", "width": "wid", "aadt": "traffic", "cluster": "rural"}
+    inv = read_csv_inventory(p, mapping)
+    np.testing.assert_allclose(inv.condition, [6.3, 4.05], rtol=1e-6)
+    np.testing.assert_array_equal(inv.age, [20, 30])
+    np.testing.assert_array_equal(inv.deck_area, [50, 100])
+    assert not inv.urban.any()
+    with pytest.raises(InventoryError, match="unknown mapping key"):
+        read_csv_inventory(p, {**mapping, "colour": "x"})
+    with pytest.raises(InventoryError, match=r"table\.csv, line 1, column traffic2"):
+        read_csv_inventory(p, {**mapping, "aadt": "traffic2"})
+
+
+def test_unknown_layout_needs_mapping(tmp_path: Path) -> None:
+    p = tmp_path / "other.csv"
+    p.write_text("a,b\n1,2\n")
+    with pytest.raises(InventoryError, match="mapping"):
+        load_inventory(p)
+
+
+# -- bad input ----------------------------------------------------------------------------------------
+
+HEADER = ["STATE_CODE_001", *NBI_REQUIRED, "YEAR_RECONSTRUCTED_106", "STRUCTURE_LEN_MT_049",
+          "DECK_WIDTH_MT_052", "APPR_WIDTH_MT_032", "DECK_AREA"]
+GOOD = {"STATE_CODE_001": "18", "RECORD_TYPE_005A": "1", "FUNCTIONAL_CLASS_026": "14",
+        "YEAR_BUILT_027": "1980", "ADT_029": "5000", "DECK_COND_058": "7", "SUPERSTRUCTURE_COND_059": "6",
+        "SUBSTRUCTURE_COND_060": "7", "CULVERT_COND_062": "N", "YEAR_RECONSTRUCTED_106": "0",
+        "STRUCTURE_LEN_MT_049": "20", "DECK_WIDTH_MT_052": "10", "APPR_WIDTH_MT_032": "8",
+        "DECK_AREA": "200"}
+
+
+def nbi_text(rows: list[dict[str, str]], header: list[str] = HEADER) -> str:
+    lines = [",".join(header)]
+    for i, row in enumerate(rows):
+        r = {**GOOD, "STRUCTURE_NUMBER_008": f"'{i:05d}          '", **row}
+        lines.append(",".join(r.get(h, "") for h in header))
+    return "\n".join(lines) + "\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "XX19.txt", encoding: str = "latin-1") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text.encode(encoding))
+    return p
+
+
+def check(exc: pytest.ExceptionInfo[InventoryError], path: Path, line: int, column: str) -> None:
+    msg = str(exc.value)
+    assert path.name in msg, msg
+    assert f"line {line}" in msg, msg
+    assert column in msg, msg
+
+
+def test_good_small_file_and_culvert(tmp_path: Path) -> None:
+    culvert = {"DECK_COND_058": "N", "SUPERSTRUCTURE_COND_059": "N", "SUBSTRUCTURE_COND_060": "N",
+               "CULVERT_COND_062": "5", "DECK_WIDTH_MT_052": "0", "DECK_AREA": "",
+               "FUNCTIONAL_CLASS_026": "07", "YEAR_RECONSTRUCTED_106": "2015"}
+    p = write(tmp_path, nbi_text([{}, culvert, {"RECORD_TYPE_005A": "2"}]))
+    inv = read_nbi(p)
+    assert inv.kept == 2 and inv.bridge_id.tolist() == ["00000", "00001"]
+    assert inv.condition.tolist() == [6.0, 5.0]
+    assert inv.deck_area.tolist() == [200.0, 160.0]  # culvert: item 49 × item 32
+    assert inv.urban.tolist() == [True, False]
+    assert inv.ysm.tolist() == [15.0, 4.0]
+    np.testing.assert_allclose(inv.cost_factor, 309 / 232, rtol=1e-6)
+    assert inv.dropped == [(4, "not a highway bridge: column RECORD_TYPE_005A = '2': record type 1 = "
+                                "route on the structure is kept (2 = route under)")]
+
+
+def test_one_bad_row_is_dropped_and_reported(tmp_path: Path) -> None:
+    rows: list[dict[str, str]] = [{} for _ in range(20)]
+    rows[5] = {"DECK_COND_058": "X"}
+    inv = read_nbi(write(tmp_path, nbi_text(rows)))
+    assert inv.kept == 19
+    assert len(inv.dropped) == 1 and inv.dropped[0][0] == 7
+    assert "DECK_COND_058" in inv.dropped[0][1] and "'X'" in inv.dropped[0][1]
+    assert "bad value" in summarize(inv)
+
+
+def test_missing_column(tmp_path: Path) -> None:
+    header = [h for h in HEADER if h != "ADT_029"]
+    p = write(tmp_path, nbi_text([{}], header))
+    with pytest.raises(InventoryError) as exc:
+        read_nbi(p)
+    check(exc, p, 1, "ADT_029")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = write(tmp_path, "")
+    with pytest.raises(InventoryError, match="empty") as exc:
+        load_inventory(p)
+    check(exc, p, 1, "STRUCTURE_NUMBER_008")
+
+
+def test_header_only(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([]))
+    with pytest.raises(InventoryError, match="header-only") as exc:
+        load_inventory(p)
+    check(exc, p, 2, "STATE_CODE_001")
+
+
+def test_non_numeric_rating(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([{}, {"SUPERSTRUCTURE_COND_059": "x7"}]))
+    with pytest.raises(InventoryError) as exc:
+        read_nbi(p)
+    check(exc, p, 3, "SUPERSTRUCTURE_COND_059")
+    assert "'x7'" in str(exc.value)
+
+
+def test_negative_area(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([{"DECK_AREA": "-12.5"}]))
+    with pytest.raises(InventoryError, match="negative deck area") as exc:
+        read_nbi(p)
+    check(exc, p, 2, "DECK_AREA")
+
+
+def test_duplicate_structure_number(tmp_path: Path) -> None:
+    same = {"STRUCTURE_NUMBER_008": "'0042 '"}
+    p = write(tmp_path, nbi_text([same, {}, same]))
+    with pytest.raises(InventoryError, match="duplicated") as exc:
+        read_nbi(p)
+    check(exc, p, 4, "STRUCTURE_NUMBER_008")
+    assert "line 2" in str(exc.value)  # the first occurrence
+
+
+def test_utf16_file(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([{}]), encoding="utf-16")
+    with pytest.raises(InventoryError, match="UTF-16") as exc:
+        load_inventory(p)
+    check(exc, p, 1, "STATE_CODE_001")
+    q = write(tmp_path, nbi_text([{}]), name="XX19b.txt", encoding="utf-16-le")  # no byte-order mark
+    with pytest.raises(InventoryError, match="UTF-16") as exc:
+        load_inventory(q)
+    check(exc, q, 1, "STATE_CODE_001")
+
+
+def test_missing_file() -> None:
+    with pytest.raises(InventoryError, match="no such file"):
+        load_inventory("/nonexistent/XX19.txt")
