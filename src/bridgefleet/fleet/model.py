@@ -124,19 +124,27 @@ def action_cost(actions: np.ndarray, profile: FleetProfile, unit_costs: np.ndarr
     return unit_costs[actions] * profile.deck_area.astype(np.float64) * profile.cost_factor
 
 
-def priority_order(condition: np.ndarray) -> np.ndarray:
+def priority_order(condition: np.ndarray, n_urban: int | None = None) -> np.ndarray:
     """Funding order within each fleet: worst condition first, ties by column index.
 
-    Ratings are compared at 0.001 rating-point resolution; packing (rating, index) into one int32 lets a
-    plain sort replace a slower argsort.
+    With ``n_urban`` given, the urban columns come first (in their own order), then the rural ones, so
+    both agencies are ordered by one sort. Ratings are compared at 0.001 rating-point resolution;
+    packing (agency, rating, index) into one integer lets a plain sort replace a slower argsort.
+
+    Args:
+        condition: float32 (E, B) ratings in [0, 9].
 
     Returns:
         int (E, B): column indices in funding order.
     """
     b = condition.shape[-1]
     bits = max(1, (b - 1).bit_length())
-    key = np.rint(np.clip(condition, 0.0, MAX_RATING) * 1000.0).astype(np.int64 if bits > 17 else np.int32)
-    key = (key << bits) | np.arange(b, dtype=key.dtype)
+    wide = bits + 15 > 31
+    key = (condition * 1000.0 + 0.5).astype(np.int64 if wide else np.int32)
+    key <<= bits
+    key |= np.arange(b, dtype=key.dtype)
+    if n_urban is not None:
+        key[:, n_urban:] |= key.dtype.type(1) << (bits + 14)
     return np.sort(key, axis=-1) & ((1 << bits) - 1)
 
 
@@ -152,7 +160,7 @@ def fund_actions(
     Vectorized in rounds instead of per bridge: the remaining budget never grows, so every request that
     costs more than it is deferred at once; the longest affordable run of the rest (a cumulative sum) is
     funded; the first request after that run is deferred; repeat until none are pending. Each round
-    settles at least one request per fleet; typically 2–4 rounds suffice.
+    settles at least one request per agency; typically one or two rounds suffice.
 
     Args:
         actions: int (E, B) requested actions.
@@ -165,34 +173,39 @@ def fund_actions(
         (funded actions int (E, B), deferred bool (E, B), spent float64 (E, 2) USD).
     """
     e, b = actions.shape
-    funded = np.zeros((e, b), dtype=bool)
-    spent = np.zeros((e, 2), dtype=np.float64)
-    rows = np.arange(e)[:, None]
-    for k, cols in enumerate((slice(0, n_urban), slice(n_urban, b))):
-        order = priority_order(condition[:, cols])
-        c = cost[:, cols][rows, order]
-        # A tolerance of a cent keeps an exactly-fitting request funded despite float rounding.
-        left = budget[:, k : k + 1] + 0.01
-        pending = actions[:, cols][rows, order] > 0
-        ok = np.zeros_like(pending)
-        while True:
-            pending &= c <= left
-            if not pending.any():
-                break
-            running = np.cumsum(np.where(pending, c, 0.0), axis=1)
-            fit = pending & (running <= left)
-            ok |= fit
-            left = left - np.where(fit, c, 0.0).sum(axis=1, keepdims=True)
-            pending &= ~fit
-            # The first request that did not fit is deferred for good.
-            first = np.argmax(pending, axis=1)
-            pending[np.arange(e), first] = False
-        back = np.empty_like(ok)
-        back[rows, order] = ok
-        funded[:, cols] = back
-        spent[:, k] = np.where(ok, c, 0.0).sum(axis=1)
-    requested = actions > 0
-    return np.where(funded, actions, 0), requested & ~funded, spent
+    nu = n_urban
+    order = priority_order(condition, nu)
+    rows = np.arange(e)
+    r2 = rows[:, None]
+    c = cost[r2, order]
+    pending = actions[r2, order] > 0
+    # Remaining budget of each sorted position's agency; a cent of slack keeps exact fits funded.
+    left = np.empty((e, b))
+    left[:, :nu] = budget[:, :1] + 0.01
+    left[:, nu:] = budget[:, 1:] + 0.01
+    ok = np.zeros((e, b), dtype=bool)
+    while True:
+        pending &= c <= left
+        if not pending.any():
+            break
+        run = np.cumsum(c * pending, axis=1)
+        run[:, nu:] -= run[:, nu - 1 : nu]  # the rural block restarts its running total
+        fit = pending & (run <= left)
+        ok |= fit
+        if not (pending & ~fit).any():
+            break  # everything pending was funded: the usual single round
+        paid = c * fit
+        left[:, :nu] -= paid[:, :nu].sum(axis=1, keepdims=True)
+        left[:, nu:] -= paid[:, nu:].sum(axis=1, keepdims=True)
+        pending &= ~fit
+        # The first request of each agency that did not fit is deferred for good.
+        pending[rows, np.argmax(pending[:, :nu], axis=1)] = False
+        pending[rows, nu + np.argmax(pending[:, nu:], axis=1)] = False
+    paid = c * ok
+    spent = np.stack([paid[:, :nu].sum(axis=1), paid[:, nu:].sum(axis=1)], axis=1)
+    funded = np.empty_like(ok)
+    funded[r2, order] = ok
+    return np.where(funded, actions, 0), (actions > 0) & ~funded, spent
 
 
 def apply_actions(state: FleetState, actions: np.ndarray, new_rate: float) -> None:
@@ -201,11 +214,12 @@ def apply_actions(state: FleetState, actions: np.ndarray, new_rate: float) -> No
     Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to
     ``new_rate``. Actions 1–4 set years since maintenance to 0.
     """
+    np.minimum(state.condition + RATING_GAIN[actions], MAX_RATING, out=state.condition)
+    state.ysm *= actions == 0
     replaced = actions == 4
-    state.condition[:] = np.minimum(state.condition + RATING_GAIN[actions], MAX_RATING)
-    state.ysm[actions > 0] = 0.0
-    state.age[replaced] = 0.0
-    state.rate[replaced] = new_rate
+    if replaced.any():
+        state.age[replaced] = 0.0
+        state.rate[replaced] = new_rate
 
 
 def deteriorate(state: FleetState, noise: np.ndarray, ysm_acceleration: float) -> None:
@@ -214,22 +228,33 @@ def deteriorate(state: FleetState, noise: np.ndarray, ysm_acceleration: float) -
     Mean drop = rate × (1 + ysm_acceleration × ysm); the drop is that mean times ``noise`` (mean-1 gamma
     draws, float32 (E, B)). Ratings are clipped to [0, 9]; age and years since maintenance grow by 1.
     """
-    drop = state.rate * (1.0 + ysm_acceleration * state.ysm) * noise
-    state.condition[:] = np.clip(state.condition - drop, 0.0, MAX_RATING)
+    drop = state.ysm * np.float32(ysm_acceleration)
+    drop += 1.0
+    drop *= state.rate
+    drop *= noise
+    state.condition -= drop
+    np.maximum(state.condition, 0.0, out=state.condition)  # drops are ≥ 0, so 9 is never exceeded
     state.age += 1.0
     state.ysm += 1.0
 
 
-def bridge_utility(condition: np.ndarray, profile: FleetProfile, config: FleetConfig) -> np.ndarray:
+def traffic_weight(aadt: np.ndarray, config: FleetConfig) -> np.ndarray:
+    """Reward weight of each bridge: (AADT / AADT_ref) ** a, float32 like ``aadt``."""
+    return ((aadt / config.aadt_reference) ** config.aadt_exponent).astype(np.float32)
+
+
+def bridge_utility(condition: np.ndarray, target: np.ndarray, weight: np.ndarray, config: FleetConfig) -> np.ndarray:
     """Per-bridge condition utility (before costs), float32 (E, B).
 
-    u = w × [(c − c_target) − p × max(0, c_crit − c)²], with traffic weight w = (AADT / AADT_ref) ** a.
+    u = w × [(c − c_target) − p × max(0, c_crit − c)²], with w from :func:`traffic_weight`.
     """
-    w = (profile.aadt / config.aadt_reference) ** config.aadt_exponent
-    shortfall = np.maximum(config.critical_rating - condition, 0.0)
-    return (w * ((condition - profile.target_condition) - config.critical_penalty * shortfall**2)).astype(
-        np.float32
-    )
+    shortfall = np.maximum(np.float32(config.critical_rating) - condition, 0.0)
+    shortfall *= shortfall
+    shortfall *= np.float32(config.critical_penalty)
+    u = condition - target
+    u -= shortfall
+    u *= weight
+    return u
 
 
 def standard_gamma_noise(rng: np.random.Generator, cv: float, size: tuple[int, ...]) -> np.ndarray:

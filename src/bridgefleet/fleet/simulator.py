@@ -118,7 +118,7 @@ class FleetSimulator:
                 getattr(self.state, name)[i] = st[name]
             self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv,
                                                        (cfg.horizon_years, self.n_bridges))
-        self.weight[ids] = (self.profile.aadt[ids] / cfg.aadt_reference) ** cfg.aadt_exponent
+        self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
         self.budget[ids] = self.annual_budget
         self.t[ids] = 0
         for name in ("condition", "age", "ysm", "rate"):
@@ -144,8 +144,9 @@ class FleetSimulator:
         the end-of-year ratings. The caller resets fleets whose ``truncated`` is True.
         """
         cfg = self.config
-        requested = np.concatenate([np.asarray(urban_actions, dtype=np.int64),
-                                    self.rural_requests(np.asarray(rural_strategy))], axis=1)
+        requested = np.empty((self.num_envs, self.n_bridges), dtype=np.int64)
+        requested[:, : self.n_urban] = urban_actions
+        requested[:, self.n_urban :] = self.rural_requests(np.asarray(rural_strategy))
         cost = model.action_cost(requested, self.profile, self.unit_costs)
         actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
                                                       self.n_urban)
@@ -153,8 +154,8 @@ class FleetSimulator:
         model.apply_actions(self.state, actions, cfg.new_structure_rate)
         year = np.minimum(self.t, cfg.horizon_years - 1)
         model.deteriorate(self.state, self.noise[np.arange(self.num_envs), year], cfg.ysm_acceleration)
-        bridge_reward = (model.bridge_utility(self.state.condition, self.profile, cfg)
-                         - cfg.cost_lambda * bridge_cost).astype(np.float32)
+        bridge_reward = model.bridge_utility(self.state.condition, self.profile.target_condition, self.weight, cfg)
+        bridge_reward -= (cfg.cost_lambda * bridge_cost).astype(np.float32)
         urban_reward = bridge_reward[:, : self.n_urban].sum(axis=1, dtype=np.float64)
         rural_reward = bridge_reward[:, self.n_urban :].sum(axis=1, dtype=np.float64)
         if cfg.carry_over_budget:
@@ -181,13 +182,19 @@ class FleetSimulator:
         feats[..., 3] = s.rate[:, :nu] / RATE_SCALE
         urban[:, -1] = budget[:, 0]
         c = s.condition[:, nu:]
-        n_rural = c.shape[1]
-        rural = np.stack([
-            c.mean(1) / COND_SCALE, c.min(1) / COND_SCALE, c.max(1) / COND_SCALE, c.std(1) / 3.0,
-            s.age[:, nu:].mean(1) / AGE_SCALE,
-            (c < model.POOR_BELOW).sum(1) / n_rural, (c >= model.GOOD_RATING).sum(1) / n_rural,
-            s.ysm[:, nu:].mean(1) / YSM_SCALE, s.rate[:, nu:].mean(1) / RATE_SCALE, budget[:, 1],
-        ], axis=1).astype(np.float32)
+        inv = 1.0 / c.shape[1]
+        rural = np.empty((e, RURAL_OBS_DIM), dtype=np.float32)
+        mean = c.sum(1) * inv
+        rural[:, 0] = mean / COND_SCALE
+        rural[:, 1] = c.min(1) / COND_SCALE
+        rural[:, 2] = c.max(1) / COND_SCALE
+        rural[:, 3] = np.sqrt(np.maximum(np.einsum("ij,ij->i", c, c) * inv - mean * mean, 0.0)) / 3.0
+        rural[:, 4] = s.age[:, nu:].sum(1) * (inv / AGE_SCALE)
+        rural[:, 5] = (c < model.POOR_BELOW).sum(1) * inv
+        rural[:, 6] = (c >= model.GOOD_RATING).sum(1) * inv
+        rural[:, 7] = s.ysm[:, nu:].sum(1) * (inv / YSM_SCALE)
+        rural[:, 8] = s.rate[:, nu:].sum(1) * (inv / RATE_SCALE)
+        rural[:, 9] = budget[:, 1]
         return urban, rural
 
 

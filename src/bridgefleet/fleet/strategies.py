@@ -38,9 +38,10 @@ def condition_based_actions(condition: np.ndarray) -> np.ndarray:
     rating < 3 → replacement (4); < 5 (poor) → rehabilitation (3); < 6 → repair (2); otherwise nothing.
     Agencies act when a rating crosses a threshold; preventive work is left to the interval rules.
     """
-    return np.select(
-        [condition < REPLACE_BELOW, condition < POOR_BELOW, condition < REPAIR_BELOW], [4, 3, 2], 0
-    ).astype(np.int64)
+    a = (condition < REPAIR_BELOW).astype(np.int64)
+    a += condition < POOR_BELOW
+    a += condition < REPLACE_BELOW
+    return np.where(a > 0, a + 1, 0)  # 1 → repair (2), 2 → rehabilitation (3), 3 → replacement (4)
 
 
 def interval_preventive_actions(condition: np.ndarray, ysm: np.ndarray) -> np.ndarray:
@@ -73,40 +74,43 @@ def rural_actions(
     Strategies: 0 do nothing; 1 reactive rehabilitation of poor bridges (< 5); 2 repair of fair bridges
     (5 to < 7); 3 preventive maintenance of good bridges (≥ 7) every 5 years; 4 the condition-based
     threshold rule; 5 age-based replacement (age ≥ 60 or rating < 3); 6 AADT-risk-weighted: the threshold
-    rule on the bridges whose risk = weight × max(0, 7 − rating) is above the fleet's median risk;
+    rule on the bridges whose risk = weight × max(0, 7 − rating) is above the fleet's mean risk;
     7 minimal critical-only: rehabilitation below rating 4.
     """
     strategy = np.asarray(strategy)
-    out = np.zeros(condition.shape, dtype=np.int64)
-    # One rule per strategy present, on its fleets only (a loop over ≤ 8 strategies, not bridges).
-    for k in np.unique(strategy):
-        rows = strategy == k
-        if k == 0:
-            continue
-        c = condition[rows] if not rows.all() else condition
-        if k == 1:
-            a = np.where(c < POOR_BELOW, 3, 0)
-        elif k == 2:
-            a = np.where((c >= POOR_BELOW) & (c < GOOD_RATING), 2, 0)
-        elif k == 3:
-            y = ysm[rows] if not rows.all() else ysm
-            a = np.where((c >= GOOD_RATING) & (y >= PREVENTIVE_INTERVAL), 1, 0)
-        elif k == 4:
-            a = condition_based_actions(c)
-        elif k == 5:
-            g = age[rows] if not rows.all() else age
-            a = np.where((g >= REPLACEMENT_AGE) | (c < REPLACE_BELOW), 4, 0)
-        elif k == 6:
-            w = traffic_weight[rows] if not rows.all() else traffic_weight
-            risk = w * np.maximum(GOOD_RATING - c, 0.0)
-            risky = (risk > np.median(risk, axis=1, keepdims=True)) & (risk > 0)
-            a = np.where(risky, condition_based_actions(c), 0)
-        elif k == 7:
-            a = np.where(c < 4.0, 3, 0)
-        else:
-            raise ValueError(f"rural strategy {k} out of range [0, {N_STRATEGIES - 1}]")
-        if rows.all():
-            out = a.astype(np.int64)
-        else:
-            out[rows] = a
-    return out
+    code = _condition_level(condition)
+    code <<= 3
+    code += (ysm >= PREVENTIVE_INTERVAL) * 4
+    code += (age >= REPLACEMENT_AGE) * 2
+    if (strategy == 6).any():
+        risk = traffic_weight * np.maximum(GOOD_RATING - condition, 0.0)
+        code += (risk > risk.mean(axis=1, keepdims=True)) & (risk > 0)
+    return _TABLE[strategy[:, None], code]
+
+
+def _condition_level(condition: np.ndarray) -> np.ndarray:
+    """0: < 3, 1: 3 to < 4, 2: 4 to < 5 (poor), 3: 5 to < 6, 4: 6 to < 7 (fair), 5: ≥ 7 (good)."""
+    level = (condition >= REPLACE_BELOW).astype(np.int64)
+    for bound in (4.0, POOR_BELOW, REPAIR_BELOW, GOOD_RATING):
+        level += condition >= bound
+    return level
+
+
+def _strategy_table() -> np.ndarray:
+    """Action of each strategy for each (condition level, ysm ≥ 5, age ≥ 60, risky) code: int64 (8, 48)."""
+    level, ysm5, old, risky = np.meshgrid(np.arange(6), [0, 1], [0, 1], [0, 1], indexing="ij")
+    rule = np.array([4, 3, 3, 2, 0, 0])[level]
+    table = np.stack([
+        np.zeros_like(level),
+        np.where(level <= 2, 3, 0),
+        np.where((level == 3) | (level == 4), 2, 0),
+        np.where((level == 5) & (ysm5 == 1), 1, 0),
+        rule,
+        np.where((old == 1) | (level == 0), 4, 0),
+        np.where(risky == 1, rule, 0),
+        np.where(level <= 1, 3, 0),
+    ])
+    return table.reshape(N_STRATEGIES, -1).astype(np.int64)
+
+
+_TABLE = _strategy_table()
