@@ -188,8 +188,11 @@ def fund_actions(
         pending &= c <= left
         if not pending.any():
             break
-        run = np.cumsum(c * pending, axis=1)
-        run[:, nu:] -= run[:, nu - 1 : nu]  # the rural block restarts its running total
+        x = c * pending
+        # One flat cumulative sum is much faster than one per row; rebase it per agency block.
+        run = np.cumsum(x.ravel()).reshape(e, b)
+        run[:, nu:] -= run[:, nu - 1 : nu]
+        run[:, :nu] -= (run[:, :1] - x[:, :1])
         fit = pending & (run <= left)
         ok |= fit
         if not (pending & ~fit).any():
