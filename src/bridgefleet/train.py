@@ -106,6 +106,8 @@ class TrainConfig:
     """First evaluation seed, disjoint from training seeds."""
     checkpoint_every: int = 200
     """Checkpoint every this many episodes."""
+    stop_at_target: bool = False
+    """Stop as soon as an evaluation reaches the target return (benchmarks)."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
     """The fleet simulated."""
 
@@ -470,6 +472,8 @@ class Trainer:
                     if self.episodes_to_target is None and self.last_eval >= self.target_return:
                         self.episodes_to_target = self.episodes_done
                         self.seconds_to_target = self.elapsed()
+                        if cfg.stop_at_target:
+                            break
                 if self.episodes_done >= next_ckpt:
                     next_ckpt += cfg.checkpoint_every
                     self.save_checkpoint()
@@ -481,6 +485,7 @@ class Trainer:
                                     s_ep=f"{self.elapsed() / max(self.episodes_done, 1):.3f}")
         if bar is not None:
             bar.close()
+        self.save_checkpoint()
         writer.close()
         metrics.close()
         return self.finish()
@@ -499,6 +504,7 @@ class Trainer:
             "target_policy": self.target_policy, "episodes_to_target": self.episodes_to_target,
             "seconds_to_target": self.seconds_to_target, "device": str(self.urban.device),
             "torch_version": torch.__version__, "preset": self.cfg.preset, "num_envs": self.cfg.num_envs,
+            "env_steps": self.env_steps, "updates": self.urban.step, "updates_per_second": self.urban.step / wall,
             "threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
         }
         tmp = self.run_dir / ".summary.json.tmp"
