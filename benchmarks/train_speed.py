@@ -1,0 +1,91 @@
+"""Training speed: the `baseline` preset against the `default` preset, measured in the same run.
+
+Run: python benchmarks/train_speed.py [--episodes 2000] [--baseline-episodes 60] [--profile]
+
+Prints seconds per episode, wall seconds to the target return (the best heuristic's mean evaluation return
+on the same evaluation seeds) and the speed-up of `default` over `baseline` as ratios measured here.
+The baseline (1 env, one update of the plan's 512-1024-512 network per env step, fp32) is run twice, before
+and after `default`, for `--baseline-episodes` each and averaged, so drift on a shared machine does not
+favour either. With --profile, a cProfile of one `default` run splits its time into env, replay, learner,
+acting, evaluation and the rest (Python overhead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import tempfile
+from pathlib import Path
+
+from bridgefleet.train import resolve_config, train
+
+
+def run(preset: str, episodes: int, seed: int, out: Path, **over) -> dict:
+    cfg = resolve_config(preset, None, {"episodes": episodes, "seed": seed, **over})
+    return train(cfg, out / f"{preset}-{episodes}-{seed}", progress=False)[1]
+
+
+def profile_default(episodes: int, out: Path) -> None:
+    prof = cProfile.Profile()
+    prof.enable()
+    summary = run("default", episodes, 0, out / "profile")
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = summary["wall_seconds"]
+
+    def cum(pattern: str) -> float:
+        return sum(v[3] for k, v in stats.stats.items() if pattern in f"{k[0]}:{k[2]}")
+
+    parts = {
+        "env (FleetVectorEnv.step)": cum("envs/vector.py:step"),
+        "replay (add, sample, priorities)": cum("replay/buffers.py:add") + cum("replay/buffers.py:sample")
+        + cum("replay/buffers.py:update_priorities") + cum("replay/nstep.py:add"),
+        "learner updates": cum("learner.py:update"),
+        "acting (forward passes)": cum("learner.py:act"),
+        "evaluation (incl. heuristics)": cum("bridgefleet/evaluate.py:evaluate_policy"),
+    }
+    print(f"\nprofile of `default`, {episodes} episodes, {total:.1f} s wall:")
+    for name, sec in parts.items():
+        print(f"  {name:<36}{sec:>8.2f} s {sec / total:>7.1%}")
+    rest = total - sum(parts.values())
+    print(f"  {'rest (loop, logging, Python overhead)':<36}{rest:>8.2f} s {rest / total:>7.1%}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--episodes", type=int, default=2000, help="episodes of the default preset")
+    ap.add_argument("--baseline-episodes", type=int, default=60, help="episodes per baseline measurement")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", action="store_true", help="also profile a 400-episode default run")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        # The baseline reaches no target in a short run; its eval cadence is kept low so timing is training.
+        b1 = run("baseline", args.baseline_episodes, args.seed, out, eval_every=args.baseline_episodes)
+        d = run("default", args.episodes, args.seed, out)
+        b2 = run("baseline", args.baseline_episodes, args.seed + 1, out, eval_every=args.baseline_episodes)
+        base_spe = (b1["seconds_per_episode"] + b2["seconds_per_episode"]) / 2
+        print(f"{'preset':<10}{'episodes':>10}{'s/episode':>12}{'updates/s':>11}{'eval return':>13}"
+              f"{'target':>10}{'ep. to target':>15}{'s to target':>13}")
+        for name, s in (("baseline", b1), ("default", d), ("baseline", b2)):
+            ett = s["episodes_to_target"] if s["episodes_to_target"] is not None else "not reached"
+            stt = f"{s['seconds_to_target']:.1f}" if s["seconds_to_target"] is not None else "-"
+            print(f"{name:<10}{s['episodes']:>10}{s['seconds_per_episode']:>12.4f}{s['updates_per_second']:>11.1f}"
+                  f"{s['final_eval_return']:>13.1f}{s['target_return']:>10.1f}{ett!s:>15}{stt:>13}")
+        gain = (d["final_eval_return"] - d["target_return"]) / abs(d["target_return"])
+        print(f"\ndefault: {d['episodes']} episodes in {d['wall_seconds']:.1f} s; "
+              f"speed-up over baseline in s/episode: {base_spe / d['seconds_per_episode']:.1f}x "
+              f"(baseline {base_spe:.3f} s/episode, mean of two runs)")
+        print(f"default vs best heuristic ({d['target_policy']}) at the end: {gain:+.1%} "
+              f"(target: ≥ +10 %)")
+        if d["seconds_to_target"] is not None:
+            print(f"default reached the target after {d['episodes_to_target']} episodes, {d['seconds_to_target']:.1f} s; "
+                  f"baseline at {base_spe:.3f} s/episode would need {d['seconds_to_target'] / base_spe:.0f}+ "
+                  f"episodes' time for the same wall clock")
+        if args.profile:
+            profile_default(400, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Training end to end: outputs, resume after SIGKILL, compiled checkpoints, CLI commands."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from bridgefleet.cli import main
+from bridgefleet.train import TrainConfig, latest_checkpoint, load_agents, resolve_config, train
+
+TINY = {"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "learning_starts": 64,
+        "buffer_capacity": 2000, "num_envs": 4, "episodes": 8, "eval_every": 4, "eval_episodes": 4,
+        "checkpoint_every": 4, "fleet": {"horizon_years": 5}}
+
+
+def _tiny(**changes) -> TrainConfig:
+    data = {**TINY, **changes}
+    return TrainConfig.from_dict({**data, "fleet": {**TINY["fleet"], **changes.get("fleet", {})}})
+
+
+def test_short_training_run_writes_every_output(tmp_path):
+    run_dir, summary = train(_tiny(double=True, n_step=3, per=True, dueling=True), tmp_path / "run",
+                             progress=False)
+    for name in ("config.yaml", "metrics.csv", "final.pt", "summary.json", "training_curve.png"):
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert latest_checkpoint(run_dir) is not None
+    saved = json.loads((run_dir / "summary.json").read_text())
+    for key in ("episodes", "wall_seconds", "seconds_per_episode", "final_eval_return", "target_return",
+                "episodes_to_target", "seconds_to_target", "device", "torch_version", "preset"):
+        assert key in saved
+    assert saved["episodes"] == 8 and saved["device"] == "cpu"
+    # 8 episodes of 5 years on 4 fleets = 10 vector steps; learning starts at 64 transitions (16 steps)
+    # only for the 1-step buffer, so here the n-step buffer holds 8 × 5 = 40 < 64: no update yet.
+    assert saved["updates"] == 0
+    rows = (run_dir / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("kind,episode") and sum(r.startswith("eval,") for r in rows) == 2
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert cfg["per"] is True and cfg["fleet"]["horizon_years"] == 5
+
+
+def test_checkpoints_load_with_weights_only_and_learning_happens(tmp_path):
+    run_dir, summary = train(_tiny(episodes=40, learning_starts=32), tmp_path / "run", progress=False)
+    # 40 episodes × 5 years / 4 fleets = 50 vector steps, one update each once 32 transitions (8 steps) exist
+    assert summary["updates"] == 50 - 8 + 1
+    state = torch.load(latest_checkpoint(run_dir), weights_only=True)
+    assert state["episodes_done"] == 40
+    assert not any("_orig_mod" in k for k in state["urban"]["online"])
+
+
+def test_resume_after_sigkill_continues_the_step_counter(tmp_path):
+    out = tmp_path / "run"
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({**TINY, "episodes": 100000, "learning_starts": 32, "checkpoint_every": 8}))
+    proc = subprocess.Popen([sys.executable, "-m", "bridgefleet.cli", "train", "--preset", "baseline",
+                             "--config", str(cfg), "--out",
+                             str(out), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            ckpts = sorted((out / "checkpoints").glob("ckpt_*.pt")) if (out / "checkpoints").exists() else []
+            if len(ckpts) >= 2:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+        else:
+            pytest.fail("no checkpoint within 120 s")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    ckpt = latest_checkpoint(out)
+    state = torch.load(ckpt, weights_only=True)
+    done_before, steps_before = state["episodes_done"], state["urban"]["step"]
+    assert done_before >= 16 and steps_before > 0
+    # Resume to 16 episodes more than the checkpoint: the counters continue, not restart.
+    data = yaml.safe_load((out / "config.yaml").read_text())
+    data["episodes"] = done_before + 16
+    (out / "config.yaml").write_text(yaml.safe_dump(data))
+    assert main(["train", "--resume", str(out), "--quiet"]) == 0
+    final = torch.load(latest_checkpoint(out), weights_only=True)
+    assert final["episodes_done"] == done_before + 16
+    # 16 episodes = 20 vector steps of 4 transitions; the replay is not checkpointed, so learning resumes
+    # once 32 transitions are back (after step 8): 13 more updates, counted on from the checkpoint.
+    assert final["urban"]["step"] == steps_before + 13
+    assert final["env_steps"] == state["env_steps"] + 80
+    assert json.loads((out / "summary.json").read_text())["episodes"] == done_before + 16
+
+
+def test_checkpoint_from_a_compiled_run_loads_uncompiled(tmp_path):
+    if os.environ.get("BRIDGEFLEET_SKIP_COMPILE"):
+        pytest.skip("compile tests disabled")
+    run_dir, _ = train(_tiny(compile="default", episodes=12, learning_starts=16), tmp_path / "run", progress=False)
+    state = torch.load(run_dir / "final.pt", weights_only=True)
+    assert not any("_orig_mod" in k for k in state["urban"]["online"])
+    cfg, urban, rural = load_agents(run_dir, "cpu")
+    assert cfg.compile == "off"
+    assert urban.greedy(torch.zeros(2, 81).numpy()).shape == (2, 20)
+
+
+def test_resolve_config_layers_preset_file_and_flags(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("episodes: 50\nfleet:\n  n_urban: 10\n")
+    cfg = resolve_config("baseline", p, {"num_envs": 3, "seed": None})
+    assert (cfg.episodes, cfg.num_envs, cfg.fleet.n_urban, cfg.preset) == (50, 3, 10, "baseline")
+    p.write_text("episods: 50\n")
+    with pytest.raises(ValueError, match="episods"):
+        resolve_config("default", p)
+    with pytest.raises(ValueError, match="unknown preset"):
+        resolve_config("fastest")
+
+
+def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
+    run_dir, _ = train(_tiny(), tmp_path / "run", progress=False)
+    assert main(["evaluate", str(run_dir), "--episodes", "4"]) == 0
+    assert "trained agents vs best heuristic" in capsys.readouterr().out
+    plan = tmp_path / "plan.csv"
+    assert main(["plan", str(run_dir), "--years", "3", "--samples", "2", "--out", str(plan)]) == 0
+    rows = plan.read_text().splitlines()
+    assert rows[0] == "year,bridge_id,cluster,action,action_share,cost_usd,expected_condition"
+    assert len(rows) == 1 + 3 * 100 and (tmp_path / "plan.png").is_file()
+    assert main(["evaluate", "--policy", "nope"]) == 2
+    assert "unknown policy 'nope'" in capsys.readouterr().err
+    assert main(["plan", str(tmp_path / "missing"), "--out", str(plan)]) == 2
+
+
+def test_cli_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for cmd in ("evaluate", "train", "plan", "inventory"):
+        assert cmd in out
+
+
+def test_main_job_default_preset_is_fast_and_vectorized():
+    cfg = resolve_config("default")
+    assert cfg.num_envs > 1 and cfg.amp and Path  # the fast preset uses vector envs and bf16
