@@ -13,8 +13,11 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
     changes = {}
     if getattr(args, "inventory", None):
         changes["inventory"] = args.inventory
-    if getattr(args, "max_urban", None):
-        changes["max_urban"] = args.max_urban
+    for name in ("max_urban", "county", "owner"):
+        if getattr(args, name, None):
+            changes[name] = getattr(args, name)
+    if getattr(args, "mapping", None):
+        changes["inventory_mapping"] = args.mapping
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -51,7 +54,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
-                     "max_urban": args.max_urban}
+                     "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
+                     "inventory_mapping": args.mapping}
         cfg = resolve_config(args.preset, args.config, overrides)
         run_dir, summary = train(cfg, args.out, progress=not args.quiet)
     print(f"run directory: {run_dir}")
@@ -66,7 +70,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from bridgefleet.plan import make_plan
 
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
-              seed=args.seed, device=args.device)
+              seed=args.seed, device=args.device, max_urban=args.max_urban)
     return 0
 
 
@@ -77,6 +81,10 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     if args.county or args.owner:
         inv = inv.filter(county=args.county, owner=args.owner)
     print(summarize(inv))
+    if args.max_urban:
+        n_u, n_r, _ = inv.to_fleet(args.max_urban)
+        print(f"fleet with --max-urban {args.max_urban}: {n_u} bridges under per-bridge control (urban agent), "
+              f"{n_r} under the strategy-level (rural) agent")
     return 0
 
 
@@ -94,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--config", help="fleet config YAML")
     e.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     e.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    e.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    e.add_argument("--county", help="keep one county (NBI item 3)")
+    e.add_argument("--owner", help="keep one owner (NBI item 22)")
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
     e.set_defaults(func=cmd_evaluate)
 
@@ -106,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--vector", choices=["native", "sync", "async"], help="vector env implementation")
     t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    t.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    t.add_argument("--county", help="keep one county (NBI item 3)")
+    t.add_argument("--owner", help="keep one owner (NBI item 22)")
     t.add_argument("--device", help="cpu, cuda or auto")
     t.add_argument("--seed", type=int, help="training seed")
     t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
@@ -118,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", default="plan.csv", help="plan CSV path (plan.png is written beside it)")
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
+    pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")
     pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
     pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
@@ -128,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
     i.add_argument("--county", help="keep one county (NBI item 3)")
     i.add_argument("--owner", help="keep one owner (NBI item 22)")
+    i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
     i.set_defaults(func=cmd_inventory)
     return p
 

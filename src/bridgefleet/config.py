@@ -65,6 +65,16 @@ class FleetConfig:
     """Path to a bridge inventory (or a bundled name); None = synthetic fleet."""
     max_urban: int | None = None
     """With an inventory: keep at most this many (highest-AADT) urban bridges under per-bridge control."""
+    inventory_mapping: str | None = None
+    """Column-mapping YAML (or bundled name) for an inventory that is not in NBI layout."""
+    county: str | None = None
+    """With an inventory: keep only this county (NBI item 3)."""
+    owner: str | None = None
+    """With an inventory: keep only this owner (NBI item 22)."""
+    inventory_budget_usd_per_m2: float = 282_000.0 / 56_000.0
+    """With an inventory: annual budget per m² of deck, USD/m²/year (default: the synthetic default
+    budget over the synthetic fleet's expected deck area, 20 × 1,000 + 80 × 450 m²). The split between
+    agencies follows the deck area each controls."""
     discount: float = 0.95
     """Discount factor per year used for returns (IMP-MARL convention)."""
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -103,7 +113,7 @@ class FleetConfig:
         for name in (
             "annual_budget_usd", "urban_budget_share", "deterioration_cv", "ysm_acceleration",
             "new_structure_rate", "target_condition", "critical_rating", "critical_penalty",
-            "aadt_reference", "aadt_exponent", "cost_lambda", "discount",
+            "aadt_reference", "aadt_exponent", "cost_lambda", "discount", "inventory_budget_usd_per_m2",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -125,6 +135,12 @@ class FleetConfig:
             raise bad("critical_penalty", "must be ≥ 0")
         if self.aadt_reference <= 0:
             raise bad("aadt_reference", "must be > 0 vehicles/day")
+        if self.inventory_budget_usd_per_m2 < 0:
+            raise bad("inventory_budget_usd_per_m2", "must be ≥ 0 USD/m²")
+        for name in ("county", "owner", "inventory_mapping", "inventory"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                setattr(self, name, str(value))
         if self.cost_lambda < 0:
             raise bad("cost_lambda", "must be ≥ 0")
         if not 0.0 < self.discount <= 1.0:

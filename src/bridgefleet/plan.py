@@ -14,7 +14,7 @@ from bridgefleet.train import agent_policy, load_agents
 
 
 def make_plan(run_dir: str | Path, out: str | Path, years: int = 30, inventory: str | None = None,
-              samples: int = 32, seed: int = 0, device: str = "auto") -> Path:
+              samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Path:
     """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
 
     The fleet (the run's, or ``inventory``) is simulated ``samples`` times with seeds seed, seed+1, …
@@ -30,6 +30,8 @@ def make_plan(run_dir: str | Path, out: str | Path, years: int = 30, inventory: 
     fleet_cfg = cfg.fleet.replace(horizon_years=years)
     if inventory is not None:
         fleet_cfg = fleet_cfg.replace(inventory=inventory)
+    if max_urban is not None:
+        fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     elif fleet_cfg.inventory is None:
         fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
     fleet_cfg, fleet = resolve_fleet(fleet_cfg)

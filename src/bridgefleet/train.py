@@ -202,7 +202,7 @@ def resolve_config(preset: str = "default", config_file: str | Path | None = Non
     for key, value in (overrides or {}).items():
         if value is None:
             continue
-        if key in ("inventory", "max_urban"):
+        if key in ("inventory", "max_urban", "county", "owner", "inventory_mapping"):
             fleet[key] = value
         else:
             data[key] = value

@@ -201,15 +201,25 @@ class FleetSimulator:
 def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] | None]:
     """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
 
+    For an inventory the annual budget is ``inventory_budget_usd_per_m2`` × the fleet's total deck area,
+    split between the agencies by the deck area each controls.
+
     Returns:
-        (config with n_urban / n_rural taken from the inventory, fleet tuple or None for synthetic).
+        (config with n_urban / n_rural / budget taken from the inventory, fleet tuple or None for synthetic).
     """
     if config.inventory is None:
         return config, None
     from bridgefleet.fleet.inventory import load_inventory
 
-    n_urban, n_rural, fleet = load_inventory(config.inventory).to_fleet(config.max_urban)
-    return config.replace(n_urban=n_urban, n_rural=n_rural), fleet
+    inv = load_inventory(config.inventory, mapping=config.inventory_mapping)
+    if config.county is not None or config.owner is not None:
+        inv = inv.filter(county=config.county, owner=config.owner)
+    n_urban, n_rural, fleet = inv.to_fleet(config.max_urban)
+    area = fleet[0]["deck_area"].astype(np.float64)
+    budget = config.inventory_budget_usd_per_m2 * area.sum()
+    share = area[:n_urban].sum() / area.sum()
+    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=float(budget),
+                          urban_budget_share=float(share)), fleet
 
 
 def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:
