@@ -26,7 +26,7 @@ def _tiny(**changes) -> TrainConfig:
 
 
 def test_short_training_run_writes_every_output(tmp_path):
-    run_dir, summary = train(_tiny(double=True, n_step=3, per=True, dueling=True), tmp_path / "run",
+    run_dir, _ = train(_tiny(double=True, n_step=3, per=True, dueling=True), tmp_path / "run",
                              progress=False)
     for name in ("config.yaml", "metrics.csv", "final.pt", "summary.json", "training_curve.png"):
         assert (run_dir / name).is_file(), name
@@ -99,7 +99,7 @@ def test_checkpoint_from_a_compiled_run_loads_uncompiled(tmp_path):
     run_dir, _ = train(_tiny(compile="default", episodes=12, learning_starts=16), tmp_path / "run", progress=False)
     state = torch.load(run_dir / "final.pt", weights_only=True)
     assert not any("_orig_mod" in k for k in state["urban"]["online"])
-    cfg, urban, rural = load_agents(run_dir, "cpu")
+    cfg, urban, _ = load_agents(run_dir, "cpu")
     assert cfg.compile == "off"
     assert urban.greedy(torch.zeros(2, 81).numpy()).shape == (2, 20)
 

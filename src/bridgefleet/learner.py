@@ -409,10 +409,8 @@ class DQNLearner:
                 f"action has {t['action'].shape[1]} branches but the network outputs {q_all.shape[1]}"
             )
         q = q_all.float().gather(-1, t["action"].unsqueeze(-1)).squeeze(-1)
-        if self.config.loss == "mse":
-            elem = (q - y).square()
-        else:
-            elem = F.huber_loss(q, y, reduction="none", delta=1.0)
+        mse = self.config.loss == "mse"
+        elem = (q - y).square() if mse else F.huber_loss(q, y, reduction="none", delta=1.0)
         per_sample = elem.mean(dim=-1)
         weights = t.get("weights")
         loss = (per_sample * weights).mean() if weights is not None else per_sample.mean()
