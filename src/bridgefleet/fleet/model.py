@@ -7,11 +7,13 @@ source of every constant are documented in ``docs/fleet-model.md``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.fleet import kernels
 
 N_ACTIONS = 5
 """Per-bridge actions: 0 do nothing, 1 preventive maintenance, 2 repair, 3 rehabilitation, 4 replacement."""
@@ -83,7 +85,19 @@ class FleetState:
 
 def initial_condition(age: np.ndarray, noise: np.ndarray) -> np.ndarray:
     """Initial rating decreasing with age: 9 − 0.07 × age + noise, clipped to [3, 9] (rating points)."""
-    return np.clip(9.0 - 0.07 * age + noise, 3.0, MAX_RATING).astype(np.float32)
+    return np.minimum(np.maximum(9.0 - 0.07 * age + noise, 3.0), MAX_RATING).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _ranges(n_urban: int, n_rural: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lower bounds and widths (4, B) of age, deck area, AADT and rate for the synthetic draw."""
+    lo = np.empty((4, n_urban + n_rural))
+    hi = np.empty_like(lo)
+    for j, key in enumerate(("age", "deck", "aadt")):
+        lo[j, :n_urban], hi[j, :n_urban] = URBAN_RANGES[key]
+        lo[j, n_urban:], hi[j, n_urban:] = RURAL_RANGES[key]
+    lo[3], hi[3] = RATE_RANGE
+    return lo, hi - lo
 
 
 def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -> tuple[dict, dict]:
@@ -93,15 +107,10 @@ def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -
     AADT, cost factor (0.9–1.1), rate and the share of age since the last maintenance (capped at
     15 years); then normals (B,) for the initial-condition noise (σ = 0.5 rating points).
     """
-    lo = np.empty((4, n_urban + n_rural))
-    hi = np.empty_like(lo)
-    for j, key in enumerate(("age", "deck", "aadt")):
-        lo[j, :n_urban], hi[j, :n_urban] = URBAN_RANGES[key]
-        lo[j, n_urban:], hi[j, n_urban:] = RURAL_RANGES[key]
-    lo[3], hi[3] = RATE_RANGE
+    lo, span = _ranges(n_urban, n_rural)
     u = rng.random((6, n_urban + n_rural))
     z = rng.standard_normal(n_urban + n_rural)
-    x = lo + (hi - lo) * u[:4]
+    x = lo + span * u[:4]
     age = np.floor(x[0])
     f32 = np.float32
     profile = {"deck_area": x[1].astype(f32), "aadt": x[2].astype(f32),
@@ -124,43 +133,15 @@ def action_cost(actions: np.ndarray, profile: FleetProfile, unit_costs: np.ndarr
     return unit_costs[actions] * profile.deck_area.astype(np.float64) * profile.cost_factor
 
 
-def priority_order(condition: np.ndarray, n_urban: int | None = None) -> np.ndarray:
-    """Funding order within each fleet: worst condition first, ties by column index.
-
-    With ``n_urban`` given, the urban columns come first (in their own order), then the rural ones, so
-    both agencies are ordered by one sort. Ratings are compared at 0.001 rating-point resolution;
-    packing (agency, rating, index) into one integer lets a plain sort replace a slower argsort.
-
-    Args:
-        condition: float32 (E, B) ratings in [0, 9].
-
-    Returns:
-        int (E, B): column indices in funding order.
-    """
-    b = condition.shape[-1]
-    bits = max(1, (b - 1).bit_length())
-    wide = bits + 15 > 31
-    key = (condition * 1000.0 + 0.5).astype(np.int64 if wide else np.int32)
-    key <<= bits
-    key |= np.arange(b, dtype=key.dtype)
-    if n_urban is not None:
-        key[:, n_urban:] |= key.dtype.type(1) << (bits + 14)
-    return np.sort(key, axis=-1) & ((1 << bits) - 1)
-
-
 def fund_actions(
     actions: np.ndarray, cost: np.ndarray, condition: np.ndarray, budget: np.ndarray, n_urban: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Apply the annual budgets: fund requested actions worst-condition first, defer what does not fit.
 
-    Within each agency (urban columns, rural columns) requests are taken in :func:`priority_order`. Each
-    is funded if its cost fits the budget that remains after the requests before it; otherwise it is
-    deferred (done as "do nothing") and the next request is tried (greedy, skipping).
-
-    Vectorized in rounds instead of per bridge: the remaining budget never grows, so every request that
-    costs more than it is deferred at once; the longest affordable run of the rest (a cumulative sum) is
-    funded; the first request after that run is deferred; repeat until none are pending. Each round
-    settles at least one request per agency; typically one or two rounds suffice.
+    Within each agency (urban columns, rural columns) requests are taken worst condition first (ratings
+    compared at 0.001 rating points, ties by column). Each is funded if its cost fits the budget that
+    remains after the requests before it; otherwise it is deferred (done as "do nothing") and the next
+    request is tried. Compiled in :func:`bridgefleet.fleet.kernels.fund`.
 
     Args:
         actions: int (E, B) requested actions.
@@ -170,94 +151,38 @@ def fund_actions(
         n_urban: number of urban columns.
 
     Returns:
-        (funded actions int (E, B), deferred bool (E, B), spent float64 (E, 2) USD).
+        (funded actions int64 (E, B), deferred bool (E, B), spent float64 (E, 2) USD).
     """
     e, b = actions.shape
-    nu = n_urban
-    order = priority_order(condition, nu)
-    rows = np.arange(e)
-    r2 = rows[:, None]
-    c = cost[r2, order]
-    pending = actions[r2, order] > 0
-    # Remaining budget of each sorted position's agency; a cent of slack keeps exact fits funded.
-    left = np.empty((e, b))
-    left[:, :nu] = budget[:, :1] + 0.01
-    left[:, nu:] = budget[:, 1:] + 0.01
-    ok = np.zeros((e, b), dtype=bool)
-    while True:
-        pending &= c <= left
-        if not pending.any():
-            break
-        x = c * pending
-        # One flat cumulative sum is much faster than one per row; rebase it per agency block.
-        run = np.cumsum(x.ravel()).reshape(e, b)
-        run[:, nu:] -= run[:, nu - 1 : nu]
-        run[:, :nu] -= (run[:, :1] - x[:, :1])
-        fit = pending & (run <= left)
-        ok |= fit
-        if not (pending & ~fit).any():
-            break  # everything pending was funded: the usual single round
-        paid = c * fit
-        left[:, :nu] -= paid[:, :nu].sum(axis=1, keepdims=True)
-        left[:, nu:] -= paid[:, nu:].sum(axis=1, keepdims=True)
-        pending &= ~fit
-        # The first request of each agency that did not fit is deferred for good.
-        pending[rows, np.argmax(pending[:, :nu], axis=1)] = False
-        pending[rows, nu + np.argmax(pending[:, nu:], axis=1)] = False
-    paid = c * ok
-    spent = np.stack([paid[:, :nu].sum(axis=1), paid[:, nu:].sum(axis=1)], axis=1)
-    funded = np.empty_like(ok)
-    funded[r2, order] = ok
-    return np.where(funded, actions, 0), (actions > 0) & ~funded, spent
+    bits = kernels.key_bits(b)
+    keys = np.empty((e, b), dtype=np.int32 if bits + 15 <= 31 else np.int64)
+    kernels.priority_keys(np.ascontiguousarray(condition, dtype=np.float32), n_urban, bits, keys)
+    keys.sort(axis=1)
+    funded = np.empty((e, b), dtype=np.int64)
+    deferred = np.empty((e, b), dtype=bool)
+    spent = np.empty((e, 2), dtype=np.float64)
+    kernels.fund(np.ascontiguousarray(actions, dtype=np.int64), np.ascontiguousarray(cost, dtype=np.float64),
+                 keys, bits, np.ascontiguousarray(budget, dtype=np.float64), n_urban, funded, deferred, spent)
+    return funded, deferred, spent
 
 
-def apply_actions(state: FleetState, actions: np.ndarray, new_rate: float) -> None:
-    """Apply funded actions in place: rating gain, reset of years since maintenance, replacement resets.
+def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.ndarray, new_rate: float,
+                             ysm_acceleration: float) -> None:
+    """One year in place: funded actions, then deterioration.
 
     Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to
-    ``new_rate``. Actions 1–4 set years since maintenance to 0.
+    ``new_rate``; actions 1–4 set years since maintenance to 0. Then the mean drop is
+    rate × (1 + ysm_acceleration × ysm), the drop that mean times ``noise`` (mean-1 gamma draws, float32
+    (E, B)); ratings stay ≥ 0 (drops are ≥ 0, so never above 9); age and years since maintenance grow by 1.
     """
-    np.minimum(state.condition + RATING_GAIN[actions], MAX_RATING, out=state.condition)
-    state.ysm *= actions == 0
-    replaced = actions == 4
-    if replaced.any():
-        state.age[replaced] = 0.0
-        state.rate[replaced] = new_rate
-
-
-def deteriorate(state: FleetState, noise: np.ndarray, ysm_acceleration: float) -> None:
-    """One year of deterioration in place.
-
-    Mean drop = rate × (1 + ysm_acceleration × ysm); the drop is that mean times ``noise`` (mean-1 gamma
-    draws, float32 (E, B)). Ratings are clipped to [0, 9]; age and years since maintenance grow by 1.
-    """
-    drop = state.ysm * np.float32(ysm_acceleration)
-    drop += 1.0
-    drop *= state.rate
-    drop *= noise
-    state.condition -= drop
-    np.maximum(state.condition, 0.0, out=state.condition)  # drops are ≥ 0, so 9 is never exceeded
-    state.age += 1.0
-    state.ysm += 1.0
+    kernels.maintain_and_deteriorate(actions, state.condition, state.age, state.ysm, state.rate,
+                                     np.ascontiguousarray(noise, dtype=np.float32), RATING_GAIN, new_rate,
+                                     ysm_acceleration)
 
 
 def traffic_weight(aadt: np.ndarray, config: FleetConfig) -> np.ndarray:
     """Reward weight of each bridge: (AADT / AADT_ref) ** a, float32 like ``aadt``."""
     return ((aadt / config.aadt_reference) ** config.aadt_exponent).astype(np.float32)
-
-
-def bridge_utility(condition: np.ndarray, target: np.ndarray, weight: np.ndarray, config: FleetConfig) -> np.ndarray:
-    """Per-bridge condition utility (before costs), float32 (E, B).
-
-    u = w × [(c − c_target) − p × max(0, c_crit − c)²], with w from :func:`traffic_weight`.
-    """
-    shortfall = np.maximum(np.float32(config.critical_rating) - condition, 0.0)
-    shortfall *= shortfall
-    shortfall *= np.float32(config.critical_penalty)
-    u = condition - target
-    u -= shortfall
-    u *= weight
-    return u
 
 
 def standard_gamma_noise(rng: np.random.Generator, cv: float, size: tuple[int, ...]) -> np.ndarray:

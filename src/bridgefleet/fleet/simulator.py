@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet import model
+from bridgefleet.fleet import kernels, model
 from bridgefleet.fleet.model import FleetProfile, FleetState
-from bridgefleet.fleet.strategies import N_STRATEGIES, rural_actions
+from bridgefleet.fleet.strategies import N_STRATEGIES, STRATEGY_TABLE
 
 # Observation scaling (documented in docs/fleet-model.md): features divided by these.
 COND_SCALE = 9.0
@@ -23,6 +23,7 @@ AGE_SCALE = 100.0
 YSM_SCALE = 30.0
 RATE_SCALE = 0.05
 RURAL_OBS_DIM = 10
+_SCALES = np.array([COND_SCALE, AGE_SCALE, YSM_SCALE, RATE_SCALE])
 
 
 @dataclass
@@ -129,9 +130,11 @@ class FleetSimulator:
     # -- step ----------------------------------------------------------------------------------------
     def rural_requests(self, strategy: np.ndarray) -> np.ndarray:
         """Per-bridge actions int64 (E, n_rural) of rural strategies ``strategy`` (E,)."""
-        r = slice(self.n_urban, None)
+        out = np.empty((self.num_envs, self.n_bridges - self.n_urban), dtype=np.int64)
         s = self.state
-        return rural_actions(strategy, s.condition[:, r], s.age[:, r], s.ysm[:, r], self.weight[:, r])
+        kernels.rural_requests(np.ascontiguousarray(strategy, dtype=np.int64), s.condition, s.age, s.ysm,
+                               self.weight, STRATEGY_TABLE, self.n_urban, out)
+        return out
 
     def step(self, urban_actions: np.ndarray, rural_strategy: np.ndarray) -> StepResult:
         """Advance every fleet by one year.
@@ -150,14 +153,16 @@ class FleetSimulator:
         cost = model.action_cost(requested, self.profile, self.unit_costs)
         actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
                                                       self.n_urban)
-        bridge_cost = np.where(actions > 0, cost, 0.0)
-        model.apply_actions(self.state, actions, cfg.new_structure_rate)
         year = np.minimum(self.t, cfg.horizon_years - 1)
-        model.deteriorate(self.state, self.noise[np.arange(self.num_envs), year], cfg.ysm_acceleration)
-        bridge_reward = model.bridge_utility(self.state.condition, self.profile.target_condition, self.weight, cfg)
-        bridge_reward -= (cfg.cost_lambda * bridge_cost).astype(np.float32)
-        urban_reward = bridge_reward[:, : self.n_urban].sum(axis=1, dtype=np.float64)
-        rural_reward = bridge_reward[:, self.n_urban :].sum(axis=1, dtype=np.float64)
+        noise = self.noise[np.arange(self.num_envs), year]
+        model.maintain_and_deteriorate(self.state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration)
+        e = self.num_envs
+        bridge_reward = np.empty((e, self.n_bridges), dtype=np.float32)
+        urban_reward = np.empty(e)
+        rural_reward = np.empty(e)
+        kernels.rewards(self.state.condition, self.profile.target_condition, self.weight, actions, cost,
+                        self.n_urban, cfg.critical_rating, cfg.critical_penalty, cfg.cost_lambda, bridge_reward,
+                        urban_reward, rural_reward)
         if cfg.carry_over_budget:
             self.budget = self.budget - spent + self.annual_budget
         self.t += 1
@@ -173,28 +178,9 @@ class FleetSimulator:
         """Scaled observations: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10)."""
         s = self.state
         e, nu = self.num_envs, self.n_urban
-        budget = self.budget_fraction()
         urban = np.empty((e, nu * 4 + 1), dtype=np.float32)
-        feats = urban[:, :-1].reshape(e, nu, 4)
-        feats[..., 0] = s.condition[:, :nu] / COND_SCALE
-        feats[..., 1] = s.age[:, :nu] / AGE_SCALE
-        feats[..., 2] = s.ysm[:, :nu] / YSM_SCALE
-        feats[..., 3] = s.rate[:, :nu] / RATE_SCALE
-        urban[:, -1] = budget[:, 0]
-        c = s.condition[:, nu:]
-        inv = 1.0 / c.shape[1]
         rural = np.empty((e, RURAL_OBS_DIM), dtype=np.float32)
-        mean = c.sum(1) * inv
-        rural[:, 0] = mean / COND_SCALE
-        rural[:, 1] = c.min(1) / COND_SCALE
-        rural[:, 2] = c.max(1) / COND_SCALE
-        rural[:, 3] = np.sqrt(np.maximum(np.einsum("ij,ij->i", c, c) * inv - mean * mean, 0.0)) / 3.0
-        rural[:, 4] = s.age[:, nu:].sum(1) * (inv / AGE_SCALE)
-        rural[:, 5] = (c < model.POOR_BELOW).sum(1) * inv
-        rural[:, 6] = (c >= model.GOOD_RATING).sum(1) * inv
-        rural[:, 7] = s.ysm[:, nu:].sum(1) * (inv / YSM_SCALE)
-        rural[:, 8] = s.rate[:, nu:].sum(1) * (inv / RATE_SCALE)
-        rural[:, 9] = budget[:, 1]
+        kernels.observe(s.condition, s.age, s.ysm, s.rate, self.budget_fraction(), nu, _SCALES, urban, rural)
         return urban, rural
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridgefleet.fleet import kernels
 from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
 
 N_STRATEGIES = 8
@@ -77,27 +78,20 @@ def rural_actions(
     rule on the bridges whose risk = weight × max(0, 7 − rating) is above the fleet's mean risk;
     7 minimal critical-only: rehabilitation below rating 4.
     """
-    strategy = np.asarray(strategy)
-    code = _condition_level(condition)
-    code <<= 3
-    code += (ysm >= PREVENTIVE_INTERVAL) * 4
-    code += (age >= REPLACEMENT_AGE) * 2
-    if (strategy == 6).any():
-        risk = traffic_weight * np.maximum(GOOD_RATING - condition, 0.0)
-        code += (risk > risk.mean(axis=1, keepdims=True)) & (risk > 0)
-    return _TABLE[strategy[:, None], code]
-
-
-def _condition_level(condition: np.ndarray) -> np.ndarray:
-    """0: < 3, 1: 3 to < 4, 2: 4 to < 5 (poor), 3: 5 to < 6, 4: 6 to < 7 (fair), 5: ≥ 7 (good)."""
-    level = (condition >= REPLACE_BELOW).astype(np.int64)
-    for bound in (4.0, POOR_BELOW, REPAIR_BELOW, GOOD_RATING):
-        level += condition >= bound
-    return level
+    strategy = np.ascontiguousarray(strategy, dtype=np.int64)
+    out = np.empty(condition.shape, dtype=np.int64)
+    f32 = np.float32
+    kernels.rural_requests(strategy, np.ascontiguousarray(condition, dtype=f32), np.ascontiguousarray(age, dtype=f32),
+                           np.ascontiguousarray(ysm, dtype=f32), np.ascontiguousarray(traffic_weight, dtype=f32),
+                           STRATEGY_TABLE, 0, out)
+    return out
 
 
 def _strategy_table() -> np.ndarray:
-    """Action of each strategy for each (condition level, ysm ≥ 5, age ≥ 60, risky) code: int64 (8, 48)."""
+    """Action of each strategy for each (condition level, ysm ≥ 5, age ≥ 60, risky) code: int64 (8, 48).
+
+    Condition level 0: < 3, 1: 3 to < 4, 2: 4 to < 5 (poor), 3: 5 to < 6, 4: 6 to < 7 (fair), 5: ≥ 7.
+    """
     level, ysm5, old, risky = np.meshgrid(np.arange(6), [0, 1], [0, 1], [0, 1], indexing="ij")
     rule = np.array([4, 3, 3, 2, 0, 0])[level]
     table = np.stack([
@@ -113,4 +107,5 @@ def _strategy_table() -> np.ndarray:
     return table.reshape(N_STRATEGIES, -1).astype(np.int64)
 
 
-_TABLE = _strategy_table()
+STRATEGY_TABLE = _strategy_table()
+"""int64 (8, 48): action of strategy s for bridge code (see :func:`_strategy_table`)."""

@@ -1,0 +1,208 @@
+"""Compiled kernels of the fleet model (Numba): one pass over arrays (E, B), no Python loop per bridge.
+
+NumPy expressions of the model needed 40–60 array operations per year, each a full pass over memory with
+its own dispatch cost; the funding rule (worst first, skip what does not fit) is sequential by nature.
+These kernels do a year in a few compiled passes. The plain-Python oracle is ``fleet/reference.py``.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_JIT = {"cache": True, "nogil": True}
+
+
+def key_bits(n_bridges: int) -> int:
+    """Bits that hold a column index in a priority key."""
+    return max(1, (n_bridges - 1).bit_length())
+
+
+@nb.njit(**_JIT)
+def priority_keys(condition, n_urban, bits, keys):  # pragma: no cover - compiled
+    """Packed funding-priority keys (agency, rating in 0.001 points, column), one per bridge.
+
+    Sorting a row of keys (NumPy's sort is several times faster than a compiled one here) gives the
+    funding order: urban columns first, each agency worst condition first, ties by column.
+    """
+    e_n, b_n = condition.shape
+    rural_bit = 1 << (bits + 14)
+    for e in range(e_n):
+        for j in range(b_n):
+            q = np.int64(condition[e, j] * np.float32(1000.0) + np.float32(0.5))
+            key = (q << bits) | j
+            if j >= n_urban:
+                key |= rural_bit
+            keys[e, j] = key
+
+
+@nb.njit(**_JIT)
+def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, spent):  # pragma: no cover
+    """Fund requests in the order of the sorted keys within each agency, skipping those that no longer fit.
+
+    Args (arrays (E, B) unless noted): requested int64 actions; cost float64 USD; order_keys sorted
+    priority keys from :func:`priority_keys`; budget float64 (E, 2) USD (urban, rural); outputs funded
+    int64 actions, deferred bool, spent float64 (E, 2) USD.
+    """
+    e_n, b_n = requested.shape
+    mask = (1 << bits) - 1
+    for e in range(e_n):
+        # A cent of slack keeps an exactly fitting request funded despite float rounding.
+        left_u = budget[e, 0] + 0.01
+        left_r = budget[e, 1] + 0.01
+        spent[e, 0] = 0.0
+        spent[e, 1] = 0.0
+        for k in range(b_n):
+            j = order_keys[e, k] & mask
+            a = requested[e, j]
+            funded[e, j] = 0
+            deferred[e, j] = False
+            if a == 0:
+                continue
+            c = cost[e, j]
+            if j < n_urban:
+                if c <= left_u:
+                    left_u -= c
+                    spent[e, 0] += c
+                    funded[e, j] = a
+                else:
+                    deferred[e, j] = True
+            elif c <= left_r:
+                left_r -= c
+                spent[e, 1] += c
+                funded[e, j] = a
+            else:
+                deferred[e, j] = True
+
+
+@nb.njit(**_JIT)
+def maintain_and_deteriorate(actions, condition, age, ysm, rate, noise, gain, new_rate,
+                             ysm_acceleration):  # pragma: no cover - compiled
+    """Apply funded actions, then one year of deterioration, in place (arrays (E, B), float32 state).
+
+    Actions 1–3 add ``gain[a]`` rating points (cap 9), 4 replaces (rating 9, age 0, rate ``new_rate``);
+    actions 1–4 reset years since maintenance. Then drop = rate × (1 + ysm_acceleration × ysm) × noise,
+    rating = max(rating − drop, 0), age and ysm + 1.
+    """
+    e_n, b_n = actions.shape
+    nine = np.float32(9.0)
+    one = np.float32(1.0)
+    acc = np.float32(ysm_acceleration)
+    nr = np.float32(new_rate)
+    for e in range(e_n):
+        for j in range(b_n):
+            a = actions[e, j]
+            c = condition[e, j]
+            if a == 4:
+                c = nine
+                age[e, j] = 0.0
+                rate[e, j] = nr
+            elif a > 0:
+                c = min(c + gain[a], nine)
+            if a > 0:
+                ysm[e, j] = 0.0
+            drop = (ysm[e, j] * acc + one) * rate[e, j] * noise[e, j]
+            condition[e, j] = max(c - drop, np.float32(0.0))
+            age[e, j] += one
+            ysm[e, j] += one
+
+
+@nb.njit(**_JIT)
+def rewards(condition, target, weight, funded, cost, n_urban, critical, penalty, cost_lambda,
+            bridge_reward, urban_reward, rural_reward):  # pragma: no cover
+    """u = w × [(c − target) − p × max(0, c_crit − c)²] − λ × USD spent; sums per agency (float64)."""
+    e_n, b_n = condition.shape
+    crit = np.float32(critical)
+    pen = np.float32(penalty)
+    for e in range(e_n):
+        su = 0.0
+        sr = 0.0
+        for j in range(b_n):
+            c = condition[e, j]
+            short = max(crit - c, np.float32(0.0))
+            u = ((c - target[e, j]) - pen * short * short) * weight[e, j]
+            if funded[e, j] > 0:
+                u -= np.float32(cost_lambda * cost[e, j])
+            bridge_reward[e, j] = u
+            if j < n_urban:
+                su += u
+            else:
+                sr += u
+        urban_reward[e] = su
+        rural_reward[e] = sr
+
+
+@nb.njit(**_JIT)
+def rural_requests(strategy, condition, age, ysm, weight, table, n_urban, out):  # pragma: no cover
+    """Per-bridge actions of each fleet's rural strategy: ``table[strategy, code]`` for the rural columns.
+
+    code = level × 8 + 4 × (ysm ≥ 5) + 2 × (age ≥ 60) + risky; level 0: < 3, 1: < 4, 2: < 5, 3: < 6,
+    4: < 7, 5: ≥ 7; risky: weight × max(0, 7 − c) above the fleet's mean over rural bridges (and > 0).
+    Writes int64 ``out`` (E, B − n_urban).
+    """
+    e_n, b_n = condition.shape
+    n_rural = b_n - n_urban
+    for e in range(e_n):
+        s = strategy[e]
+        mean_risk = 0.0
+        if s == 6:
+            for j in range(n_urban, b_n):
+                mean_risk += weight[e, j] * max(np.float32(7.0) - condition[e, j], np.float32(0.0))
+            mean_risk /= n_rural
+        for j in range(n_urban, b_n):
+            c = condition[e, j]
+            level = (c >= 3.0) + (c >= 4.0) + (c >= 5.0) + (c >= 6.0) + (c >= 7.0)
+            code = level * 8 + 4 * (ysm[e, j] >= 5.0) + 2 * (age[e, j] >= 60.0)
+            if s == 6:
+                risk = weight[e, j] * max(np.float32(7.0) - c, np.float32(0.0))
+                code += (risk > mean_risk) and (risk > 0)
+            out[e, j - n_urban] = table[s, code]
+
+
+@nb.njit(**_JIT)
+def observe(condition, age, ysm, rate, budget_fraction, n_urban, scales, urban_out,
+            rural_out):  # pragma: no cover - compiled
+    """Scaled observations (docs/fleet-model.md): urban (E, n_urban·4 + 1), rural (E, 10), float32.
+
+    scales = (condition, age, ysm, rate) divisors.
+    """
+    e_n, b_n = condition.shape
+    n_rural = b_n - n_urban
+    for e in range(e_n):
+        for j in range(n_urban):
+            urban_out[e, 4 * j] = condition[e, j] / scales[0]
+            urban_out[e, 4 * j + 1] = age[e, j] / scales[1]
+            urban_out[e, 4 * j + 2] = ysm[e, j] / scales[2]
+            urban_out[e, 4 * j + 3] = rate[e, j] / scales[3]
+        urban_out[e, 4 * n_urban] = budget_fraction[e, 0]
+        s = 0.0
+        s2 = 0.0
+        lo = 9.0
+        hi = 0.0
+        sa = 0.0
+        sy = 0.0
+        sr = 0.0
+        poor = 0
+        good = 0
+        for j in range(n_urban, b_n):
+            c = np.float64(condition[e, j])
+            s += c
+            s2 += c * c
+            lo = min(lo, c)
+            hi = max(hi, c)
+            sa += age[e, j]
+            sy += ysm[e, j]
+            sr += rate[e, j]
+            poor += c < 5.0
+            good += c >= 7.0
+        mean = s / n_rural
+        rural_out[e, 0] = mean / scales[0]
+        rural_out[e, 1] = lo / scales[0]
+        rural_out[e, 2] = hi / scales[0]
+        rural_out[e, 3] = np.sqrt(max(s2 / n_rural - mean * mean, 0.0)) / 3.0
+        rural_out[e, 4] = sa / n_rural / scales[1]
+        rural_out[e, 5] = poor / n_rural
+        rural_out[e, 6] = good / n_rural
+        rural_out[e, 7] = sy / n_rural / scales[2]
+        rural_out[e, 8] = sr / n_rural / scales[3]
+        rural_out[e, 9] = budget_fraction[e, 1]
