@@ -15,7 +15,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet import kernels, model
 from bridgefleet.fleet.model import FleetProfile, FleetState
-from bridgefleet.fleet.strategies import N_STRATEGIES, STRATEGY_TABLE
+from bridgefleet.fleet.strategies import N_STRATEGIES, rural_actions
 
 # Observation scaling (documented in docs/fleet-model.md): features divided by these.
 COND_SCALE = 9.0
@@ -130,11 +130,9 @@ class FleetSimulator:
     # -- step ----------------------------------------------------------------------------------------
     def rural_requests(self, strategy: np.ndarray) -> np.ndarray:
         """Per-bridge actions int64 (E, n_rural) of rural strategies ``strategy`` (E,)."""
-        out = np.empty((self.num_envs, self.n_bridges - self.n_urban), dtype=np.int64)
+        r = slice(self.n_urban, None)
         s = self.state
-        kernels.rural_requests(np.ascontiguousarray(strategy, dtype=np.int64), s.condition, s.age, s.ysm,
-                               self.weight, STRATEGY_TABLE, self.n_urban, out)
-        return out
+        return rural_actions(strategy, s.condition[:, r], s.age[:, r], s.ysm[:, r], self.weight[:, r])
 
     def step(self, urban_actions: np.ndarray, rural_strategy: np.ndarray) -> StepResult:
         """Advance every fleet by one year.

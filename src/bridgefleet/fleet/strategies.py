@@ -1,7 +1,9 @@
 """Rule-based maintenance: the per-bridge threshold rule and the rural agent's 8 fleet-level strategies.
 
-All rules are vectorized over arrays (E, B) and return int64 action arrays of the same shape. The budget
-is applied afterwards by :func:`bridgefleet.fleet.model.fund_actions` (worst condition first).
+All rules work on arrays (E, B) and return int64 action arrays of the same shape. The budget is applied
+afterwards by :func:`bridgefleet.fleet.model.fund_actions` (worst condition first). The rural strategies
+are one lookup table (:data:`STRATEGY_TABLE`) evaluated by a compiled kernel; the thresholds below are
+the ones it encodes.
 """
 
 from __future__ import annotations
