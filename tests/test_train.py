@@ -141,3 +141,13 @@ def test_cli_help_lists_the_commands(capsys):
 def test_main_job_default_preset_is_fast_and_vectorized():
     cfg = resolve_config("default")
     assert cfg.num_envs > 1 and cfg.amp and Path  # the fast preset uses vector envs and bf16
+
+
+def test_training_into_an_existing_run_directory_is_refused(tmp_path, capsys):
+    run_dir, _ = train(_tiny(episodes=4), tmp_path / "run", progress=False)
+    before = (run_dir / "metrics.csv").read_text()
+    with pytest.raises(FileExistsError, match="--resume"):
+        train(_tiny(episodes=4), run_dir, progress=False)
+    assert main(["train", "--out", str(run_dir), "--episodes", "4", "--quiet"]) == 2
+    assert "already holds a training run" in capsys.readouterr().err
+    assert (run_dir / "metrics.csv").read_text() == before

@@ -88,6 +88,13 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bridgefleet.bench import run_from_args
+
+    run_from_args(args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bridgefleet", description=(
         "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
@@ -138,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     pl.set_defaults(func=cmd_plan)
 
+    b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
+    from bridgefleet.bench import add_arguments
+
+    add_arguments(b)
+    b.set_defaults(func=cmd_bench)
+
     i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")
     i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")
     i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
@@ -152,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

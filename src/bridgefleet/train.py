@@ -584,8 +584,15 @@ def plot_training_curve(run_dir: Path) -> Path:
 
 
 def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True) -> tuple[Path, dict[str, Any]]:
-    """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary)."""
+    """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary).
+
+    Raises:
+        FileExistsError: ``out`` already holds a run (nothing written is overwritten).
+    """
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if (run_dir / "config.yaml").exists():
+        raise FileExistsError(f"{run_dir} already holds a training run: continue it with --resume {run_dir}, "
+                              "or choose another --out")
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = run_dir / ".config.yaml.tmp"
     tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
