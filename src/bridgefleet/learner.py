@@ -182,7 +182,7 @@ class DQNLearner:
         # fp16 needs loss scaling; bf16 has fp32's exponent range and does not.
         self.scaler = torch.amp.GradScaler("cuda", enabled=config.amp and cuda)
         self.optimizer = torch.optim.Adam(
-            self.online.parameters(), lr=config.lr, fused=True if cuda else None
+            self.online.parameters(), lr=config.lr, fused=True  # fused kernels exist for CPU and CUDA
         )
 
         if config.compile == "off":
