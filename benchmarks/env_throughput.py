@@ -64,11 +64,11 @@ def main() -> None:
     ap.add_argument("--envs", default="1,16,256", help="comma-separated fleet counts")
     args = ap.parse_args()
     ref = reference(args.seconds)
-    print(f"{'simulator':<28}{'fleets':>8}{'bridge-steps/s':>18}{'vs reference':>14}")
-    print(f"{'scalar reference (Python)':<28}{1:>8}{ref:>18,.0f}{1.0:>13.1f}x")
+    print(f"{'simulator':<30}{'fleets':>8}{'bridge-steps/s':>18}{'vs reference':>14}")
+    print(f"{'scalar reference (Python)':<30}{1:>8}{ref:>18,.0f}{1.0:>13.1f}x")
     for n in (int(x) for x in args.envs.split(",")):
         v = vectorized(n, args.seconds)
-        print(f"{'vectorized (NumPy)':<28}{n:>8}{v:>18,.0f}{v / ref:>13.1f}x")
+        print(f"{'vectorized (NumPy + Numba)':<30}{n:>8}{v:>18,.0f}{v / ref:>13.1f}x")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -195,13 +196,16 @@ def run_one(cfg: Any, run_dir: Path, isolate: bool = True) -> dict[str, Any]:
 
     With ``isolate`` the run is a fresh ``python -m bridgefleet.bench --worker`` process (no caches
     shared with other runs); its wall time counts from the start of training, not interpreter start-up.
+    An existing ``run_dir`` (from an earlier bench into the same folder) is replaced.
 
     Raises:
         RuntimeError: if the worker process fails.
     """
     from bridgefleet.train import train
 
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists():
+        shutil.rmtree(run_dir)  # a bench-owned run folder from an earlier invocation into the same --out
+    run_dir.mkdir(parents=True)
     if isolate:
         (run_dir / "bench_config.json").write_text(json.dumps(cfg.to_dict()))
         proc = subprocess.run([sys.executable, "-m", "bridgefleet.bench", "--worker", str(run_dir)],

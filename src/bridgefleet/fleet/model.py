@@ -193,7 +193,9 @@ def standard_gamma_noise(rng: np.random.Generator, cv: float, size: tuple[int, .
     if cv == 0:
         return np.ones(size, dtype=np.float32)
     k = 1.0 / cv**2
-    return (rng.standard_gamma(k, size=size) / k).astype(np.float32)
+    x = rng.standard_gamma(k, size=size, dtype=np.float32)
+    x *= np.float32(1.0 / k)
+    return x
 
 
 def band_counts(condition: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

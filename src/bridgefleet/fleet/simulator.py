@@ -103,22 +103,24 @@ class FleetSimulator:
         """Start a new episode in the given fleets (all if None); ``seeds[k]`` reseeds fleet ``env_ids[k]``."""
         ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids, dtype=np.int64)
         cfg = self.config
+        fleets = []
         for k, i in enumerate(ids):
             seed = None if seeds is None else seeds[k]
             if seed is not None:
                 self.rngs[i] = np.random.default_rng(seed)
             rng = self.rngs[i]
-            prof, st = self.fixed if self.fixed is not None else model.draw_synthetic_fleet(
-                rng, cfg.n_urban, cfg.n_rural)
-            self.profile.deck_area[i] = prof["deck_area"]
-            self.profile.aadt[i] = prof["aadt"]
-            self.profile.cost_factor[i] = prof["cost_factor"]
-            if "target_condition" in prof:
-                self.profile.target_condition[i] = prof["target_condition"]
-            for name in ("condition", "age", "ysm", "rate"):
-                getattr(self.state, name)[i] = st[name]
+            if self.fixed is None:
+                fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural))
             self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv,
                                                        (cfg.horizon_years, self.n_bridges))
+        # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
+        for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition"), self.profile),
+                                    (1, ("condition", "age", "ysm", "rate"), self.state)):
+            for name in names:
+                if self.fixed is not None and name in self.fixed[part]:
+                    getattr(target, name)[ids] = self.fixed[part][name]
+                elif fleets and name in fleets[0][part]:
+                    getattr(target, name)[ids] = np.stack([f[part][name] for f in fleets])
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
         self.budget[ids] = self.annual_budget
         self.t[ids] = 0
