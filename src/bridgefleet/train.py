@@ -93,9 +93,9 @@ class TrainConfig:
     """Rural Q-network torso widths."""
     reward_mode: str = "shared"
     """"shared": both agents learn the municipality reward; "own": each its agency's part."""
-    urban_reward: str = "scalar"
-    """"scalar": one reward for all urban branches; "per_bridge": reward decomposition, branch d learns
-    bridge d's own reward."""
+    urban_reward: str = "per_bridge"
+    """"per_bridge" (reward decomposition: branch d learns bridge d's own reward; measured better, see
+    docs/learner.md) or "scalar" (one reward for all urban branches)."""
     reward_scale: float = 0.01
     """Rewards are multiplied by this before learning (keeps Q-values of order 1–10)."""
     eval_every: int = 200
