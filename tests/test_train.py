@@ -151,3 +151,14 @@ def test_training_into_an_existing_run_directory_is_refused(tmp_path, capsys):
     assert main(["train", "--out", str(run_dir), "--episodes", "4", "--quiet"]) == 2
     assert "already holds a training run" in capsys.readouterr().err
     assert (run_dir / "metrics.csv").read_text() == before
+
+
+@pytest.mark.parametrize("vector", ["sync", "async"])
+def test_gymnasium_vector_envs_train_like_the_native_one(tmp_path, vector):
+    # Same seeds, same fleets: the first training episodes' returns match the native batched simulator.
+    runs = {}
+    for kind in ("native", vector):
+        run_dir, _ = train(_tiny(vector=kind, episodes=4, num_envs=2), tmp_path / kind, progress=False)
+        rows = [r.split(",") for r in (run_dir / "metrics.csv").read_text().splitlines()[1:]]
+        runs[kind] = [float(r[3]) for r in rows if r[0] == "train"]
+    assert runs[vector] == pytest.approx(runs["native"], rel=1e-9)
