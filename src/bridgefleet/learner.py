@@ -285,16 +285,7 @@ class DQNLearner:
         Raises:
             ValueError: if ``obs`` is not 2-D.
         """
-        x = self._obs_tensor(obs)
-        was_training = self.online.training
-        self.online.eval()
-        try:
-            self._mark_step()
-            with self._autocast():
-                q = self._online_fwd(x)
-            return greedy_actions(q).cpu().numpy()
-        finally:
-            self.online.train(was_training)
+        return greedy_actions(self.q_values(obs)).cpu().numpy()
 
     @torch.no_grad()
     def q_values(self, obs: np.ndarray | Tensor) -> Tensor:
