@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run")
     pl.add_argument("run_dir", help="training run directory")
-    pl.add_argument("--out", default="plan.csv", help="plan CSV path (plan.png is written beside it)")
+    pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv)")
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, ValueError, FileNotFoundError, FileExistsError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -152,6 +152,10 @@ class FleetConfig:
             raise bad("unit_costs_usd_per_m2", "action 0 (do nothing) must cost 0")
         if self.max_urban is not None and (not isinstance(self.max_urban, int) or self.max_urban < 1):
             raise bad("max_urban", "must be a positive integer or null")
+        if self.inventory is None:
+            for name in ("max_urban", "county", "owner", "inventory_mapping"):
+                if getattr(self, name) is not None:
+                    raise bad(name, "applies only to an inventory fleet: set 'inventory' (--inventory) too")
         if self.extra:
             raise bad("extra", "unknown keys")
 

@@ -76,7 +76,13 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
 
 def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, episodes: int = 100,
                         seed: int = 0) -> list[EvalResult]:
-    """Evaluate several heuristics (all by default) on the same seeds."""
+    """Evaluate several heuristics (all by default) on the same seeds.
+
+    Raises:
+        ValueError: ``episodes`` < 1.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes = {episodes}: must be at least 1")
     config, fleet = resolve_fleet(config)
     sim = FleetSimulator(config, episodes, fleet)
     return [evaluate_policy(HEURISTICS[n], config, episodes, seed, n, sim) for n in (names or list(HEURISTICS))]

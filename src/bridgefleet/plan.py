@@ -13,9 +13,11 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.train import agent_policy, load_agents
 
 
-def make_plan(run_dir: str | Path, out: str | Path, years: int = 30, inventory: str | None = None,
+def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inventory: str | None = None,
               samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Path:
     """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
+
+    ``out`` defaults to ``run_dir/plan.csv``; a folder gets ``plan.csv`` inside it.
 
     The fleet (the run's, or ``inventory``) is simulated ``samples`` times with seeds seed, seed+1, …
     (same fleet, different deterioration draws for a fixed or inventory fleet). Each row gives the action
@@ -26,6 +28,13 @@ def make_plan(run_dir: str | Path, out: str | Path, years: int = 30, inventory: 
         FileNotFoundError: the run directory has no trained agents.
         ValueError: the inventory's urban count does not match the trained urban network.
     """
+    if samples < 1:
+        raise ValueError(f"--samples {samples}: must be at least 1")
+    if years < 1:
+        raise ValueError(f"--years {years}: must be at least 1")
+    out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
+    if out.is_dir():
+        out = out / "plan.csv"
     cfg, urban, rural = load_agents(run_dir, device)
     fleet_cfg = cfg.fleet.replace(horizon_years=years)
     if inventory is not None:
@@ -44,7 +53,6 @@ def make_plan(run_dir: str | Path, out: str | Path, years: int = 30, inventory: 
     policy = agent_policy(urban, rural)
     rng = np.random.default_rng(seed)
     b = sim.n_bridges
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     yearly = []
@@ -81,16 +89,16 @@ def _plot(yearly: list[tuple], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     y, g, f, p, s, b = (np.array(v) for v in zip(*yearly, strict=True))
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     a1.stackplot(y, g, f, p, labels=["good (≥7)", "fair (5–6)", "poor (≤4)"],
                  colors=["tab:green", "gold", "tab:red"])
     a1.set_ylabel("share of bridges")
-    a1.legend(loc="lower left")
+    a1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     a2.bar(y, s / 1e3, color="tab:blue", label="mean annual spend")
     a2.plot(y, b / 1e3, "k--", label="annual budget")
     a2.set_ylabel("thousand USD")
     a2.set_xlabel("year")
-    a2.legend(loc="upper right")
+    a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

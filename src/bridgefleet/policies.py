@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bridgefleet.fleet import strategies as st
-from bridgefleet.fleet.model import N_ACTIONS
+from bridgefleet.fleet.model import GOOD_RATING, N_ACTIONS
 from bridgefleet.fleet.simulator import FleetSimulator
 
 Policy = Callable[[FleetSimulator, np.random.Generator], tuple[np.ndarray, np.ndarray]]
@@ -38,9 +38,15 @@ def condition_based(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.n
 
 
 def worst_first(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Rehabilitate every bridge below good, worst first until the budget is spent (rural strategy 1)."""
+    """Worst first under the budget: every urban bridge below good requests the strongest of
+    rehabilitation, repair or preventive maintenance whose cost fits the urban agency's available budget;
+    the budget then funds the worst bridges first. Rural strategy 2 (repair of fair bridges)."""
     c, _ = _urban(sim)
-    return st.worst_first_actions(c), np.full(sim.num_envs, 1, dtype=np.int64)
+    nu = sim.n_urban
+    size = sim.profile.deck_area[:, :nu] * sim.profile.cost_factor[:, :nu]
+    fits = sim.unit_costs[None, None, :] * size[..., None] <= sim.budget[:, :1, None]  # (E, n_urban, 5)
+    strongest = np.where(fits[..., 3], 3, np.where(fits[..., 2], 2, np.where(fits[..., 1], 1, 0)))
+    return np.where(c < GOOD_RATING, strongest, 0), np.full(sim.num_envs, 2, dtype=np.int64)
 
 
 def fixed_interval(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -267,7 +267,8 @@ class Inventory:
             profile: ``bridge_id`` str (B,), ``deck_area`` float32 (B,) m², ``aadt`` float32 (B,)
             vehicles/day, ``cost_factor`` float32 (B,), ``cluster`` str (B,) "urban"/"rural" (the
             bridge's real cluster, also for urban bridges handed to the rural agent).
-            state: ``condition`` (rating), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
+            state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
+            [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,).
 
         Raises:
@@ -300,6 +301,11 @@ class Inventory:
             "cluster": np.where(self.urban[order], "urban", "rural"),
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
+        # An NBI rating r (a whole number) covers [r, r + 1) on the simulator's continuous scale: start at
+        # the middle, so a bridge rated exactly 7 or 5 does not fall a band with the first tenth of a point.
+        whole = state["condition"] == np.floor(state["condition"])
+        state["condition"] = np.where(whole, np.minimum(state["condition"] + 0.5, 9.0),
+                                      state["condition"]).astype(np.float32)
         return n_ctrl, n_rural, (profile, state)
 
 
@@ -974,6 +980,10 @@ def summarize(inv: Inventory) -> str:
     for reason, n in Counter(r.split(":", 1)[0] for _, r in inv.dropped).most_common():
         first = next(line for line, r in inv.dropped if r.split(":", 1)[0] == reason)
         lines.append(f"  {n:>6}  {reason} (first on line {first})")
+    for line, r in inv.dropped[:5]:
+        lines.append(f"          line {line}: {r}")
+    if len(inv.dropped) > 5:
+        lines.append(f"          … {len(inv.dropped) - 5} more")
     bands = inv.bands()
     n = max(inv.kept, 1)
     counts = {b: int((bands == b).sum()) for b in ("good", "fair", "poor")}

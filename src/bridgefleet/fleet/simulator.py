@@ -7,6 +7,7 @@ seeded with ``s`` behaves identically whether it is simulated alone or as column
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -198,6 +199,10 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     from bridgefleet.fleet.inventory import load_inventory
 
     inv = load_inventory(config.inventory, mapping=config.inventory_mapping)
+    if inv.dropped:
+        line, reason = inv.dropped[0]
+        warnings.warn(f"{inv.source}: {len(inv.dropped)} row(s) dropped, first line {line}: {reason} "
+                      f"(bridgefleet inventory {config.inventory} lists them)", stacklevel=2)
     if config.county is not None or config.owner is not None:
         inv = inv.filter(county=config.county, owner=config.owner)
     n_urban, n_rural, fleet = inv.to_fleet(config.max_urban)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridgefleet.fleet import kernels
-from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
+from bridgefleet.fleet.model import POOR_BELOW
 
 N_STRATEGIES = 8
 STRATEGY_NAMES = (
@@ -50,11 +50,6 @@ def condition_based_actions(condition: np.ndarray) -> np.ndarray:
 def interval_preventive_actions(condition: np.ndarray, ysm: np.ndarray) -> np.ndarray:
     """Fixed-interval preventive maintenance: preventive every 5 years since maintenance, poor → rehab."""
     return np.where(condition < POOR_BELOW, 3, np.where(ysm >= PREVENTIVE_INTERVAL, 1, 0)).astype(np.int64)
-
-
-def worst_first_actions(condition: np.ndarray) -> np.ndarray:
-    """Worst-first: every bridge below good requests rehabilitation; the budget funds the worst first."""
-    return np.where(condition < GOOD_RATING, 3, 0).astype(np.int64)
 
 
 def rural_actions(
