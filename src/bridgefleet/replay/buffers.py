@@ -145,6 +145,12 @@ class ReplayBuffer:
         idx = np.asarray(indices, dtype=np.int64)
         return {name: arr[idx] for name, arr in self._data.items()}
 
+    def _check_sample(self, batch_size: int) -> None:
+        if self._size == 0:
+            raise ValueError("cannot sample from an empty replay buffer")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+
     def sample(self, batch_size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Sample ``batch_size`` items uniformly with replacement.
 
@@ -155,10 +161,7 @@ class ReplayBuffer:
         Raises:
             ValueError: If the buffer is empty or ``batch_size < 1``.
         """
-        if self._size == 0:
-            raise ValueError("cannot sample from an empty replay buffer")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self._check_sample(batch_size)
         idx = rng.integers(0, self._size, size=batch_size, dtype=np.int64)
         out = self.gather(idx)
         out["indices"] = idx
@@ -304,10 +307,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         Raises:
             ValueError: If the buffer is empty or ``batch_size < 1``.
         """
-        if self._size == 0:
-            raise ValueError("cannot sample from an empty replay buffer")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self._check_sample(batch_size)
         b = self.beta() if beta is None else float(beta)
         self.step += 1
         total = self._tree.total
