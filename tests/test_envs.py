@@ -134,3 +134,8 @@ def test_fixed_fleet_is_the_same_every_episode_and_noise_is_not():
 def test_package_exports_the_public_names():
     for name in ("FleetConfig", "FleetEnv", "FleetVectorEnv", "FleetParallelEnv", "UrbanEnv", "RuralEnv"):
         assert hasattr(bridgefleet, name)
+
+
+def test_step_before_reset_is_refused():
+    with pytest.raises(RuntimeError, match="reset"):
+        FleetEnv().step({"urban": np.zeros(20, np.int64), "rural": 0})

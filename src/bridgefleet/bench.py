@@ -503,12 +503,20 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
 def _parse_caps(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
+    from bridgefleet.train import PRESETS
+
     caps = {}
     for item in text.split(","):
         key, _, value = item.partition("=")
         if not value:
             raise ValueError(f"--caps: expected NAME=EPISODES items, got {item!r}")
-        caps[key.strip()] = int(value)
+        key = key.strip()
+        if key not in (*PRESETS, "1env", "vec"):
+            raise ValueError(f"--caps: unknown key {key!r} (presets: {', '.join(PRESETS)}; or 1env, vec)")
+        try:
+            caps[key] = int(value)
+        except ValueError:
+            raise ValueError(f"--caps: {key}={value!r} is not a whole number of episodes") from None
     return caps
 
 

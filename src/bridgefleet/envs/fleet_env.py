@@ -58,6 +58,7 @@ class FleetEnv(gym.Env):
         self.observation_space = sp.observation_space(config)
         self.action_space = sp.action_space(config)
         self._last: StepResult | None = None
+        self._started = False
 
     def _obs(self) -> dict[str, np.ndarray]:
         urban, rural = self.sim.observe()
@@ -67,12 +68,15 @@ class FleetEnv(gym.Env):
         super().reset(seed=seed)
         self.sim.reset([0], [seed])
         self._last = None
+        self._started = True
         return self._obs(), {"year": 0}
 
     def step(self, action: dict[str, Any]):
         if not isinstance(action, dict) or set(action) != {"urban", "rural"}:
             raise ValueError(f"action must be a dict with keys 'urban' and 'rural', got {action!r}")
         urban, rural = check_actions(action["urban"], action["rural"], None, self.sim.n_urban)
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
         if self.sim.t[0] >= self.config.horizon_years:
             raise RuntimeError("episode is over (horizon reached): call reset()")
         result = self.sim.step(urban, rural)
