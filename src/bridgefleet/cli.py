@@ -22,7 +22,7 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluate import evaluate_heuristics, evaluate_policy, format_table
+    from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy, format_table
     from bridgefleet.policies import HEURISTICS, get_policy
 
     if args.run_dir:
@@ -33,7 +33,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         results = evaluate_heuristics(fleet, episodes=args.episodes, seed=args.seed)
         agents = evaluate_policy(agent_policy(urban, rural), fleet, args.episodes, args.seed, "trained agents")
         print(format_table([agents, *results]))
-        best = max((r for r in results if r.policy != "random"), key=lambda r: r.mean_return)
+        best = best_heuristic(results)
         gain = (agents.mean_return - best.mean_return) / abs(best.mean_return)
         print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.1%} "
               f"({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, seed {args.seed})")
@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train the urban and rural agents")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
-    t.add_argument("--preset", default="default", help="baseline, compile-amp, double, nstep, per, dueling, "
-                   "vectorized, all, default (default: default)")
+    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, "
+                   "default (default: the config file's preset, else default)")
     t.add_argument("--episodes", type=int, help="training episodes")
     t.add_argument("--num-envs", type=int, help="fleets simulated in parallel")
     t.add_argument("--vector", choices=["native", "sync", "async"], help="vector env implementation")

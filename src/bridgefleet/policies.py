@@ -21,10 +21,6 @@ def _urban(sim: FleetSimulator) -> tuple[np.ndarray, np.ndarray]:
     return sim.state.condition[:, :nu], sim.state.ysm[:, :nu]
 
 
-def _fixed(strategy: int) -> np.ndarray:
-    return np.array(strategy, dtype=np.int64)
-
-
 def do_nothing(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """No maintenance anywhere (urban 0, rural strategy 0)."""
     c, _ = _urban(sim)

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,16 +185,16 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def resolve_config(preset: str = "default", config_file: str | Path | None = None,
+def resolve_config(preset: str | None = None, config_file: str | Path | None = None,
                    overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Preset, then the YAML file, then command-line overrides (later wins).
+
+    The preset is ``preset`` if given, else the file's ``preset:`` key, else "default".
 
     Raises:
         ConfigError: unknown preset, unreadable file or invalid value (naming it).
     """
-    if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-    data: dict[str, Any] = {**PRESETS[preset], "preset": preset}
+    loaded: dict[str, Any] = {}
     if config_file is not None:
         path = Path(config_file)
         try:
@@ -202,9 +203,10 @@ def resolve_config(preset: str = "default", config_file: str | Path | None = Non
             raise ConfigError(f"{path}: cannot read config ({exc})") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of training options")
-        if "preset" in loaded and loaded["preset"] != preset:
-            data = {**PRESETS[str(loaded["preset"])], **loaded} if loaded["preset"] in PRESETS else data
-        data.update(loaded)
+    base = str(preset or loaded.get("preset") or "default")
+    if base not in PRESETS:
+        raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
+    data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
     fleet = dict(data.pop("fleet", None) or {})
     for key, value in (overrides or {}).items():
         if value is None:
@@ -214,7 +216,7 @@ def resolve_config(preset: str = "default", config_file: str | Path | None = Non
         else:
             data[key] = value
     data["fleet"] = FleetConfig.from_dict(fleet, "fleet config")
-    return TrainConfig.from_dict(data, str(config_file or f"preset {preset}"))
+    return TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
 
 
 # -- environments ----------------------------------------------------------------------------------------
@@ -345,7 +347,7 @@ class Trainer:
         self.episodes_to_target: int | None = None
         self.seconds_to_target: float | None = None
         self.last_eval: float | None = None
-        self.losses: list[float] = []
+        self.losses: deque[float] = deque(maxlen=50)  # recent losses for logging only
         self.target_return: float | None = None
         self.target_policy = ""
 
@@ -467,7 +469,7 @@ class Trainer:
                     metrics.train(self.episodes_done, self.elapsed(), float(r), eps)
                 writer.add_scalar("train/return", float(finished.mean()), self.episodes_done)
                 if self.losses:
-                    writer.add_scalar("train/loss", float(np.mean(self.losses[-50:])), self.episodes_done)
+                    writer.add_scalar("train/loss", float(np.mean(self.losses)), self.episodes_done)
                 writer.add_scalar("train/epsilon", eps, self.episodes_done)
                 now = time.perf_counter()
                 ups = updates / max(now - t_upd, 1e-9)

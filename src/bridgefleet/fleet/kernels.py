@@ -48,8 +48,7 @@ def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, s
     mask = (1 << bits) - 1
     for e in range(e_n):
         # A cent of slack keeps an exactly fitting request funded despite float rounding.
-        left_u = budget[e, 0] + 0.01
-        left_r = budget[e, 1] + 0.01
+        left = budget[e] + 0.01
         spent[e, 0] = 0.0
         spent[e, 1] = 0.0
         for k in range(b_n):
@@ -59,17 +58,11 @@ def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, s
             deferred[e, j] = False
             if a == 0:
                 continue
+            agency = 0 if j < n_urban else 1
             c = cost[e, j]
-            if j < n_urban:
-                if c <= left_u:
-                    left_u -= c
-                    spent[e, 0] += c
-                    funded[e, j] = a
-                else:
-                    deferred[e, j] = True
-            elif c <= left_r:
-                left_r -= c
-                spent[e, 1] += c
+            if c <= left[agency]:
+                left[agency] -= c
+                spent[e, agency] += c
                 funded[e, j] = a
             else:
                 deferred[e, j] = True
@@ -133,38 +126,43 @@ def rewards(condition, target, weight, funded, cost, n_urban, critical, penalty,
 
 
 @nb.njit(**_JIT)
-def rural_requests(strategy, condition, age, ysm, weight, table, n_urban, out):  # pragma: no cover
+def rural_requests(strategy, condition, age, ysm, weight, table, bounds, ysm_min, age_min, n_urban,
+                   out):  # pragma: no cover - compiled
     """Per-bridge actions of each fleet's rural strategy: ``table[strategy, code]`` for the rural columns.
 
-    code = level × 8 + 4 × (ysm ≥ 5) + 2 × (age ≥ 60) + risky; level 0: < 3, 1: < 4, 2: < 5, 3: < 6,
-    4: < 7, 5: ≥ 7; risky: weight × max(0, 7 − c) above the fleet's mean over rural bridges (and > 0).
-    Writes int64 ``out`` (E, B − n_urban).
+    code = level × 8 + 4 × (ysm ≥ ysm_min) + 2 × (age ≥ age_min) + risky, level = number of ``bounds``
+    (ascending rating thresholds) at or below the rating; risky (only computed for strategy 6): weight ×
+    max(0, bounds[-1] − c) above the fleet's mean over rural bridges, and > 0. Writes int64 ``out``
+    (E, B − n_urban). Thresholds and table come from :mod:`bridgefleet.fleet.strategies`.
     """
     e_n, b_n = condition.shape
     n_rural = b_n - n_urban
+    good = bounds[bounds.shape[0] - 1]
     for e in range(e_n):
         s = strategy[e]
         mean_risk = 0.0
         if s == 6:
             for j in range(n_urban, b_n):
-                mean_risk += weight[e, j] * max(np.float32(7.0) - condition[e, j], np.float32(0.0))
+                mean_risk += weight[e, j] * max(good - condition[e, j], np.float32(0.0))
             mean_risk /= n_rural
         for j in range(n_urban, b_n):
             c = condition[e, j]
-            level = (c >= 3.0) + (c >= 4.0) + (c >= 5.0) + (c >= 6.0) + (c >= 7.0)
-            code = level * 8 + 4 * (ysm[e, j] >= 5.0) + 2 * (age[e, j] >= 60.0)
+            level = 0
+            for bound in bounds:
+                level += c >= bound
+            code = level * 8 + 4 * (ysm[e, j] >= ysm_min) + 2 * (age[e, j] >= age_min)
             if s == 6:
-                risk = weight[e, j] * max(np.float32(7.0) - c, np.float32(0.0))
+                risk = weight[e, j] * max(good - c, np.float32(0.0))
                 code += (risk > mean_risk) and (risk > 0)
             out[e, j - n_urban] = table[s, code]
 
 
 @nb.njit(**_JIT)
-def observe(condition, age, ysm, rate, budget_fraction, n_urban, scales, urban_out,
+def observe(condition, age, ysm, rate, budget_fraction, n_urban, scales, poor_below, good_from, urban_out,
             rural_out):  # pragma: no cover - compiled
     """Scaled observations (docs/fleet-model.md): urban (E, n_urban·4 + 1), rural (E, 10), float32.
 
-    scales = (condition, age, ysm, rate) divisors.
+    scales = (condition, age, ysm, rate) divisors; a rating < poor_below is poor, ≥ good_from good.
     """
     e_n, b_n = condition.shape
     n_rural = b_n - n_urban
@@ -193,8 +191,8 @@ def observe(condition, age, ysm, rate, budget_fraction, n_urban, scales, urban_o
             sa += age[e, j]
             sy += ysm[e, j]
             sr += rate[e, j]
-            poor += c < 5.0
-            good += c >= 7.0
+            poor += c < poor_below
+            good += c >= good_from
         mean = s / n_rural
         rural_out[e, 0] = mean / scales[0]
         rural_out[e, 1] = lo / scales[0]

@@ -54,10 +54,6 @@ class FleetProfile:
     cost_factor: np.ndarray
     target_condition: np.ndarray
 
-    @property
-    def n_urban(self) -> int:
-        return int(self.urban.sum())
-
 
 @dataclass
 class FleetState:
@@ -74,10 +70,6 @@ class FleetState:
     age: np.ndarray
     ysm: np.ndarray
     rate: np.ndarray
-
-    def features(self) -> np.ndarray:
-        """The 4 features stacked: float32 (E, B, 4) in the documented order."""
-        return np.stack([self.condition, self.age, self.ysm, self.rate], axis=-1)
 
     def copy(self) -> FleetState:
         return FleetState(self.condition.copy(), self.age.copy(), self.ysm.copy(), self.rate.copy())

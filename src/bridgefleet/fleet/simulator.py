@@ -181,7 +181,8 @@ class FleetSimulator:
         e, nu = self.num_envs, self.n_urban
         urban = np.empty((e, nu * 4 + 1), dtype=np.float32)
         rural = np.empty((e, RURAL_OBS_DIM), dtype=np.float32)
-        kernels.observe(s.condition, s.age, s.ysm, s.rate, self.budget_fraction(), nu, _SCALES, urban, rural)
+        kernels.observe(s.condition, s.age, s.ysm, s.rate, self.budget_fraction(), nu, _SCALES, model.POOR_BELOW,
+                        model.GOOD_RATING, urban, rural)
         return urban, rural
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridgefleet.fleet import kernels
-from bridgefleet.fleet.model import POOR_BELOW
+from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
 
 N_STRATEGIES = 8
 STRATEGY_NAMES = (
@@ -33,6 +33,10 @@ PREVENTIVE_INTERVAL = 5.0
 """Years between preventive treatments in the fixed-interval rules (thin polymer overlays last ~5–10 y)."""
 REPLACEMENT_AGE = 60.0
 """Age-based replacement threshold, years."""
+CRITICAL_BELOW = 4.0
+"""Critical-only strategy: rehabilitation below this rating."""
+LEVEL_BOUNDS = np.array([REPLACE_BELOW, CRITICAL_BELOW, POOR_BELOW, REPAIR_BELOW, GOOD_RATING], dtype=np.float32)
+"""Ascending rating thresholds that split ratings into the strategy table's 6 condition levels."""
 
 
 def condition_based_actions(condition: np.ndarray) -> np.ndarray:
@@ -80,7 +84,7 @@ def rural_actions(
     f32 = np.float32
     kernels.rural_requests(strategy, np.ascontiguousarray(condition, dtype=f32), np.ascontiguousarray(age, dtype=f32),
                            np.ascontiguousarray(ysm, dtype=f32), np.ascontiguousarray(traffic_weight, dtype=f32),
-                           STRATEGY_TABLE, 0, out)
+                           STRATEGY_TABLE, LEVEL_BOUNDS, PREVENTIVE_INTERVAL, REPLACEMENT_AGE, 0, out)
     return out
 
 
@@ -90,7 +94,8 @@ def _strategy_table() -> np.ndarray:
     Condition level 0: < 3, 1: 3 to < 4, 2: 4 to < 5 (poor), 3: 5 to < 6, 4: 6 to < 7 (fair), 5: ≥ 7.
     """
     level, ysm5, old, risky = np.meshgrid(np.arange(6), [0, 1], [0, 1], [0, 1], indexing="ij")
-    rule = np.array([4, 3, 3, 2, 0, 0])[level]
+    # The threshold rule at each level's lowest rating (0, then each bound).
+    rule = condition_based_actions(np.concatenate([[0.0], LEVEL_BOUNDS]))[level]
     table = np.stack([
         np.zeros_like(level),
         np.where(level <= 2, 3, 0),
