@@ -15,18 +15,26 @@ CPU. Rows:
 * ``sb3``: ``stable_baselines3.DQN("MlpPolicy", RuralEnv)``.
 * ``bridgefleet, 1 env``: the same RuralEnv object, a plain loop with :class:`bridgefleet.replay.ReplayBuffer`
   and :class:`bridgefleet.learner.DQNLearner` (network :class:`bridgefleet.agents.RuralQNetwork`).
-* ``bridgefleet, N envs``: :class:`bridgefleet.envs.vector.FleetVectorEnv` with N fleets (urban actions
-  from :func:`bridgefleet.policies.condition_based`), same total env steps and the same ratio of
-  updates to env steps (N/4 updates per vector step), so the same number of updates of the same batch.
+* ``matched``: :class:`bridgefleet.envs.vector.FleetVectorEnv` with N fleets (urban actions from
+  :func:`bridgefleet.policies.condition_based`), same total env steps and the same ratio of updates to
+  env steps (N/4 updates per vector step), so the same number of updates of the same batch.
+* ``fast``: the same vector env, one update per vector step (N× fewer updates per env step than SB3's
+  train_freq 4 with N = 16: 4× fewer) — the schedule vectorized collection is for; everything else as above.
 
-Reported: wall seconds for the same number of env steps (training only, evaluation excluded), and the final
-greedy evaluation return of each on the same 50 evaluation fleets (``RuralEnv`` seeded 1_000_000 + i),
-**discounted with γ = 0.95** over the 30-year horizon, in the env's (unscaled) reward units.
+Each seed runs every row in turn (A B C A B C …) so drift on a shared machine does not favour a row.
+Reported per row: wall seconds for the same number of env steps (training only: model construction and
+evaluation excluded on both sides), median and range over seeds; speed-up over SB3 as the ratio of the
+medians; the greedy evaluation return on the same evaluation fleets (``RuralEnv`` seeded 1_000_000 + i),
+**discounted with γ = 0.95** over the 30-year horizon, in the env's unscaled reward units, mean ± sd over
+seeds; and the paired difference from SB3's return (same seed), mean ± standard error.
+
+Verdict of a row against the issue's target (≥ 5× faster at an equal or better return): speed-up ≥ 5 and
+a return not worse than SB3's beyond noise, i.e. mean paired difference ≥ −2 standard errors.
 
 Usage::
 
     pip install "bridgefleet[bench]"        # or: pip install stable-baselines3
-    python benchmarks/peer_sb3.py [--steps 30000] [--num-envs 16] [--seed 0] [--threads N] [--out peer.md]
+    python benchmarks/peer_sb3.py [--steps 30000] [--num-envs 16] [--seeds 5] [--threads N] [--out peer.md]
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -75,7 +84,7 @@ class PeerSettings:
     exploration_final_eps: float = 0.05
     max_grad_norm: float = 10.0
     reward_scale: float = 0.01
-    eval_episodes: int = 50
+    eval_episodes: int = 100
     seed: int = 0
 
     def epsilon(self, step: int) -> float:
@@ -123,8 +132,16 @@ def make_learner(s: PeerSettings) -> DQNLearner:
     return DQNLearner(lambda: RuralQNetwork(10, 8, hidden=s.hidden), cfg)
 
 
-def run_sb3(s: PeerSettings, fleet: FleetConfig) -> tuple[float, float]:
-    """Train SB3 DQN; return (training wall seconds, evaluation return)."""
+class Run(NamedTuple):
+    """One training run of one row: training wall seconds, evaluation return, gradient updates done."""
+
+    wall: float
+    ret: float
+    updates: int
+
+
+def run_sb3(s: PeerSettings, fleet: FleetConfig) -> Run:
+    """Train SB3 DQN on one RuralEnv."""
     import gymnasium as gym
 
     sb3 = require_sb3()
@@ -145,11 +162,11 @@ def run_sb3(s: PeerSettings, fleet: FleetConfig) -> tuple[float, float]:
     model.learn(total_timesteps=s.steps)
     wall = time.perf_counter() - t0
     ret = evaluate(lambda o: int(model.predict(o, deterministic=True)[0]), s, fleet)
-    return wall, ret
+    return Run(wall, ret, int(model._n_updates))
 
 
-def run_ours_1env(s: PeerSettings, fleet: FleetConfig) -> tuple[float, float]:
-    """This project's learner on the same single RuralEnv; return (training wall seconds, evaluation return)."""
+def run_ours_1env(s: PeerSettings, fleet: FleetConfig) -> Run:
+    """This project's learner on the same single RuralEnv, SB3's schedule."""
     env = RuralEnv(fleet, other_policy="condition_based")
     learner = make_learner(s)
     replay = ReplayBuffer(s.buffer_size, _spec())
@@ -169,11 +186,11 @@ def run_ours_1env(s: PeerSettings, fleet: FleetConfig) -> tuple[float, float]:
             learner.update(replay.sample(s.batch_size, rng))
     wall = time.perf_counter() - t0
     ret = evaluate(lambda o: int(learner.greedy(o[None])[0, 0]), s, fleet)
-    return wall, ret
+    return Run(wall, ret, learner.step)
 
 
 def run_ours_vec(s: PeerSettings, fleet: FleetConfig, num_envs: int,
-                 updates_per_vector_step: float | None = None) -> tuple[float, float]:
+                 updates_per_vector_step: float | None = None) -> Run:
     """This project's learner on FleetVectorEnv(num_envs), same env steps; by default the same updates per env
     step as SB3 (num_envs / train_freq per vector step), else ``updates_per_vector_step``."""
     env = FleetVectorEnv(num_envs, fleet)
@@ -202,7 +219,7 @@ def run_ours_vec(s: PeerSettings, fleet: FleetConfig, num_envs: int,
                 learner.update(replay.sample(s.batch_size, rng))
     wall = time.perf_counter() - t0
     ret = evaluate(lambda o: int(learner.greedy(o[None])[0, 0]), s, fleet)
-    return wall, ret
+    return Run(wall, ret, learner.step)
 
 
 def heuristic_return(s: PeerSettings, fleet: FleetConfig) -> float:
@@ -210,58 +227,130 @@ def heuristic_return(s: PeerSettings, fleet: FleetConfig) -> float:
     return evaluate(lambda o: 4, s, fleet)
 
 
+@dataclass(frozen=True)
+class RowSummary:
+    """A row aggregated over seeds; speed-up and return difference are against the reference row (SB3)."""
+
+    key: str
+    wall_median: float
+    wall_min: float
+    wall_max: float
+    updates_median: float
+    ret_mean: float
+    ret_sd: float
+    returns: tuple[float, ...]
+    speedup: float | None
+    """Median reference wall / median wall of this row; None without a reference row."""
+    diff_mean: float | None
+    """Mean over seeds of (this row's return − the reference's return of the same seed)."""
+    diff_se: float | None
+    """Standard error of that mean (sample sd / √n; 0 with one seed)."""
+
+    @property
+    def meets_target(self) -> bool | None:
+        """≥ 5× faster and a return not worse than the reference beyond 2 standard errors; None if no reference."""
+        if self.speedup is None or self.diff_mean is None or self.diff_se is None:
+            return None
+        return self.speedup >= 5.0 and self.diff_mean >= -2.0 * self.diff_se
+
+
+def summarize(results: dict[str, list[Run]], ref: str = "sb3") -> list[RowSummary]:
+    """Aggregate runs (one list per row, in seed order, same seeds for every row) into one summary per row.
+
+    Raises:
+        ValueError: if rows have different numbers of seeds.
+    """
+    lengths = {len(v) for v in results.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"every row needs the same seeds, got run counts {sorted(lengths)}")
+    base = results.get(ref)
+    out = []
+    for key, runs in results.items():
+        walls = np.array([r.wall for r in runs])
+        rets = np.array([r.ret for r in runs])
+        sd = float(rets.std(ddof=1)) if len(rets) > 1 else 0.0
+        speedup = diff_mean = diff_se = None
+        if base is not None:
+            speedup = float(np.median([r.wall for r in base]) / np.median(walls))
+            diff = rets - np.array([r.ret for r in base])
+            diff_mean = float(diff.mean())
+            diff_se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        out.append(RowSummary(key, float(np.median(walls)), float(walls.min()), float(walls.max()),
+                              float(np.median([r.updates for r in runs])), float(rets.mean()), sd,
+                              tuple(float(x) for x in rets), speedup, diff_mean, diff_se))
+    return out
+
+
+ROWS = ("sb3", "ours1", "matched", "fast")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=30_000, help="training env steps (30 per episode; default 30000)")
-    p.add_argument("--num-envs", type=int, default=16, help="fleets of the vectorized row (default 16)")
-    p.add_argument("--seed", type=int, default=0, help="training seed")
-    p.add_argument("--rows", default="sb3,ours1,oursvec,oursfast",
-                   help="rows to run: sb3, ours1, oursvec (same updates), oursfast (1 update per vector step)")
+    p.add_argument("--num-envs", type=int, default=16, help="fleets of the vectorized rows (default 16)")
+    p.add_argument("--seeds", type=int, default=5, help="training seeds 0..N-1, every row on each (default 5)")
+    p.add_argument("--rows", default="sb3,matched,fast",
+                   help="rows to run, in this order for each seed: sb3, ours1 (1 env, SB3's loop), matched "
+                        "(vector env, same updates), fast (vector env, 1 update per vector step); "
+                        "default sb3,matched,fast")
+    p.add_argument("--eval-episodes", type=int, default=100, help="evaluation fleets per run (default 100)")
     p.add_argument("--out", help="also write the Markdown table to this file")
     p.add_argument("--threads", type=int, help="torch intra-op threads for every row (default: torch's default)")
     args = p.parse_args(argv)
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    bad = [r for r in rows if r not in ROWS]
+    if bad or not rows:
+        p.error(f"--rows: unknown row(s) {bad}; choose from {', '.join(ROWS)}")
+    for name in ("steps", "num_envs", "seeds", "eval_episodes"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.threads:
         torch.set_num_threads(args.threads)
-    rows = [r.strip() for r in args.rows.split(",")]
-    if "sb3" in rows:
-        sb3 = require_sb3()
-    s = PeerSettings(steps=args.steps, seed=args.seed)
+    sb3_version = require_sb3().__version__ if "sb3" in rows else ""
+    s0 = PeerSettings(steps=args.steps, eval_episodes=args.eval_episodes)
     fleet = FleetConfig()
-    results: list[tuple[str, float, float]] = []
-    if "sb3" in rows:
-        results.append((f"Stable-Baselines3 {sb3.__version__} DQN, 1 env", *run_sb3(s, fleet)))
-        print(results[-1], flush=True)
-    if "ours1" in rows:
-        results.append(("bridgefleet DQNLearner, 1 env (same RuralEnv)", *run_ours_1env(s, fleet)))
-        print(results[-1], flush=True)
-    if "oursvec" in rows:
-        results.append((f"bridgefleet DQNLearner, FleetVectorEnv {args.num_envs} envs",
-                        *run_ours_vec(s, fleet, args.num_envs)))
-        print(results[-1], flush=True)
-    if "oursfast" in rows:
-        n_upd = (s.steps // args.num_envs) * 1
-        results.append((f"bridgefleet DQNLearner, FleetVectorEnv {args.num_envs} envs, 1 update per vector step "
-                        f"({n_upd} updates instead of {s.steps // s.train_freq})",
-                        *run_ours_vec(s, fleet, args.num_envs, updates_per_vector_step=1.0)))
-        print(results[-1], flush=True)
-    ref = results[0][1] if results and results[0][0].startswith("Stable") else None
-    heur = heuristic_return(s, fleet)
+    runners: dict[str, Callable[[PeerSettings], Run]] = {
+        "sb3": lambda s: run_sb3(s, fleet),
+        "ours1": lambda s: run_ours_1env(s, fleet),
+        "matched": lambda s: run_ours_vec(s, fleet, args.num_envs),
+        "fast": lambda s: run_ours_vec(s, fleet, args.num_envs, updates_per_vector_step=1.0),
+    }
+    labels = {
+        "sb3": f"Stable-Baselines3 {sb3_version} DQN, 1 env",
+        "ours1": "bridgefleet DQNLearner, 1 env (same RuralEnv, SB3's loop)",
+        "matched": f"bridgefleet DQNLearner, FleetVectorEnv {args.num_envs} envs, same updates",
+        "fast": f"bridgefleet DQNLearner, FleetVectorEnv {args.num_envs} envs, 1 update per vector step",
+    }
+    results: dict[str, list[Run]] = {r: [] for r in rows}
+    for seed in range(args.seeds):
+        for row in rows:  # interleaved: every row once per seed
+            run = runners[row](replace(s0, seed=seed))
+            results[row].append(run)
+            print(f"seed {seed} {row}: {run.wall:.1f} s, {run.updates} updates, return {run.ret:.2f}", flush=True)
+    summary = summarize(results)
+    heur = heuristic_return(s0, fleet)
     lines = [
         f"Machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads, CPU. {s.steps} env steps ({s.steps // 30} episodes), seed {s.seed}; "
-        f"MLP {s.hidden}, buffer {s.buffer_size}, batch {s.batch_size}, lr {s.learning_rate}, γ {s.gamma}, "
-        f"1 update per {s.train_freq} env steps, target copy every {s.target_update_interval} env steps, "
-        f"learning starts {s.learning_starts}, ε 1.0→0.05 over {s.exploration_fraction:.0%} of the steps, Huber, "
-        f"grad-norm clip {s.max_grad_norm}.",
-        f"Evaluation: greedy, {s.eval_episodes} RuralEnv fleets seeded {EVAL_SEED}+i, discounted (γ {s.gamma}) "
+        f"{torch.get_num_threads()} threads, CPU. {s0.steps} env steps ({s0.steps // 30} episodes) per run, "
+        f"seeds 0..{args.seeds - 1}, rows interleaved per seed; MLP {s0.hidden}, buffer {s0.buffer_size}, "
+        f"batch {s0.batch_size}, lr {s0.learning_rate}, γ {s0.gamma}, SB3 schedule 1 update per {s0.train_freq} env "
+        f"steps, target copy every {s0.target_update_interval} env steps, learning starts {s0.learning_starts}, "
+        f"ε 1.0→0.05 over {s0.exploration_fraction:.0%} of the steps, Huber, grad-norm clip {s0.max_grad_norm}.",
+        f"Evaluation: greedy, {s0.eval_episodes} RuralEnv fleets seeded {EVAL_SEED}+i, discounted (γ {s0.gamma}) "
         f"rural return; the rural condition-based heuristic scores {heur:.1f}.",
         "",
-        "| trainer | wall s (training) | speed-up vs SB3 | eval return (discounted) |",
-        "|---|---|---|---|",
+        "| trainer | updates | wall s, median (range) | speed-up vs SB3 | eval return, mean ± sd | "
+        "return − SB3, mean ± se | ≥ 5× at equal or better return |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, wall, ret in results:
-        sp = f"{ref / wall:.2f}×" if ref else "—"
-        lines.append(f"| {name} | {wall:.1f} | {sp} | {ret:.1f} |")
+    for r in summary:
+        sp = f"{r.speedup:.2f}×" if r.speedup is not None else "—"
+        diff = f"{r.diff_mean:+.2f} ± {r.diff_se:.2f}" if r.diff_mean is not None and r.key != "sb3" else "—"
+        verdict = "—" if r.meets_target is None or r.key == "sb3" else ("yes" if r.meets_target else "no")
+        lines.append(f"| {labels[r.key]} | {r.updates_median:.0f} | {r.wall_median:.1f} ({r.wall_min:.1f}–"
+                     f"{r.wall_max:.1f}) | {sp} | {r.ret_mean:.2f} ± {r.ret_sd:.2f} | {diff} | {verdict} |")
+    lines += ["", "Per-seed returns: " + "; ".join(
+        f"{r.key} " + ", ".join(f"{x:.2f}" for x in r.returns) for r in summary)]
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -127,15 +127,50 @@ def test_cli_parser_wiring(tmp_path: Path) -> None:
     assert (args.profile, args.seeds, args.presets, args.tiny) == ("full", 2, "baseline,default", False)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="stable-baselines3 not installed")
-def test_peer_script_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def peer(monkeypatch: pytest.MonkeyPatch):
+    """The peer script as a module (it imports Stable-Baselines3 only when a row needs it)."""
     spec = importlib.util.spec_from_file_location("peer_sb3", ROOT / "benchmarks" / "peer_sb3.py")
     assert spec and spec.loader
-    peer = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "peer_sb3", peer)  # dataclasses look their module up
-    spec.loader.exec_module(peer)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "peer_sb3", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_peer_summary_hand_computed(peer) -> None:
+    run = peer.Run
+    results = {
+        "sb3": [run(20.0, -396.0, 7250), run(22.0, -398.0, 7250), run(30.0, -400.0, 7250)],
+        "fast": [run(4.0, -395.0, 1812), run(4.4, -400.0, 1812), run(3.0, -400.0, 1812)],
+    }
+    sb3, fast = peer.summarize(results)
+    assert (sb3.speedup, sb3.diff_mean, sb3.diff_se) == (1.0, 0.0, 0.0)
+    assert (fast.wall_median, fast.wall_min, fast.wall_max) == (4.0, 3.0, 4.4)
+    assert fast.speedup == pytest.approx(22.0 / 4.0)  # ratio of medians, not of means
+    assert fast.ret_mean == pytest.approx(-398.3333333)
+    # paired differences +1, −2, 0: mean −1/3, sd √(7/3), se √(7/3)/√3 = 0.8819
+    assert fast.diff_mean == pytest.approx(-1 / 3)
+    assert fast.diff_se == pytest.approx(math.sqrt(7 / 3) / math.sqrt(3))
+    assert fast.meets_target  # 5.5× and −0.33 ≥ −2 × 0.88
+    slower = peer.summarize({"sb3": results["sb3"], "fast": [run(5.0, r.ret, 1) for r in results["fast"]]})[1]
+    assert slower.speedup == pytest.approx(4.4) and not slower.meets_target
+    worse = peer.summarize({"sb3": results["sb3"], "fast": [run(4.0, r.ret - 5.0, 1) for r in results["sb3"]]})[1]
+    assert worse.diff_mean == -5.0 and worse.diff_se == 0.0 and not worse.meets_target
+    with pytest.raises(ValueError, match="same seeds"):
+        peer.summarize({"sb3": results["sb3"], "fast": results["fast"][:2]})
+
+
+def test_peer_rejects_bad_rows(peer) -> None:
+    with pytest.raises(SystemExit):
+        peer.main(["--rows", "sb3,turbo"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="stable-baselines3 not installed")
+def test_peer_script_smoke(tmp_path: Path, peer) -> None:
     out = tmp_path / "peer.md"
-    # Below learning_starts: acting, env and replay paths of all three rows, no learning.
-    assert peer.main(["--steps", "120", "--num-envs", "4", "--out", str(out)]) == 0
+    # Below learning_starts: acting, env and replay paths of every row, no learning.
+    assert peer.main(["--steps", "120", "--num-envs", "4", "--seeds", "2", "--eval-episodes", "2",
+                      "--rows", "sb3,ours1,matched,fast", "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "Stable-Baselines3" in text and "FleetVectorEnv 4 envs" in text
+    assert "Stable-Baselines3" in text and "FleetVectorEnv 4 envs" in text and "Per-seed returns" in text
