@@ -269,6 +269,27 @@ def test_utf16_file(tmp_path: Path) -> None:
     check(exc, q, 1, "STATE_CODE_001")
 
 
+def test_binary_file(tmp_path: Path) -> None:
+    noise = np.random.default_rng(0).integers(0, 256, 3000, dtype=np.uint8).tobytes()
+    for name, data, match in (("a.csv", noise, "NUL byte|not a text file"), ("a.txt", noise, "NUL byte"),
+                              ("b.csv", noise.replace(b"\x00", b"\x01"), "not a text file")):
+        p = tmp_path / name
+        p.write_bytes(data)
+        with pytest.raises(InventoryError, match=match) as exc:
+            load_inventory(p)
+        assert exc.value.line == 1 and exc.value.column is None  # no garbage "column name" quoted
+        assert len(str(exc.value)) < 300
+
+
 def test_missing_file() -> None:
     with pytest.raises(InventoryError, match="no such file"):
         load_inventory("/nonexistent/XX19.txt")
+
+
+def test_resolve_fleet_warns_when_max_urban_exceeds_urban_count(dc: Inventory) -> None:
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.fleet.simulator import resolve_fleet
+
+    with pytest.warns(UserWarning, match=r"max_urban = 500 but the fleet has only 243 urban"):
+        cfg, _ = resolve_fleet(FleetConfig(inventory="dc-2019", max_urban=500))
+    assert (cfg.n_urban, cfg.n_rural) == (243, 1)

@@ -400,6 +400,7 @@ def _decode(raw: bytes, path: Path, encoding: str) -> str:
         raise InventoryError(f"NUL byte at byte {nul}: the file looks {guess}-encoded, not text; inventories "
                              "must be latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path,
                              line=line, column=first if line == 1 else None)
+    _check_text(raw[:4000], path)
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
         encoding = "utf-8"
@@ -411,13 +412,22 @@ def _decode(raw: bytes, path: Path, encoding: str) -> str:
     return raw.decode(encoding)
 
 
+def _check_text(head: bytes, path: Path) -> None:
+    """Refuse binary data (more than 1 % C0 control bytes other than tab and line ends in ``head``)."""
+    control = sum(head.count(bytes([c])) for c in (*range(1, 9), 11, 12, *range(14, 32), 127))
+    if control > len(head) // 100:
+        raise InventoryError(f"not a text file ({control} control bytes in its first {len(head)} bytes); "
+                             "inventories must be latin-1/ASCII (NBI) or UTF-8 text (CSV)", path, line=1)
+
+
 def _first_field(raw: bytes, codec: str) -> str | None:
     try:
         head = raw[:4000].decode(codec, errors="replace").lstrip("\ufeff")
     except LookupError:
         return None
     name = re.split(r"[,;\t\r\n]", head, maxsplit=1)[0].strip().strip("'\"")
-    return name or None
+    # Only a plausible column name is worth quoting; decoded binary is a long run of arbitrary characters.
+    return name if name and len(name) <= 40 and name.isprintable() else None
 
 
 def _clean(value: str) -> str:
@@ -914,12 +924,15 @@ def _header(path: Path) -> list[str]:
     try:
         with path.open("rb") as fh:
             first = fh.readline(1 << 16)
+            fh.seek(0)
+            head = fh.read(4000)
     except FileNotFoundError:
         raise InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)})", path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
     if b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return []  # the reader raises the encoding error
+    _check_text(head, path)
     text = first.removeprefix(codecs.BOM_UTF8).decode("latin-1")
     return [_clean(f) for f in re.split(r"[,;\t]", text)]
 

@@ -207,6 +207,9 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     if config.county is not None or config.owner is not None:
         inv = inv.filter(county=config.county, owner=config.owner)
     n_urban, n_rural, fleet = inv.to_fleet(config.max_urban)
+    if config.max_urban is not None and config.max_urban > n_urban:
+        warnings.warn(f"{inv.source}: max_urban = {config.max_urban} but the fleet has only {n_urban} urban "
+                      f"bridge(s); all {n_urban} are under per-bridge control", stacklevel=2)
     area = fleet[0]["deck_area"].astype(np.float64)
     budget = config.inventory_budget_usd_per_m2 * area.sum()
     share = area[:n_urban].sum() / area.sum()
