@@ -28,8 +28,10 @@ medians; the greedy evaluation return on the same evaluation fleets (``RuralEnv`
 **discounted with γ = 0.95** over the 30-year horizon, in the env's unscaled reward units, mean ± sd over
 seeds; and the paired difference from SB3's return (same seed), mean ± standard error.
 
-Verdict of a row against the issue's target (≥ 5× faster at an equal or better return): speed-up ≥ 5 and
-a return not worse than SB3's beyond noise, i.e. mean paired difference ≥ −2 standard errors.
+Verdict of a row against the issue's target (≥ 5× faster at an equal or better return), given from 3 seeds
+on: speed-up ≥ 5 and a return not worse than SB3's — the ≈95 % lower bound of the paired difference (mean −
+2 standard errors) above −1 % of SB3's mean return (a non-inferiority test: a row that is noisy or has one
+collapsed seed fails it).
 
 Usage::
 
@@ -45,6 +47,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -227,6 +230,13 @@ def heuristic_return(s: PeerSettings, fleet: FleetConfig) -> float:
     return evaluate(lambda o: 4, s, fleet)
 
 
+NONINFERIORITY_MARGIN = 0.01
+"""A row's return counts as equal or better when the ≈95 % lower bound of its paired difference from SB3
+(mean − 2 standard errors) is above −1 % of SB3's mean return: a non-inferiority test, which a noisy
+row with few seeds fails instead of passing."""
+MIN_SEEDS_FOR_VERDICT = 3
+
+
 @dataclass(frozen=True)
 class RowSummary:
     """A row aggregated over seeds; speed-up and return difference are against the reference row (SB3)."""
@@ -245,13 +255,20 @@ class RowSummary:
     """Mean over seeds of (this row's return − the reference's return of the same seed)."""
     diff_se: float | None
     """Standard error of that mean (sample sd / √n; 0 with one seed)."""
+    ref_mean: float | None
+    """Mean return of the reference row over the same seeds."""
 
     @property
     def meets_target(self) -> bool | None:
-        """≥ 5× faster and a return not worse than the reference beyond 2 standard errors; None if no reference."""
-        if self.speedup is None or self.diff_mean is None or self.diff_se is None:
+        """≥ 5× faster and a return not worse than the reference's (non-inferiority, see NONINFERIORITY_MARGIN).
+
+        None without a reference row or with fewer than MIN_SEEDS_FOR_VERDICT seeds.
+        """
+        if (self.speedup is None or self.diff_mean is None or self.diff_se is None or self.ref_mean is None
+                or len(self.returns) < MIN_SEEDS_FOR_VERDICT):
             return None
-        return self.speedup >= 5.0 and self.diff_mean >= -2.0 * self.diff_se
+        lower = self.diff_mean - 2.0 * self.diff_se  # ≈ 95 % lower confidence bound of the paired difference
+        return self.speedup >= 5.0 and lower >= -NONINFERIORITY_MARGIN * abs(self.ref_mean)
 
 
 def summarize(results: dict[str, list[Run]], ref: str = "sb3") -> list[RowSummary]:
@@ -269,15 +286,16 @@ def summarize(results: dict[str, list[Run]], ref: str = "sb3") -> list[RowSummar
         walls = np.array([r.wall for r in runs])
         rets = np.array([r.ret for r in runs])
         sd = float(rets.std(ddof=1)) if len(rets) > 1 else 0.0
-        speedup = diff_mean = diff_se = None
+        speedup = diff_mean = diff_se = ref_mean = None
         if base is not None:
+            ref_mean = float(np.mean([r.ret for r in base]))
             speedup = float(np.median([r.wall for r in base]) / np.median(walls))
             diff = rets - np.array([r.ret for r in base])
             diff_mean = float(diff.mean())
             diff_se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
         out.append(RowSummary(key, float(np.median(walls)), float(walls.min()), float(walls.max()),
                               float(np.median([r.updates for r in runs])), float(rets.mean()), sd,
-                              tuple(float(x) for x in rets), speedup, diff_mean, diff_se))
+                              tuple(float(x) for x in rets), speedup, diff_mean, diff_se, ref_mean))
     return out
 
 
@@ -304,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("steps", "num_envs", "seeds", "eval_episodes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if len(set(rows)) < len(rows):
+        p.error(f"--rows: each row once, got {args.rows!r}")
+    if args.steps <= PeerSettings.learning_starts:
+        p.error(f"--steps {args.steps}: must exceed learning_starts = {PeerSettings.learning_starts} env steps, "
+                "or no update runs")
+    if args.threads is not None and args.threads < 1:
+        p.error(f"--threads must be >= 1, got {args.threads}")
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        p.error(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist")
     if args.threads:
         torch.set_num_threads(args.threads)
     sb3_version = require_sb3().__version__ if "sb3" in rows else ""
@@ -349,7 +376,9 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "—" if r.meets_target is None or r.key == "sb3" else ("yes" if r.meets_target else "no")
         lines.append(f"| {labels[r.key]} | {r.updates_median:.0f} | {r.wall_median:.1f} ({r.wall_min:.1f}–"
                      f"{r.wall_max:.1f}) | {sp} | {r.ret_mean:.2f} ± {r.ret_sd:.2f} | {diff} | {verdict} |")
-    lines += ["", "Per-seed returns: " + "; ".join(
+    lines += ["", f"Verdict (from {MIN_SEEDS_FOR_VERDICT} seeds): speed-up ≥ 5 and mean − 2 se of the paired "
+              f"return difference ≥ −{NONINFERIORITY_MARGIN:.0%} of SB3's mean return.",
+              "", "Per-seed returns: " + "; ".join(
         f"{r.key} " + ", ".join(f"{x:.2f}" for x in r.returns) for r in summary)]
     text = "\n".join(lines)
     print(text)

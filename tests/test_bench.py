@@ -152,25 +152,34 @@ def test_peer_summary_hand_computed(peer) -> None:
     # paired differences +1, −2, 0: mean −1/3, sd √(7/3), se √(7/3)/√3 = 0.8819
     assert fast.diff_mean == pytest.approx(-1 / 3)
     assert fast.diff_se == pytest.approx(math.sqrt(7 / 3) / math.sqrt(3))
-    assert fast.meets_target  # 5.5× and −0.33 ≥ −2 × 0.88
+    assert fast.meets_target  # 5.5× and −0.33 − 2 × 0.88 = −2.10 ≥ −1 % × 398.0 = −3.98
     slower = peer.summarize({"sb3": results["sb3"], "fast": [run(5.0, r.ret, 1) for r in results["fast"]]})[1]
     assert slower.speedup == pytest.approx(4.4) and not slower.meets_target
     worse = peer.summarize({"sb3": results["sb3"], "fast": [run(4.0, r.ret - 5.0, 1) for r in results["sb3"]]})[1]
     assert worse.diff_mean == -5.0 and worse.diff_se == 0.0 and not worse.meets_target
+    # One collapsed seed: the standard error is large, the lower bound far below −1 %.
+    noisy = peer.summarize({"sb3": results["sb3"], "fast": [run(4.0, -396.0, 1), run(4.0, -398.0, 1),
+                                                              run(4.0, -900.0, 1)]})[1]
+    assert noisy.diff_mean == pytest.approx(-500 / 3) and not noisy.meets_target
+    two = peer.summarize({k: v[:2] for k, v in results.items()})[1]
+    assert two.meets_target is None  # too few seeds for a verdict
     with pytest.raises(ValueError, match="same seeds"):
         peer.summarize({"sb3": results["sb3"], "fast": results["fast"][:2]})
 
 
-def test_peer_rejects_bad_rows(peer) -> None:
-    with pytest.raises(SystemExit):
-        peer.main(["--rows", "sb3,turbo"])
+@pytest.mark.parametrize("argv", [["--rows", "sb3,turbo"], ["--rows", "sb3,sb3"], ["--steps", "1000"],
+                                  ["--seeds", "0"], ["--threads", "-1"], ["--out", "/nonexistent/dir/p.md"]])
+def test_peer_rejects_bad_arguments(peer, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        peer.main(argv)
+    assert exc.value.code == 2 and "error:" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="stable-baselines3 not installed")
 def test_peer_script_smoke(tmp_path: Path, peer) -> None:
     out = tmp_path / "peer.md"
-    # Below learning_starts: acting, env and replay paths of every row, no learning.
-    assert peer.main(["--steps", "120", "--num-envs", "4", "--seeds", "2", "--eval-episodes", "2",
+    # Just past learning_starts: every row's acting, env, replay and a few dozen updates.
+    assert peer.main(["--steps", "1200", "--num-envs", "4", "--seeds", "2", "--eval-episodes", "2",
                       "--rows", "sb3,ours1,matched,fast", "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "Stable-Baselines3" in text and "FleetVectorEnv 4 envs" in text and "Per-seed returns" in text
