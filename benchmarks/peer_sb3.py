@@ -35,7 +35,7 @@ collapsed seed fails it).
 
 Usage::
 
-    pip install "bridgefleet[bench]"        # or: pip install stable-baselines3
+    pip install -e '.[bench]'               # from the repository; or: pip install stable-baselines3
     python benchmarks/peer_sb3.py [--steps 30000] [--num-envs 16] [--seeds 5] [--threads N] [--out peer.md]
 """
 
@@ -101,8 +101,8 @@ def require_sb3():
     try:
         import stable_baselines3
     except ImportError:
-        sys.exit("peer_sb3.py needs Stable-Baselines3, an optional extra: pip install 'bridgefleet[bench]' "
-                 "(or pip install stable-baselines3)")
+        sys.exit("peer_sb3.py needs Stable-Baselines3, an optional extra: pip install -e '.[bench]' "
+                 "from the repository (or pip install stable-baselines3)")
     return stable_baselines3
 
 

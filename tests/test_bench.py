@@ -77,6 +77,10 @@ def test_summarize_falls_back_to_run_seconds_per_episode() -> None:
     rows = [_row("baseline", 0, None, None, 10.0, math.nan, spe=2.0), _row("x", 0, None, None, 1.0, math.nan, spe=0.5)]
     s = {r["preset"]: r for r in bench.summarize(rows)}
     assert s["x"]["speedup_seconds_per_episode"] == pytest.approx(4.0)
+    # Baseline has a steady figure (1.0), x does not: both use whole-run s/episode (2.0 / 0.5), never 1.0 / 0.5.
+    rows[0]["seconds_per_episode_steady"] = 1.0
+    s = {r["preset"]: r for r in bench.summarize(rows)}
+    assert s["x"]["speedup_seconds_per_episode"] == pytest.approx(4.0)
 
 
 def test_plan_targets_cover_plan_presets() -> None:
@@ -94,6 +98,10 @@ def test_bench_config_and_caps() -> None:
     assert bench._parse_caps("1env=60, default=2000") == {"1env": 60, "default": 2000}
     with pytest.raises(ValueError):
         bench._parse_caps("1env")
+    with pytest.raises(ValueError, match="at least 1"):
+        bench._parse_caps("1env=-5")
+    with pytest.raises(ConfigError, match="--device 'tpu'"):
+        bench.run_bench(presets=["baseline"], device="tpu", tiny=True)
     with pytest.raises(ConfigError):
         bench.bench_config("nope", 0)
     with pytest.raises(ConfigError):
@@ -114,7 +122,8 @@ def test_tiny_bench_end_to_end(tmp_path: Path) -> None:
         summary = {r["preset"]: r for r in csv.DictReader(f)}
     assert float(summary["baseline"]["speedup_seconds_per_episode"]) == 1.0
     md = (tmp_path / "bench.md").read_text(encoding="utf-8")
-    for text in ("torch", "threads", "machine", "| baseline |", "| default |", "60 min", "interleaved"):
+    for text in ("torch", "threads", "machine", "| baseline |", "| default |", "60 min", "interleaved",
+                 "4 evaluation fleets"):
         assert text in md
     assert "| 1.00× |" in md
 

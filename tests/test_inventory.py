@@ -292,3 +292,22 @@ def test_resolve_fleet_warns_when_max_urban_exceeds_urban_count(dc: Inventory) -
     with pytest.warns(UserWarning, match=r"max_urban = 500 but the fleet has only 243 urban"):
         cfg, _ = resolve_fleet(FleetConfig(inventory="dc-2019", max_urban=500))
     assert (cfg.n_urban, cfg.n_rural) == (243, 1)
+
+
+def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bridgefleet.cli import main
+
+    assert main(["inventory", "dc-2019", "--max-urban", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "max_urban = 0" in err  # refused before any summary is printed
+    assert main(["inventory", "dc-2019", "--max-urban", "500"]) == 0
+    assert "exceeds the 243 urban bridges" in capsys.readouterr().out
+    empty = tmp_path / "empty.csv"
+    empty.write_text("\n \n")
+    assert main(["inventory", str(empty)]) == 2
+    assert "the file is empty" in capsys.readouterr().err
+    mapping = tmp_path / "map.yaml"
+    mapping.write_bytes(b"\xb2\xff\x00binary")
+    assert main(["inventory", "dc-2019", "--mapping", str(mapping)]) == 2
+    err = capsys.readouterr().err
+    assert str(mapping) in err and "not UTF-8" in err and len(err.splitlines()) == 1

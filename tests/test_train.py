@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -114,6 +113,9 @@ def test_resolve_config_layers_preset_file_and_flags(tmp_path):
         resolve_config("default", p)
     with pytest.raises(ValueError, match="unknown preset"):
         resolve_config("fastest")
+    p.write_text("a: [1, 2\nb: 3\n")
+    with pytest.raises(ValueError, match=r"c\.yaml, line 2, column 2: not valid YAML \(expected ',' or ']'"):
+        resolve_config("default", p)
 
 
 def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
@@ -140,7 +142,7 @@ def test_cli_help_lists_the_commands(capsys):
 
 def test_main_job_default_preset_is_fast_and_vectorized():
     cfg = resolve_config("default")
-    assert cfg.num_envs > 1 and cfg.amp and Path  # the fast preset uses vector envs and bf16
+    assert cfg.num_envs > 1 and cfg.amp  # the fast preset uses vector envs and bf16
 
 
 def test_training_into_an_existing_run_directory_is_refused(tmp_path, capsys):

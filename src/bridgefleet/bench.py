@@ -67,8 +67,8 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    # About 10 minutes on 2 CPU cores: one seed, caps just past learning_starts for the 1-env presets
-    # (their learning phase costs ~2 s/episode on 2 cores), enough for `default` to reach the target.
+    # Under 10 minutes on 2 CPU cores (4.4 min measured): one seed, caps just past learning_starts for the
+    # 1-env presets (their learning phase costs ~2 s/episode on 2 cores), enough for `default` to reach the target.
     "quick": Profile(seeds=1, caps={"1env": 45, "vec": 100, "default": 1500},
                      eval_every={"1env": 15, "vec": 50, "default": 100}),
     # The real table. The plan's 2000 episodes for the 1-env presets would take ~70 min per run on
@@ -266,9 +266,13 @@ def summarize(rows: Sequence[dict[str, Any]], baseline: str = "baseline") -> lis
     presets = list(dict.fromkeys(r["preset"] for r in rows))
     by = {p: [r for r in rows if r["preset"] == p] for p in presets}
 
+    # Steady s/episode where every run has one (a run too short for a learning phase has none);
+    # otherwise whole-run s/episode for every preset, so a ratio never mixes the two.
+    steady_everywhere = all(_num(r.get("seconds_per_episode_steady")) is not None for r in rows)
+    key = "seconds_per_episode_steady" if steady_everywhere else "seconds_per_episode"
+
     def spe(rs: Sequence[dict[str, Any]]) -> float | None:
-        steady = _median(r.get("seconds_per_episode_steady") for r in rs)
-        return steady if steady is not None else _median(r["seconds_per_episode"] for r in rs)
+        return _median(r.get(key) for r in rs)
 
     base = by.get(baseline)
     base_spe = spe(base) if base else None
@@ -383,7 +387,8 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         f"- order: interleaved (every preset for seed 0, then for seed 1, …), "
         f"{'each run in a fresh process' if meta['isolate'] else 'all runs in one process'}; "
         f"bench wall time {meta['bench_seconds'] / 60:.1f} min",
-        f"- target return: {_fmt(target, '.1f')} (best heuristic, 50 evaluation fleets, discounted); every run "
+        f"- target return: {_fmt(target, '.1f')} (best heuristic, {meta['eval_episodes']} evaluation fleets, "
+        "discounted); every run "
         "stops at the first evaluation that reaches it",
         "",
         markdown_table(summary),
@@ -392,7 +397,8 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         "that reached it); s/episode (run): wall seconds / episodes of the whole run (including start-up, "
         "evaluations and torch.compile); s/episode (steady): over the second half of the learning phase "
         "(after learning_starts). Speed-ups are ratios of medians, baseline ÷ preset, from this invocation: "
-        "\"speed-up s/ep\" uses the steady s/episode, \"speed-up time to target\" the seconds to target (≥: "
+        "\"speed-up s/ep\" uses the steady s/episode (the whole-run one for every preset when a run had no "
+        "learning phase to measure), \"speed-up time to target\" the seconds to target (≥: "
         "baseline never reached the target, so its wall time is a lower bound on its time to target). "
         "Plan columns: the acceleration plan's Benchmark Targets table (2000 episodes, 60 min for the "
         "baseline).",
@@ -445,7 +451,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     """Run the bench and write bench.csv, bench_summary.csv, bench.md and bench.png into ``out``.
 
     Args:
-        profile: "quick" (~10 min on 2 CPU cores, 1 seed) or "full" (3 seeds, higher caps).
+        profile: "quick" (4.4 min measured on 2 CPU cores, 1 seed) or "full" (3 seeds, higher caps, 34 min).
         seeds: number of seeds (0, 1, …), default from the profile.
         presets: preset names, default all of :data:`bridgefleet.train.PRESETS`; ``baseline`` is needed
             for the speed-up columns.
@@ -476,6 +482,12 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     n_seeds = seeds if seeds is not None else PROFILES[profile].seeds
     if n_seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
+    from bridgefleet.learner import resolve_device
+
+    try:  # an unusable device fails here, in one line, not inside every worker
+        resolve_device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise ConfigError(f"--device {device!r}: {exc}") from None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = [(p, s) for s in range(n_seeds) for p in names]  # interleaved: A B C … per seed
@@ -494,7 +506,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     meta = {"machine": machine_info(), "device": rows[0]["device"] if rows else device,
             "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "profile": profile,
             "tiny": tiny, "seeds": n_seeds, "caps": {p: cfgs[(p, 0)].episodes for p in names},
-            "isolate": isolate, "bench_seconds": time.perf_counter() - t0}
+            "isolate": isolate, "bench_seconds": time.perf_counter() - t0,
+            "eval_episodes": cfgs[plan[0]].eval_episodes}
     write_markdown(out / "bench.md", summary, rows, meta)
     plot_bench(out / "bench.png", summary)
     return rows
@@ -517,20 +530,25 @@ def _parse_caps(text: str | None) -> dict[str, int] | None:
             caps[key] = int(value)
         except ValueError:
             raise ValueError(f"--caps: {key}={value!r} is not a whole number of episodes") from None
+        if caps[key] < 1:
+            raise ValueError(f"--caps: {key}={value!r} must be at least 1 episode")
     return caps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``bench`` options to ``parser`` (a subcommand parser of the CLI)."""
     parser.add_argument("--profile", choices=list(PROFILES), default="quick",
-                        help="quick: ~10 min on 2 cores, 1 seed; full: 3 seeds, higher caps (default quick)")
+                        help="quick: 1 seed, low caps (4.4 min measured on 2 cores); full: 3 seeds, higher caps "
+                        "(34 min) (default quick)")
     parser.add_argument("--seeds", type=int, help="number of seeds (default: quick 1, full 3)")
     parser.add_argument("--presets", help="comma-separated presets (default: all)")
     parser.add_argument("--device", default="auto", help="cpu, cuda or auto (default auto)")
     parser.add_argument("--out", default="bench-out", help="output folder (default bench-out)")
     parser.add_argument("--caps", help="episode caps overriding the profile's, e.g. '1env=60,vec=200,default=2000' "
                         "(keys: preset names, 1env, vec)")
-    parser.add_argument("--tiny", action="store_true", help="tiny networks, 4 episodes per run (CI smoke test)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="tiny networks, 4-episode caps (a vector preset runs one step of all its fleets; "
+                        "CI smoke test, ignores --caps)")
     parser.add_argument("--in-process", action="store_true", help="run all trainings in this process")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 
 from bridgefleet.config import ConfigError, FleetConfig
 
@@ -80,11 +82,14 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     inv = load_inventory(args.path, mapping=args.mapping)
     if args.county or args.owner:
         inv = inv.filter(county=args.county, owner=args.owner)
+    split = inv.to_fleet(args.max_urban)[:2] if args.max_urban is not None else None  # errors before output
     print(summarize(inv))
-    if args.max_urban:
-        n_u, n_r, _ = inv.to_fleet(args.max_urban)
+    if split is not None:
+        n_u, n_r = split
         print(f"fleet with --max-urban {args.max_urban}: {n_u} bridges under per-bridge control (urban agent), "
               f"{n_r} under the strategy-level (rural) agent")
+        if args.max_urban > n_u:
+            print(f"note: --max-urban {args.max_urban} exceeds the {n_u} urban bridges; all are kept")
     return 0
 
 
@@ -161,10 +166,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    return f"bridgefleet: warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.formatwarning = _one_line_warning  # users see the message, not our source lines
+    warnings.simplefilter("once", UserWarning)  # a fleet loaded by several stages warns once
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `bridgefleet inventory … | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2

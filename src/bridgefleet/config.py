@@ -15,6 +15,27 @@ class ConfigError(ValueError):
     """A configuration value is invalid; the message names the field and the value."""
 
 
+def read_yaml(path: str | Path) -> Any:
+    """Parse a UTF-8 YAML file.
+
+    Raises:
+        ConfigError: one line naming the file (and the line and column of a YAML syntax error) when the
+            file cannot be read, is not UTF-8 text, or is not valid YAML.
+    """
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); expected a YAML file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: not valid YAML ({problem})") from None
+
+
 @dataclass
 class FleetConfig:
     """Everything that defines a fleet simulation. Units are in each field's comment.
@@ -188,13 +209,7 @@ class FleetConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> FleetConfig:
         """Load from a YAML file (a mapping of field names to values, optionally under a ``fleet:`` key)."""
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        data = read_yaml(path)
         if isinstance(data, dict) and "fleet" in data:
             data = data["fleet"]
         return cls.from_dict(data or {}, source=str(path))

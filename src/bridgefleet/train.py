@@ -23,7 +23,7 @@ import torch
 import yaml
 
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
-from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig, read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
 from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
@@ -197,10 +197,7 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     loaded: dict[str, Any] = {}
     if config_file is not None:
         path = Path(config_file)
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read config ({exc})") from None
+        loaded = read_yaml(path) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of training options")
     base = str(preset or loaded.get("preset") or "default")

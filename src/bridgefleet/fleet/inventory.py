@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from bridgefleet.config import ConfigError, read_yaml
+
 # ------------------------------------------------------------------------------------------------
 # Constants (documented in docs/inventory.md)
 
@@ -753,18 +755,16 @@ def _load_mapping(mapping: Mapping[str, Any] | str | Path) -> tuple[dict[str, An
     if name in BUNDLED_MAPPINGS:
         text = resources.files("bridgefleet").joinpath("data", BUNDLED_MAPPINGS[name]).read_text("utf-8")
         source = f"bundled mapping {name!r}"
+        data = yaml.safe_load(text)
     else:
         p = Path(mapping)
+        if not p.is_file():
+            raise InventoryError(f"no such mapping file; bundled mappings: {', '.join(BUNDLED_MAPPINGS)}", p)
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InventoryError(f"cannot read the mapping ({exc.strerror}); bundled mappings: "
-                                 f"{', '.join(BUNDLED_MAPPINGS)}", p) from None
+            data = read_yaml(p)
+        except ConfigError as exc:
+            raise InventoryError(f"column mapping: {exc}") from None
         source = str(p)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InventoryError(f"the mapping is not valid YAML ({exc})", source) from None
     if not isinstance(data, dict):
         raise InventoryError("the mapping must be a YAML mapping of keys "
                              f"({', '.join(MAPPING_KEYS)})", source)
@@ -930,8 +930,8 @@ def _header(path: Path) -> list[str]:
         raise InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)})", path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    if b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return []  # the reader raises the encoding error
+    if not head.strip() or b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return []  # the reader raises the empty-file or encoding error
     _check_text(head, path)
     text = first.removeprefix(codecs.BOM_UTF8).decode("latin-1")
     return [_clean(f) for f in re.split(r"[,;\t]", text)]
