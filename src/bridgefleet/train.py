@@ -620,7 +620,7 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").exists():
         raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
-    data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    data = read_yaml(run_dir / "config.yaml")
     if episodes is not None:
         data["episodes"] = episodes
     cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
