@@ -287,8 +287,9 @@ def test_missing_file() -> None:
 
 def test_resolve_fleet_warns_when_max_urban_exceeds_urban_count(dc: Inventory) -> None:
     from bridgefleet.config import FleetConfig
-    from bridgefleet.fleet.simulator import resolve_fleet
+    from bridgefleet.fleet.simulator import _load_fixed_fleet, resolve_fleet
 
+    _load_fixed_fleet.cache_clear()  # the warning comes with a load, not with a cache hit
     with pytest.warns(UserWarning, match=r"max_urban = 500 but the fleet has only 243 urban"):
         cfg, _ = resolve_fleet(FleetConfig(inventory="dc-2019", max_urban=500))
     assert (cfg.n_urban, cfg.n_rural) == (243, 1)

@@ -174,7 +174,6 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.formatwarning = _one_line_warning  # users see the message, not our source lines
-    warnings.simplefilter("once", UserWarning)  # a fleet loaded by several stages warns once
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `bridgefleet inventory … | head`: stop quietly

@@ -7,6 +7,8 @@ seeded with ``s`` behaves identically whether it is simulated alone or as column
 
 from __future__ import annotations
 
+import functools
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,31 +192,55 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
 
     For an inventory the annual budget is ``inventory_budget_usd_per_m2`` × the fleet's total deck area,
-    split between the agencies by the deck area each controls.
+    split between the agencies by the deck area each controls. A training run resolves its fleet in several
+    places (trainer, vector env, every evaluation), so the loaded fleet is cached per file version
+    (path, size, modification time) and options; its arrays are read-only, and it warns once.
 
     Returns:
         (config with n_urban / n_rural / budget taken from the inventory, fleet tuple or None for synthetic).
     """
     if config.inventory is None:
         return config, None
+    n_urban, n_rural, budget, share, fleet = _load_fixed_fleet(
+        config.inventory, config.inventory_mapping, config.county, config.owner, config.max_urban,
+        config.inventory_budget_usd_per_m2, _file_version(config.inventory))
+    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
+                          urban_budget_share=share), fleet
+
+
+def _file_version(name_or_path: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of an inventory file, None for a bundled name or a missing file (the loader says why)."""
+    try:
+        st = os.stat(name_or_path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=8)
+def _load_fixed_fleet(inventory: str, mapping: str | None, county: str | None, owner: str | None,
+                      max_urban: int | None, usd_per_m2: float, version: tuple[int, int] | None
+                      ) -> tuple[int, int, float, float, tuple[dict, dict]]:
     from bridgefleet.fleet.inventory import load_inventory
 
-    inv = load_inventory(config.inventory, mapping=config.inventory_mapping)
+    inv = load_inventory(inventory, mapping=mapping)
     if inv.dropped:
         line, reason = inv.dropped[0]
         warnings.warn(f"{inv.source}: {len(inv.dropped)} row(s) dropped, first line {line}: {reason} "
-                      f"(bridgefleet inventory {config.inventory} lists them)", stacklevel=2)
-    if config.county is not None or config.owner is not None:
-        inv = inv.filter(county=config.county, owner=config.owner)
-    n_urban, n_rural, fleet = inv.to_fleet(config.max_urban)
-    if config.max_urban is not None and config.max_urban > n_urban:
-        warnings.warn(f"{inv.source}: max_urban = {config.max_urban} but the fleet has only {n_urban} urban "
-                      f"bridge(s); all {n_urban} are under per-bridge control", stacklevel=2)
+                      f"(bridgefleet inventory {inventory} lists them)", stacklevel=3)
+    if county is not None or owner is not None:
+        inv = inv.filter(county=county, owner=owner)
+    n_urban, n_rural, fleet = inv.to_fleet(max_urban)
+    if max_urban is not None and max_urban > n_urban:
+        warnings.warn(f"{inv.source}: max_urban = {max_urban} but the fleet has only {n_urban} urban "
+                      f"bridge(s); all {n_urban} are under per-bridge control", stacklevel=3)
+    for part in fleet:
+        for arr in part.values():
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False  # shared by every caller of the cache
     area = fleet[0]["deck_area"].astype(np.float64)
-    budget = config.inventory_budget_usd_per_m2 * area.sum()
-    share = area[:n_urban].sum() / area.sum()
-    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=float(budget),
-                          urban_budget_share=float(share)), fleet
+    budget = usd_per_m2 * area.sum()
+    return n_urban, n_rural, float(budget), float(area[:n_urban].sum() / area.sum()), fleet
 
 
 def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:
