@@ -385,7 +385,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], li
 
 
 def _decode(raw: bytes, path: Path, encoding: str) -> str:
-    """Decode, refusing UTF-16/UTF-32 (BOM or NUL bytes) with a message that says so."""
+    """Decode, refusing UTF-16/UTF-32 (BOM or NUL bytes) and binary data with a message that says so."""
     boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
             (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
     for bom, name, codec in boms:
@@ -394,6 +394,10 @@ def _decode(raw: bytes, path: Path, encoding: str) -> str:
             raise InventoryError(
                 f"the file is {name}-encoded (byte-order mark {bom.hex(' ').upper()}); inventories must be "
                 "latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path, line=1, column=first)
+    head = raw[:4000]
+    if _looks_binary(head):
+        raise InventoryError(f"not a text file ({_control_bytes(head)} control bytes in its first {len(head)} "
+                             "bytes); inventories must be latin-1/ASCII (NBI) or UTF-8 text (CSV)", path, line=1)
     nul = raw.find(b"\x00")
     if nul >= 0:
         line = raw.count(b"\n", 0, nul) + 1
@@ -402,7 +406,6 @@ def _decode(raw: bytes, path: Path, encoding: str) -> str:
         raise InventoryError(f"NUL byte at byte {nul}: the file looks {guess}-encoded, not text; inventories "
                              "must be latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path,
                              line=line, column=first if line == 1 else None)
-    _check_text(raw[:4000], path)
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
         encoding = "utf-8"
@@ -414,12 +417,13 @@ def _decode(raw: bytes, path: Path, encoding: str) -> str:
     return raw.decode(encoding)
 
 
-def _check_text(head: bytes, path: Path) -> None:
-    """Refuse binary data (more than 1 % C0 control bytes other than tab and line ends in ``head``)."""
-    control = sum(head.count(bytes([c])) for c in (*range(1, 9), 11, 12, *range(14, 32), 127))
-    if control > len(head) // 100:
-        raise InventoryError(f"not a text file ({control} control bytes in its first {len(head)} bytes); "
-                             "inventories must be latin-1/ASCII (NBI) or UTF-8 text (CSV)", path, line=1)
+def _control_bytes(head: bytes) -> int:
+    """C0 control bytes other than tab and line ends in ``head``: text has almost none, binary data many."""
+    return sum(head.count(bytes([c])) for c in (*range(1, 9), 11, 12, *range(14, 32), 127))
+
+
+def _looks_binary(head: bytes) -> bool:
+    return _control_bytes(head) > len(head) // 100
 
 
 def _first_field(raw: bytes, codec: str) -> str | None:
@@ -930,9 +934,9 @@ def _header(path: Path) -> list[str]:
         raise InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)})", path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    if not head.strip() or b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return []  # the reader raises the empty-file or encoding error
-    _check_text(head, path)
+    if (not head.strip() or b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+            or _looks_binary(head)):
+        return []  # the reader raises the empty-file, encoding or binary-file error
     text = first.removeprefix(codecs.BOM_UTF8).decode("latin-1")
     return [_clean(f) for f in re.split(r"[,;\t]", text)]
 
