@@ -287,7 +287,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         """
         slots = super().add(batch)
         if slots.size:
-            self._tree.update(slots, np.full(slots.size, self._max_priority))
+            self._tree._write(slots, np.full(slots.size, self._max_priority))  # own slots, finite priority
         return slots
 
     def sample(
@@ -345,7 +345,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         if not np.all(np.isfinite(err)):
             raise ValueError("update_priorities: td_errors contain NaN or inf")
         pri = (np.abs(err) + self.eps) ** self.alpha
-        self._tree.update(idx, pri)
+        self._tree._write(idx, pri)  # checked above (finite errors give finite priorities > 0)
         self._max_priority = max(self._max_priority, float(pri.max()))
 
     def state_dict(self) -> dict[str, np.ndarray | int | float]:

@@ -89,6 +89,11 @@ class SumTree:
             raise ValueError(f"SumTree index out of range [0, {self._capacity})")
         if not np.all(np.isfinite(pri)) or pri.min() < 0.0:
             raise ValueError("SumTree priorities must be finite and >= 0")
+        self._write(idx, pri)
+
+    def _write(self, idx: NDArray[np.int64], pri: NDArray[np.float64]) -> None:
+        """:meth:`update` without its checks, for callers that validated already: ``idx`` int64 ``(N,)``,
+        N ≥ 1, in range; ``pri`` float64 ``(N,)`` finite and ≥ 0."""
         # Keep the last occurrence of each index: unique over the reversed array picks it.
         uniq, first_in_rev = np.unique(idx[::-1], return_index=True)
         nodes = uniq + self._num_leaves
