@@ -280,21 +280,24 @@ def summarize(results: dict[str, list[Run]], ref: str = "sb3") -> list[RowSummar
     lengths = {len(v) for v in results.values()}
     if len(lengths) > 1:
         raise ValueError(f"every row needs the same seeds, got run counts {sorted(lengths)}")
+    def sd(x: np.ndarray) -> float:
+        return float(x.std(ddof=1)) if len(x) > 1 else 0.0
+
     base = results.get(ref)
+    base_walls = np.array([r.wall for r in base]) if base is not None else None
+    base_rets = np.array([r.ret for r in base]) if base is not None else None
     out = []
     for key, runs in results.items():
         walls = np.array([r.wall for r in runs])
         rets = np.array([r.ret for r in runs])
-        sd = float(rets.std(ddof=1)) if len(rets) > 1 else 0.0
         speedup = diff_mean = diff_se = ref_mean = None
-        if base is not None:
-            ref_mean = float(np.mean([r.ret for r in base]))
-            speedup = float(np.median([r.wall for r in base]) / np.median(walls))
-            diff = rets - np.array([r.ret for r in base])
-            diff_mean = float(diff.mean())
-            diff_se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if base_walls is not None and base_rets is not None:
+            ref_mean = float(base_rets.mean())
+            speedup = float(np.median(base_walls) / np.median(walls))
+            diff = rets - base_rets
+            diff_mean, diff_se = float(diff.mean()), sd(diff) / float(np.sqrt(len(diff)))
         out.append(RowSummary(key, float(np.median(walls)), float(walls.min()), float(walls.max()),
-                              float(np.median([r.updates for r in runs])), float(rets.mean()), sd,
+                              float(np.median([r.updates for r in runs])), float(rets.mean()), sd(rets),
                               tuple(float(x) for x in rets), speedup, diff_mean, diff_se, ref_mean))
     return out
 
