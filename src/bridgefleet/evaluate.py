@@ -46,7 +46,8 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     """Run ``policy`` on ``episodes`` fleets seeded ``seed, seed+1, …`` in one batched simulator.
 
     Args:
-        policy: callable (simulator, rng) → (urban actions int (E, n_urban), rural strategy int (E,)).
+        policy: callable (simulator, rng) → (urban actions int (E, n_urban), rural strategy int (E,)), or
+            a per-bridge policy's requests int (E, B).
         config: the fleet configuration (an inventory in it is loaded).
         sim: an existing simulator with ``num_envs == episodes`` to reuse (optional).
     """
@@ -63,8 +64,12 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     deferred = np.zeros(episodes)
     horizon = sim.config.horizon_years
     for t in range(horizon):
-        urban, rural = policy(sim, rng)
-        res = sim.step(np.broadcast_to(urban, (episodes, sim.n_urban)), np.broadcast_to(rural, (episodes,)))
+        decision = policy(sim, rng)
+        if isinstance(decision, np.ndarray):  # a per-bridge policy: requests (E, B)
+            res = sim.step_requests(decision)
+        else:
+            urban, rural = decision
+            res = sim.step(np.broadcast_to(urban, (episodes, sim.n_urban)), np.broadcast_to(rural, (episodes,)))
         ret += gamma**t * res.reward
         cost += res.cost.sum(1)
         deferred += res.deferred.sum(1)

@@ -149,10 +149,16 @@ class FleetSimulator:
         Order within a year: requests → budget (worst first) → maintenance → deterioration → reward on
         the end-of-year ratings. The caller resets fleets whose ``truncated`` is True.
         """
-        cfg = self.config
         requested = np.empty((self.num_envs, self.n_bridges), dtype=np.int64)
         requested[:, : self.n_urban] = urban_actions
         requested[:, self.n_urban :] = self.rural_requests(np.asarray(rural_strategy))
+        return self.step_requests(requested)
+
+    def step_requests(self, requested: np.ndarray) -> StepResult:
+        """Advance every fleet by one year from per-bridge requests int (E, B) in 0–4 (urban and rural
+        bridges alike, as a per-bridge policy decides them); the budgets fund them as in :meth:`step`."""
+        cfg = self.config
+        requested = np.ascontiguousarray(requested, dtype=np.int64)
         cost = model.action_cost(requested, self.profile, self.unit_costs)
         actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
                                                       self.n_urban)

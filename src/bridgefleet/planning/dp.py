@@ -1,0 +1,159 @@
+"""Backward induction for N single-bridge MDPs under budget prices, and the forward pass of their policies.
+
+The state of one bridge at year t is (rating on the grid, years since maintenance y, rate kind). Reachable
+y at year t are 1 … t (maintained at some earlier year) and ysm0 + t (never maintained), so the value table
+of year t has t + 1 rows plus row 0 for "just maintained" (the state after an action, before deterioration).
+Age does not enter the reward or the deterioration, so it is not part of the state. One year:
+
+    Q_t(c, y, a) = EU_t(post_a(c), y_a) − (λ + price_t) × cost_a − count_price_t × [a > 0]
+    EU_t(x, y')  = E[u(x') + γ V_{t+1}(x', y' + 1)],   x' = max(x − drop(y'), 0)
+
+with V_T = 0 (the horizon is a time limit, as in the simulator's returns). ``price_t`` and
+``count_price_t`` are in step-reward units (a discounted price divided by γ^t). The forward pass pushes the
+initial rating's mass through the chosen actions and gives each bridge's expected spend and number of
+treatments per year, which the price search needs (Adelman & Mersereau 2008, column generation).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from bridgefleet.planning.transitions import BridgeMDPs
+
+
+@nb.njit(cache=True, nogil=True)
+def _expect(x, weights, taps, out):  # pragma: no cover - compiled
+    """out[j] = Σ_k w_k x[j − k] for j − k ≥ 1, plus the rest of the mass on x[0] (the rating floor)."""
+    g_n = x.shape[0]
+    for j in range(g_n):
+        acc = 0.0
+        cum = 0.0
+        for k in range(min(taps, j)):
+            wk = weights[k]
+            acc += wk * x[j - k]
+            cum += wk
+        out[j] = acc + (1.0 - cum) * x[0]
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def solve_kernel(utility, cost, feasible, weights, n_taps, c0, shift, h, horizon, gamma, cost_lambda,
+                 price_cost, price_count, active, store_lo, store_hi, eu_out, value0, exp_cost,
+                 exp_count):  # pragma: no cover - compiled
+    """Solve every active bridge; see :func:`solve` for the arguments."""
+    n_n, g_n = utility.shape
+    r_n = weights.shape[1]
+    t_n = horizon
+    for n in nb.prange(n_n):
+        if not active[n]:
+            continue
+        v_next = np.zeros((r_n, t_n + 2, g_n))
+        v_cur = np.zeros((r_n, t_n + 2, g_n))
+        eu = np.zeros((r_n, t_n + 2, g_n))
+        act = np.zeros((t_n, r_n, t_n + 2, g_n), dtype=np.int8)
+        x = np.empty(g_n)
+        for t in range(t_n - 1, -1, -1):
+            for rt in range(r_n):
+                for r in range(t + 2 if rt == 0 else t + 1):
+                    kidx = r if r <= t else t_n + t
+                    for j in range(g_n):
+                        x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j]
+                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], eu[rt, r])
+            if store_lo <= t < store_hi:
+                eu_out[n, t - store_lo] = eu.astype(np.float32)
+            pc = cost_lambda + price_cost[n, t]
+            pn = price_count[n, t]
+            for rt in range(r_n):
+                for r in range(1, t + 2 if rt == 0 else t + 1):
+                    for j in range(g_n):
+                        best = eu[rt, r, j]
+                        ba = 0
+                        for a in range(1, 4):
+                            if feasible[n, a]:
+                                q = eu[rt, 0, min(j + shift[a], g_n - 1)] - pc * cost[n, a] - pn
+                                if q > best:
+                                    best = q
+                                    ba = a
+                        if r_n == 2 and feasible[n, 4]:
+                            q = eu[1, 0, g_n - 1] - pc * cost[n, 4] - pn
+                            if q > best:
+                                best = q
+                                ba = 4
+                        v_cur[rt, r, j] = best
+                        act[t, rt, r, j] = ba
+            v_next, v_cur = v_cur, v_next
+        # v_next now holds V_0; the initial state is row 1 (ysm0), own rate, between two grid points.
+        pos = c0[n] / h
+        j0 = min(int(np.floor(pos)), g_n - 2)
+        f = pos - j0
+        value0[n] = (1.0 - f) * v_next[0, 1, j0] + f * v_next[0, 1, j0 + 1]
+        d = np.zeros((r_n, t_n + 2, g_n))
+        d_next = np.zeros((r_n, t_n + 2, g_n))
+        d[0, 1, j0] = 1.0 - f
+        d[0, 1, j0 + 1] = f
+        for t in range(t_n):
+            d_next[:] = 0.0
+            ec = 0.0
+            en = 0.0
+            for rt in range(r_n):
+                for r in range(1, t + 2 if rt == 0 else t + 1):
+                    for j in range(g_n):
+                        m = d[rt, r, j]
+                        if m == 0.0:
+                            continue
+                        a = act[t, rt, r, j]
+                        rt2, r2, j2 = rt, r, j
+                        if a == 4:
+                            rt2, r2, j2 = 1, 0, g_n - 1
+                        elif a > 0:
+                            r2 = 0
+                            j2 = min(j + shift[a], g_n - 1)
+                        if a > 0:
+                            ec += m * cost[n, a]
+                            en += m
+                        kidx = r2 if r2 <= t else t_n + t
+                        taps = n_taps[n, rt2, kidx]
+                        cum = 0.0
+                        for k in range(min(taps, j2)):
+                            wk = weights[n, rt2, kidx, k]
+                            d_next[rt2, r2 + 1, j2 - k] += m * wk
+                            cum += wk
+                        d_next[rt2, r2 + 1, 0] += m * (1.0 - cum)
+            exp_cost[n, t] = ec
+            exp_count[n, t] = en
+            d, d_next = d_next, d
+
+
+def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
+          store: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
+
+    Args:
+        mdps: the bridges (:func:`bridgefleet.planning.transitions.bridge_mdps`).
+        price_cost: float64 (N, T), price of a USD spent at year t, step-reward units per USD (≥ 0).
+        price_count: float64 (N, T), price of one treatment at year t, step-reward units (≥ 0).
+        active: bool (N,), bridges to solve (default all); outputs of the others are left at 0.
+        store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner).
+
+    Returns:
+        value0 float64 (N,): optimal expected discounted return from the initial state, prices included;
+        exp_cost float64 (N, T): expected USD spent per year under the optimal policy;
+        exp_count float64 (N, T): expected treatments per year;
+        eu float32 (N, hi − lo, R, T + 2, G) or None: EU_t by rate kind, row (0 just maintained, 1 … t
+        maintained y years ago, t + 1 never maintained) and grid rating, for t in [lo, hi).
+    """
+    n, t_n = mdps.n, mdps.horizon
+    g_n = mdps.utility.shape[1]
+    r_n = mdps.weights.shape[1]
+    active = np.ones(n, dtype=bool) if active is None else np.ascontiguousarray(active, dtype=bool)
+    lo, hi = store if store is not None else (0, 0)
+    eu = np.zeros((n, hi - lo, r_n, t_n + 2, g_n), dtype=np.float32) if hi > lo else np.zeros((1, 1, 1, 1, 1),
+                                                                                                  np.float32)
+    value0 = np.zeros(n)
+    exp_cost = np.zeros((n, t_n))
+    exp_count = np.zeros((n, t_n))
+    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.c0, mdps.shift, mdps.h,
+                 t_n, mdps.gamma, mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
+                 np.ascontiguousarray(price_count, dtype=np.float64), active, lo, hi, eu, value0, exp_cost,
+                 exp_count)
+    return value0, exp_cost, exp_count, (eu if hi > lo else None)

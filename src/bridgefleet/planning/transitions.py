@@ -1,0 +1,171 @@
+"""The single-bridge MDP on a rating grid: grid, deterioration kernels, per-bridge inputs.
+
+Ratings live on a uniform grid c_j = j·h, j = 0 … G−1 (h ≤ 0.05 rating points, 0 to 9). A value function
+between grid points is the linear interpolant, so one year of deterioration from a grid point,
+max(x − D, 0) with D = mean drop × Gamma noise, moves probability to grid points with the weights of the
+interpolating hat functions:
+
+    w_k = E[max(0, 1 − |k − D/h|)],   k = 0, 1, …     (mass that falls below 0 goes to grid point 0)
+
+The weights are integrated exactly (regularized incomplete gamma functions, SciPy), not sampled, so the grid
+chain is a proper Markov chain whose values converge to the continuous model's as h → 0 (measured in
+``benchmarks/decision_quality.py``). Sources: the model is docs/fleet-model.md; the decomposition follows
+Hawkins (2003) and Adelman & Mersereau (Operations Research 56(3), 2008).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammainc, gammaincinv
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet.model import MAX_RATING, RATING_GAIN
+
+
+def grid_points(step: float) -> tuple[int, float]:
+    """Number of grid points G and the exact step h (≤ ``step``) so that 9 rating points are whole steps
+    and every action's rating gain (1, 2, 4 points) is a whole number of steps.
+
+    Raises:
+        ValueError: ``step`` not in (0, 1].
+    """
+    if not 0.0 < step <= 1.0:
+        raise ValueError(f"grid step {step!r}: must be in (0, 1] rating points")
+    n = int(np.ceil(1.0 / step - 1e-9))  # steps per rating point
+    return int(round(MAX_RATING)) * n + 1, 1.0 / n
+
+
+def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float) -> np.ndarray:
+    """Hat-function weights w_k of one year's drop on the grid, float64 (..., K).
+
+    Args:
+        drop_mean: float (...,), mean drop rate × (1 + a × ysm) of each case, rating points (≥ 0).
+        cv: coefficient of variation of the Gamma noise (0 = deterministic drop).
+        h: grid step, rating points.
+
+    Returns:
+        w (..., K) with w[..., k] the weight of moving k steps down; rows sum to 1. K covers the drop up to
+        its 1 − 1e−12 quantile. Many cases (thousands of bridges × years since maintenance) are computed on
+        a geometric table of mean drops 0.05 % apart and interpolated (weights are smooth in the mean drop).
+    """
+    a = np.asarray(drop_mean, dtype=np.float64) / h  # mean drop in grid steps
+    if cv == 0 or a.size <= 4096:
+        return _weights_exact(a, cv)
+    lo, hi = max(a.min(), 1e-6), max(a.max(), 1e-6)
+    n = int(np.ceil(np.log(hi / lo) / np.log(1.0005))) + 2
+    table_a = lo * 1.0005 ** np.arange(n)
+    table = _weights_exact(table_a, cv)
+    pos = np.clip(np.log(np.maximum(a, lo) / lo) / np.log(1.0005), 0, n - 1.000001)
+    i = pos.astype(np.int64)
+    f = (pos - i)[..., None]
+    w = (1.0 - f) * table[i] + f * table[i + 1]
+    return w / w.sum(-1, keepdims=True)
+
+
+def _weights_exact(a: np.ndarray, cv: float) -> np.ndarray:
+    """The weights for mean drops ``a`` (grid steps), by regularized incomplete gamma functions."""
+    a = a[..., None]
+    if cv == 0:
+        kmax = int(np.floor(a.max(initial=0.0))) + 2
+        k = np.arange(kmax + 1, dtype=np.float64)
+        return np.maximum(0.0, 1.0 - np.abs(k - a))
+    shape = 1.0 / cv**2
+    scale = cv**2
+    hi = a.max(initial=0.0) * gammaincinv(shape, 1.0 - 1e-12) * scale  # the drop's 1 − 1e−12 quantile
+    kmax = int(np.ceil(hi)) + 2
+    k = np.arange(-1, kmax + 2, dtype=np.float64)
+    x = np.maximum(k, 0.0) / np.where(a > 0, a, 1.0) / scale
+    cdf = np.where(a > 0, gammainc(shape, x), 1.0)  # P(D ≤ k); a zero drop is 0 with certainty
+    cdf[..., 0] = 0.0  # P(D ≤ −1)
+    part = np.where(a > 0, a * shape * scale * gammainc(shape + 1.0, x), 0.0)  # E[D; D ≤ k]
+    # w_k = E[(D − k + 1); k−1 ≤ D < k] + E[(k + 1 − D); k ≤ D < k+1]; index i ↔ k = i − 1.
+    km = k[1:-1]
+    f_lo, f_mid, f_hi = cdf[..., :-2], cdf[..., 1:-1], cdf[..., 2:]
+    m_lo, m_mid, m_hi = part[..., :-2], part[..., 1:-1], part[..., 2:]
+    w = (m_mid - m_lo) - (km - 1.0) * (f_mid - f_lo) + (km + 1.0) * (f_hi - f_mid) - (m_hi - m_mid)
+    w = np.maximum(w, 0.0)
+    return w / w.sum(-1, keepdims=True)
+
+
+@dataclass
+class BridgeMDPs:
+    """N single-bridge MDPs (flattened over fleets) in the arrays the DP kernel takes.
+
+    Attributes:
+        utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] at each grid rating.
+        cost: float64 (N, 5), USD cost of each action.
+        feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
+        weights: float64 (N, R, 2T, K) deterioration weights by rate kind (0 own rate, 1 new structure after a
+            replacement; R = 1 when no bridge can be replaced) and ysm after the action: index y < T is
+            ysm y, index T + t is the never-maintained ysm0 + t.
+        n_taps: int64 (N, R, 2T), number of non-negligible weights of each case.
+        c0: float64 (N,), initial rating; ysm0: float64 (N,), initial years since maintenance.
+        agency: int64 (N,), 0 urban, 1 rural; fleet: int64 (N,), fleet index.
+        shift: int64 (5,), grid steps gained by actions 1–3 (action 4 goes to the top of the grid).
+        h: grid step (rating points); horizon: T (years); gamma: discount; cost_lambda: reward per USD.
+    """
+
+    utility: np.ndarray
+    cost: np.ndarray
+    feasible: np.ndarray
+    weights: np.ndarray
+    n_taps: np.ndarray
+    c0: np.ndarray
+    ysm0: np.ndarray
+    agency: np.ndarray
+    fleet: np.ndarray
+    shift: np.ndarray
+    h: float
+    horizon: int
+    gamma: float
+    cost_lambda: float
+
+    @property
+    def n(self) -> int:
+        return len(self.c0)
+
+
+def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray,
+                deck_area: np.ndarray, cost_factor: np.ndarray, weight: np.ndarray, target: np.ndarray,
+                cap_usd: np.ndarray, step: float = 0.05) -> BridgeMDPs:
+    """Build the MDPs of E fleets of B bridges (urban columns first) from their state and profile.
+
+    Args:
+        condition, ysm, rate, deck_area, cost_factor, weight, target: float (E, B) as in the simulator
+            (rating points, years, rating points/year, m², –, AADT weight, rating points).
+        cap_usd: float (E, B), the most one action of this bridge may cost (its agency's yearly budget, or
+            what the horizon's budgets add up to when budgets carry over), USD.
+        step: grid step, rating points.
+    """
+    e_n, b_n = condition.shape
+    g_n, h = grid_points(step)
+    t_n = config.horizon_years
+    c = np.arange(g_n) * h
+    w = np.asarray(weight, dtype=np.float64).reshape(-1, 1)
+    tgt = np.asarray(target, dtype=np.float64).reshape(-1, 1)
+    short = np.maximum(config.critical_rating - c, 0.0)
+    utility = w * ((c - tgt) - config.critical_penalty * short**2)
+    unit = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
+    size = (np.asarray(deck_area, dtype=np.float64) * np.asarray(cost_factor, dtype=np.float64)).reshape(-1, 1)
+    cost = unit * size
+    feasible = cost <= np.asarray(cap_usd, dtype=np.float64).reshape(-1, 1) + 0.01  # the funding rule's cent
+    feasible[:, 0] = True
+    rates = np.asarray(rate, dtype=np.float64).reshape(-1)
+    ysm0 = np.asarray(ysm, dtype=np.float64).reshape(-1)
+    years = np.arange(t_n, dtype=np.float64)
+    ysm_after = np.concatenate([np.broadcast_to(years, (len(rates), t_n)), ysm0[:, None] + years], axis=1)
+    kinds = [rates] + ([np.full_like(rates, config.new_structure_rate)] if feasible[:, 4].any() else [])
+    drop = np.stack([r[:, None] * (1.0 + config.ysm_acceleration * ysm_after) for r in kinds], axis=1)
+    wts = deterioration_weights(drop, config.deterioration_cv, h)
+    nz = wts > 1e-13
+    n_taps = np.where(nz.any(-1), wts.shape[-1] - np.argmax(nz[..., ::-1], axis=-1), 1)
+    wts = wts[..., : int(n_taps.max())]
+    shift = np.zeros(5, dtype=np.int64)
+    shift[1:4] = np.rint(RATING_GAIN[1:4] / h).astype(np.int64)
+    agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
+    fleet = np.repeat(np.arange(e_n), b_n)
+    return BridgeMDPs(utility, cost, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
+                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, h, t_n,
+                      float(config.discount), float(config.cost_lambda))
