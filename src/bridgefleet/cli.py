@@ -24,27 +24,90 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy, format_table
+    from bridgefleet.evaluate import best_heuristic, evaluate_with_bound, format_table, to_json
     from bridgefleet.policies import HEURISTICS, get_policy
 
+    _check_json_path(args.json)
+    extra = {}
     if args.run_dir:
         from bridgefleet.train import agent_policy, load_agents
 
         cfg, urban, rural = load_agents(args.run_dir, args.device)
         fleet = cfg.fleet
-        results = evaluate_heuristics(fleet, episodes=args.episodes, seed=args.seed)
-        agents = evaluate_policy(agent_policy(urban, rural), fleet, args.episodes, args.seed, "trained agents")
-        print(format_table([agents, *results]))
-        best = best_heuristic(results)
+        names = list(HEURISTICS)
+        extra = {"trained": agent_policy(urban, rural)}
+    else:
+        fleet = _fleet_config(args)
+        if args.policy == "all":
+            names = list(HEURISTICS)
+        elif args.policy == "lagrangian":
+            names = ["do_nothing"]
+        else:
+            get_policy(args.policy)
+            names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
+    planner = not args.no_bound
+    results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
+                                         step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
+    print(format_table(results, bound))
+    if args.run_dir:
+        agents = next(r for r in results if r.policy == "trained")
+        best = best_heuristic([r for r in results if r.policy in HEURISTICS])
         gain = (agents.mean_return - best.mean_return) / abs(best.mean_return)
         print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.1%} "
               f"({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, seed {args.seed})")
-        return 0
-    fleet = _fleet_config(args)
-    names = list(HEURISTICS) if args.policy == "all" else [args.policy]
-    for n in names:
-        get_policy(n)
-    print(format_table(evaluate_heuristics(fleet, names, args.episodes, args.seed)))
+    if bound is not None:
+        print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
+              f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
+    if args.json:
+        _write_json(args.json, to_json(results, bound))
+    return 0
+
+
+def _check_json_path(path: str | None) -> None:
+    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise FileNotFoundError(f"--json {path}: folder {os.path.dirname(os.path.abspath(path))} does not exist")
+
+
+def _write_json(path: str, data: dict) -> None:
+    import json
+
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(tmp, path)
+    print(f"written: {path}")
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+    from bridgefleet.planning.planner import LagrangianPlanner
+
+    if args.episodes < 1:
+        raise ValueError(f"--episodes {args.episodes}: must be at least 1")
+    _check_json_path(args.json)
+    cfg, fleet = resolve_fleet(_fleet_config(args))
+    sim = FleetSimulator(cfg, args.episodes, fleet)
+    sim.reset(None, [args.seed + i for i in range(args.episodes)])
+    planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
+    b = planner.prepare(sim)
+    fleets = len(b.values)
+    what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
+    print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}:")
+    print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); LP gap ≤ {b.gap:.2%}; "
+          f"{b.iterations} DP solves, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
+    disc = cfg.discount ** np.arange(cfg.horizon_years)
+    print("\nprices (mean over fleets, per year, undiscounted): reward units per USD 1,000 and per treatment")
+    print(f"{'year':>4} {'urban /kUSD':>12} {'urban /treat':>13} {'rural /kUSD':>12} {'rural /treat':>13}")
+    pc = b.price_cost.mean(0) / disc * 1e3
+    pn = b.price_count.mean(0) / disc
+    for t in range(cfg.horizon_years):
+        print(f"{t + 1:>4} {pc[0, t]:>12.3f} {pn[0, t]:>13.3f} {pc[1, t]:>12.3f} {pn[1, t]:>13.3f}")
+    if args.json:
+        _write_json(args.json, {"bound": {"mean": b.mean, "ci95": b.ci95, "per_fleet": b.values.tolist(),
+                                          "lp_gap": b.gap, "dp_solves": b.iterations, "seconds": b.seconds},
+                                "price_usd": b.price_cost.tolist(), "price_treatment": b.price_count.tolist()})
     return 0
 
 
@@ -108,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them")
     e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
-    e.add_argument("--policy", default="all", help="heuristic name, or 'all' (default)")
+    e.add_argument("--policy", default="all", help="heuristic name, 'lagrangian' (the planner), or 'all' (default)")
     e.add_argument("--episodes", type=int, default=100, help="evaluation episodes (default 100)")
     e.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
     e.add_argument("--config", help="fleet config YAML")
@@ -118,7 +181,24 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--county", help="keep one county (NBI item 3)")
     e.add_argument("--owner", help="keep one owner (NBI item 22)")
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
+    e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
+    _bound_options(e)
     e.set_defaults(func=cmd_evaluate)
+
+    bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
+                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    bd.add_argument("--episodes", type=int, default=100, help="evaluation fleets")
+    bd.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
+    bd.add_argument("--config", help="fleet config YAML")
+    bd.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    bd.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    bd.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    bd.add_argument("--county", help="keep one county (NBI item 3)")
+    bd.add_argument("--owner", help="keep one owner (NBI item 22)")
+    bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
+    _bound_options(bd)
+    bd.set_defaults(func=cmd_bound)
 
     t = sub.add_parser("train", help="train the urban and rural agents")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
@@ -164,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
     i.set_defaults(func=cmd_inventory)
     return p
+
+
+def _bound_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--grid-step", type=float, default=0.05, help="rating grid step of the DP, rating points")
+    p.add_argument("--bound-iters", type=int, default=30, help="DP solves in the search for the prices")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

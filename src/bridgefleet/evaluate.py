@@ -98,11 +98,61 @@ def best_heuristic(results: list[EvalResult]) -> EvalResult:
     return max((r for r in results if r.policy != "random"), key=lambda r: r.mean_return)
 
 
-def format_table(results: list[EvalResult]) -> str:
-    """Markdown table of results, best first."""
+def format_table(results: list[EvalResult], bound: tuple[float, float] | None = None) -> str:
+    """Markdown table of results, best first.
+
+    With ``bound`` (mean, 95 % CI half-width of the budget-relaxed upper bound on the same fleets) the bound
+    is the last row, and a column gives the share of the distance from do-nothing to the bound that each
+    policy covers (do_nothing must be among the results).
+    """
+    base = next((r.mean_return for r in results if r.policy == "do_nothing"), None)
+    covered = bound is not None and base is not None and bound[0] > base
     head = ("| policy | mean discounted return | 95 % CI | mean annual cost (USD) | share poor at end "
-            "| deferred / year |\n|---|---:|---:|---:|---:|---:|")
-    rows = [f"| {r.policy} | {r.mean_return:.2f} | ± {r.ci95:.2f} | {r.mean_annual_cost_usd:,.0f} | "
-            f"{r.share_poor_end:.1%} | {r.deferred_per_year:.2f} |"
-            for r in sorted(results, key=lambda r: -r.mean_return)]
+            "| deferred / year |" + (" do-nothing → bound covered |" if covered else "")
+            + "\n|---|---:|---:|---:|---:|---:|" + ("---:|" if covered else ""))
+    rows = []
+    for r in sorted(results, key=lambda r: -r.mean_return):
+        row = (f"| {r.policy} | {r.mean_return:.2f} | ± {r.ci95:.2f} | {r.mean_annual_cost_usd:,.0f} | "
+               f"{r.share_poor_end:.1%} | {r.deferred_per_year:.2f} |")
+        if covered:
+            row += f" {(r.mean_return - base) / (bound[0] - base):.1%} |"
+        rows.append(row)
+    if bound is not None:
+        rows.append(f"| upper bound (budget relaxed) | {bound[0]:.2f} | ± {bound[1]:.2f} | – | – | – |"
+                    + (" 100% |" if covered else ""))
     return "\n".join([head, *rows])
+
+
+def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None) -> dict:
+    """``{"policies": {NAME: {mean, ci95, annual_cost_usd, share_poor_end, deferred_per_year}},
+    "bound": {mean, ci95}}`` (bound None when not computed)."""
+    policies = {r.policy: {"mean": r.mean_return, "ci95": r.ci95, "annual_cost_usd": r.mean_annual_cost_usd,
+                           "share_poor_end": r.share_poor_end, "deferred_per_year": r.deferred_per_year}
+                for r in results}
+    return {"policies": policies, "bound": None if bound is None else {"mean": bound[0], "ci95": bound[1]}}
+
+
+def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
+                        extra: dict[str, Policy] | None = None, planner: bool = True, step: float = 0.05,
+                        max_iter: int = 30, progress: bool = False
+                        ) -> tuple[list[EvalResult], tuple[float, float] | None]:
+    """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
+    planner and the budget-relaxed upper bound, all on the same seeded fleets.
+
+    Returns:
+        (results, (bound mean, 95 % CI half-width) or None without the planner).
+    """
+    from bridgefleet.planning.planner import LagrangianPlanner
+
+    if episodes < 1:
+        raise ValueError(f"episodes = {episodes}: must be at least 1")
+    config, fleet = resolve_fleet(config)
+    sim = FleetSimulator(config, episodes, fleet)
+    names = list(HEURISTICS) if names is None else names
+    results = [evaluate_policy(HEURISTICS[n], config, episodes, seed, n, sim) for n in names]
+    results += [evaluate_policy(p, config, episodes, seed, n, sim) for n, p in (extra or {}).items()]
+    if not planner:
+        return results, None
+    lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress)
+    results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
+    return results, (lagr.bound.mean, lagr.bound.ci95)

@@ -19,6 +19,7 @@ from bridgefleet.fleet.model import RATING_GAIN
 from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import BoundResult, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.dp import solve
+from bridgefleet.planning.transitions import grid_points
 
 DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
@@ -144,6 +145,11 @@ class LagrangianPlanner:
 
     def __init__(self, step: float = 0.05, max_iter: int = 30, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False):
+        if max_iter < 2:
+            raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
+        if memory_mb <= 0:
+            raise ValueError(f"memory_mb = {memory_mb}: must be > 0")
+        grid_points(step)  # checks the step
         self.step = step
         self.max_iter = max_iter
         self.memory_mb = memory_mb
