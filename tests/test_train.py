@@ -120,8 +120,11 @@ def test_resolve_config_layers_preset_file_and_flags(tmp_path):
 
 def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
     run_dir, _ = train(_tiny(), tmp_path / "run", progress=False)
-    assert main(["evaluate", str(run_dir), "--episodes", "4"]) == 0
+    assert main(["evaluate", str(run_dir), "--episodes", "4", "--quiet", "--json", str(tmp_path / "ev.json")]) == 0
     assert "trained agents vs best heuristic" in capsys.readouterr().out
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    assert "trained" in ev["policies"] and "lagrangian" in ev["policies"]
+    assert all(ev["bound"]["mean"] >= p["mean"] for p in ev["policies"].values())  # the bound bounds them all
     plan = tmp_path / "plan.csv"
     assert main(["plan", str(run_dir), "--years", "3", "--samples", "2", "--out", str(plan)]) == 0
     rows = plan.read_text().splitlines()

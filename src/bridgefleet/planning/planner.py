@@ -54,10 +54,8 @@ def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, 
             m = index[e, j]
             rt = 1 if (replaced[e, j] and r_n == 2) else 0
             y = ysm[e, j]
-            if rt == 0 and abs(y - (ysm0[m] + t)) < 0.5:
-                row = t + 1  # never maintained since the start
-            else:
-                row = min(max(int(y + 0.5), 1), t + 1)
+            # row t + 1: never maintained since the start; else maintained y years ago
+            row = t + 1 if rt == 0 and abs(y - (ysm0[m] + t)) < 0.5 else min(max(int(y + 0.5), 1), t + 1)
             c = cond[e, j]
             pc = cost_lambda + step_cost[m]
             q0 = _interp(eu[m, slot, rt, row], c, h)

@@ -34,7 +34,7 @@ def grid_points(step: float) -> tuple[int, float]:
     if not 0.0 < step <= 1.0:
         raise ValueError(f"grid step {step!r}: must be in (0, 1] rating points")
     n = int(np.ceil(1.0 / step - 1e-9))  # steps per rating point
-    return int(round(MAX_RATING)) * n + 1, 1.0 / n
+    return round(MAX_RATING) * n + 1, 1.0 / n
 
 
 def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float) -> np.ndarray:

@@ -1,0 +1,110 @@
+"""Planning: deterioration kernels, the single-bridge DP against simulation, the bound against an exact joint
+optimum and against every policy, the lagrangian planner."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from bridgefleet.cli import main
+from bridgefleet.config import FleetConfig
+from bridgefleet.evaluate import evaluate_policy, evaluate_with_bound
+from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.planning.transitions import deterioration_weights, grid_points
+
+
+def test_grid_has_whole_steps_per_rating_point():
+    assert grid_points(0.05) == (181, 0.05)
+    g, h = grid_points(0.03)  # not a divisor of 1: the next finer one
+    assert (g, h) == (9 * 34 + 1, 1 / 34)
+    with pytest.raises(ValueError, match="grid step 0"):
+        grid_points(0)
+
+
+def test_deterministic_drop_splits_between_the_two_neighbouring_grid_points():
+    # A drop of 0.075 rating points on a 0.05 grid is 1.5 steps: half the mass one step down, half two.
+    w = deterioration_weights(np.array([0.075]), 0.0, 0.05)
+    np.testing.assert_allclose(w[0, :3], [0.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("n_cases", [3, 5000])  # exact, and the interpolated table for many cases
+def test_gamma_weights_sum_to_one_and_keep_the_mean_drop(n_cases):
+    drop = np.linspace(0.03, 0.3, n_cases)
+    w = deterioration_weights(drop, 0.3, 0.05)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-12)
+    # Hat functions reproduce linear functions, so Σ_k k h w_k is the mean drop (no clamp here).
+    np.testing.assert_allclose((w * np.arange(w.shape[-1])).sum(-1) * 0.05, drop, rtol=2e-6)
+    # and the variance is the Gamma's (cv × mean)² plus the hat functions' own spread (≤ h²/4)
+    var = (w * (np.arange(w.shape[-1]) * 0.05) ** 2).sum(-1) - drop**2
+    assert np.all(var >= (0.3 * drop) ** 2 - 1e-9) and np.all(var <= (0.3 * drop) ** 2 + 0.05**2 / 4)
+
+
+def test_without_a_budget_the_dp_value_is_the_simulated_return_of_its_policy():
+    cfg = FleetConfig(n_urban=1, n_rural=1, annual_budget_usd=1e9, fixed_fleet=True, fleet_seed=3, horizon_years=15)
+    planner = LagrangianPlanner(step=0.01, max_iter=2)
+    res = evaluate_policy(planner, cfg, episodes=2000, seed=0, name="dp")
+    value = planner.bound.values[0]
+    assert planner.bound.price_cost.max() == 0.0 and planner.bound.price_count.max() == 0.0
+    half_width = 2.576 / 1.96 * res.ci95  # 99 % CI
+    assert abs(res.mean_return - value) < half_width, (res.mean_return, value, half_width)
+
+
+def _exact_optimum(cfg: FleetConfig, actions: list[int]) -> float:
+    """Best return over every action sequence (deterministic deterioration: open loop is optimal)."""
+    sim0 = FleetSimulator(cfg, 1)
+    b = sim0.n_bridges
+    per_year = list(itertools.product(actions, repeat=b))
+    seqs = list(itertools.product(range(len(per_year)), repeat=cfg.horizon_years))
+    sim = FleetSimulator(cfg, len(seqs))
+    sim.reset(None, [0] * len(seqs))
+    table = np.array(per_year)
+    idx = np.array(seqs)
+    ret = np.zeros(len(seqs))
+    for t in range(cfg.horizon_years):
+        ret += cfg.discount**t * sim.step_requests(table[idx[:, t]]).reward
+    return float(ret.max())
+
+
+def test_bound_is_above_the_exact_joint_optimum_which_is_above_the_planner():
+    # 1 urban + 2 rural bridges; the rural budget (USD 75,000) pays for both preventive treatments but never
+    # for a repair together with any treatment of the other bridge; rehabilitation and replacement never fit.
+    # Deterministic deterioration, 3 years: 9^3 joint sequences of (urban, rural, rural) actions per year.
+    cfg = FleetConfig(n_urban=1, n_rural=2, horizon_years=3, deterioration_cv=0.0, fixed_fleet=True, fleet_seed=7,
+                      annual_budget_usd=150_000.0, urban_budget_share=0.5)
+    exact = _exact_optimum(cfg, [0, 1, 2])
+    planner = LagrangianPlanner(step=0.01, max_iter=20)
+    lagr = evaluate_policy(planner, cfg, episodes=1, seed=0, name="lagrangian").mean_return
+    assert not planner.mdps.feasible[:, 3:].any()  # the enumeration above covers every affordable action
+    bound = planner.bound.values[0]
+    assert bound >= exact - 1e-3 * abs(exact), (bound, exact)
+    assert exact >= lagr - 1e-9, (exact, lagr)
+
+
+def test_bound_is_above_every_policy_and_the_planner_beats_worst_first():
+    cfg = FleetConfig()
+    results, bound = evaluate_with_bound(cfg, episodes=6, seed=1_000_000, max_iter=12)
+    means = {r.policy: r.mean_return for r in results}
+    assert all(bound[0] >= m for m in means.values()), (bound, means)
+    assert means["lagrangian"] > means["worst_first"]
+
+
+def test_evaluate_json_and_bound_cli(tmp_path, capsys):
+    out = tmp_path / "ev.json"
+    assert main(["evaluate", "--policy", "lagrangian", "--episodes", "3", "--bound-iters", "4", "--quiet",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| upper bound (budget relaxed) |" in text and "do-nothing → bound covered" in text
+    data = json.loads(out.read_text())
+    assert set(data["policies"]) == {"do_nothing", "lagrangian"}
+    assert set(data["policies"]["lagrangian"]) == {"mean", "ci95", "annual_cost_usd", "share_poor_end",
+                                                   "deferred_per_year"}
+    assert data["bound"]["mean"] >= data["policies"]["lagrangian"]["mean"]
+    assert main(["bound", "--episodes", "2", "--bound-iters", "3", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "upper bound on the expected discounted return" in text and "urban /kUSD" in text
+    assert main(["bound", "--episodes", "2", "--grid-step", "0", "--quiet"]) == 2
+    assert "grid step 0" in capsys.readouterr().err
+    assert main(["evaluate", "--episodes", "2", "--json", str(tmp_path / "nope" / "x.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
