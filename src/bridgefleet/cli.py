@@ -172,14 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them")
     e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
     e.add_argument("--policy", default="all", help="heuristic name, 'lagrangian' (the planner), or 'all' (default)")
-    e.add_argument("--episodes", type=int, default=100, help="evaluation episodes (default 100)")
-    e.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
-    e.add_argument("--config", help="fleet config YAML")
-    e.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
-    e.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
-    e.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
-    e.add_argument("--county", help="keep one county (NBI item 3)")
-    e.add_argument("--owner", help="keep one owner (NBI item 22)")
+    _evaluation_fleet_options(e, "evaluation episodes (default 100)")
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
     e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
@@ -188,14 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    bd.add_argument("--episodes", type=int, default=100, help="evaluation fleets")
-    bd.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
-    bd.add_argument("--config", help="fleet config YAML")
-    bd.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
-    bd.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
-    bd.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
-    bd.add_argument("--county", help="keep one county (NBI item 3)")
-    bd.add_argument("--owner", help="keep one owner (NBI item 22)")
+    _evaluation_fleet_options(bd, "evaluation fleets")
     bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
     _bound_options(bd)
     bd.set_defaults(func=cmd_bound)
@@ -244,6 +230,18 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
     i.set_defaults(func=cmd_inventory)
     return p
+
+
+def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) -> None:
+    """Evaluation fleets: how many, their seeds, and the fleet (config file or inventory)."""
+    p.add_argument("--episodes", type=int, default=100, help=episodes_help)
+    p.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
+    p.add_argument("--config", help="fleet config YAML")
+    p.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    p.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    p.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    p.add_argument("--county", help="keep one county (NBI item 3)")
+    p.add_argument("--owner", help="keep one owner (NBI item 22)")
 
 
 def _bound_options(p: argparse.ArgumentParser) -> None:

@@ -86,11 +86,7 @@ def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, epi
     Raises:
         ValueError: ``episodes`` < 1.
     """
-    if episodes < 1:
-        raise ValueError(f"episodes = {episodes}: must be at least 1")
-    config, fleet = resolve_fleet(config)
-    sim = FleetSimulator(config, episodes, fleet)
-    return [evaluate_policy(HEURISTICS[n], config, episodes, seed, n, sim) for n in (names or list(HEURISTICS))]
+    return evaluate_with_bound(config, names, episodes, seed, planner=False)[0]
 
 
 def best_heuristic(results: list[EvalResult]) -> EvalResult:
