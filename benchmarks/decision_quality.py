@@ -5,7 +5,7 @@ Prints, per fleet: worst_first, the lagrangian planner (gain over worst_first wi
 and its standard error, distance below the bound), the bound with its LP gap and time; and for the default
 fleet the bound again on a grid of half the step (its discretization error).
 
-Run: python benchmarks/decision_quality.py [--fleets default,dc,indiana] [--episodes 100] [--bound-iters 30]
+Run: python benchmarks/decision_quality.py [--fleets default,dc,indiana] [--episodes 100] [--bound-iters 80]
 Indiana needs ../shared/data/indiana/INDIANA2019.csv (not bundled); it is skipped when missing.
 """
 
@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--fleets", default="default,dc,indiana")
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1_000_000)
-    ap.add_argument("--bound-iters", type=int, default=30)
+    ap.add_argument("--bound-iters", type=int, default=80)
     ap.add_argument("--grid-check", type=int, default=10, help="default fleets re-bounded on a half-step grid")
     args = ap.parse_args()
     rows = []

@@ -115,20 +115,33 @@ def cmd_train(args: argparse.Namespace) -> int:
     from bridgefleet.train import resolve_config, resume, train
 
     if args.resume:
-        run_dir, summary = resume(args.resume, progress=not args.quiet, episodes=args.episodes)
+        run_dir, summary = resume(args.resume, progress=not args.quiet, episodes=args.episodes,
+                                  reprobe=args.reprobe)
     else:
+        amp = {"auto": "auto", "on": True, "off": False, None: None}[args.amp]
+        threads = args.threads if args.threads in (None, "auto") else _whole(args.threads, "--threads")
         overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
                      "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
-                     "inventory_mapping": args.mapping}
+                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads}
         cfg = resolve_config(args.preset, args.config, overrides)
-        run_dir, summary = train(cfg, args.out, progress=not args.quiet)
+        run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
     print(f"run directory: {run_dir}")
+    hw = summary["hardware"]
+    print(f"  precision            {hw['amp']} ({hw['amp_reason']})")
+    print(f"  threads              {hw['threads']} ({hw['threads_reason']})")
     for key in ("episodes", "wall_seconds", "seconds_per_episode", "final_eval_return", "target_return",
                 "target_policy", "episodes_to_target", "seconds_to_target", "device"):
         value = summary[key]
         print(f"  {key:<20} {value:.4g}" if isinstance(value, float) else f"  {key:<20} {value}")
     return 0
+
+
+def _whole(text: str, option: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SystemExit(f"{option} {text!r}: must be a whole number or auto") from None
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -200,6 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--owner", help="keep one owner (NBI item 22)")
     t.add_argument("--device", help="cpu, cuda or auto")
     t.add_argument("--seed", type=int, help="training seed")
+    t.add_argument("--amp", choices=["auto", "on", "off"],
+                   help="mixed precision: auto (bf16 only on a CPU with native bf16, fp16 on CUDA), on, off")
+    t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores)")
+    t.add_argument("--reprobe", action="store_true", help="probe precision and threads again (not the cache)")
     t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -246,7 +263,8 @@ def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) ->
 
 def _bound_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-step", type=float, default=0.05, help="rating grid step of the DP, rating points")
-    p.add_argument("--bound-iters", type=int, default=30, help="DP solves in the search for the prices")
+    p.add_argument("--bound-iters", type=int, default=80,
+                   help="most DP solves in the search for the prices (on a 0.2-point grid)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -130,7 +130,7 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None)
 
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
                         extra: dict[str, Policy] | None = None, planner: bool = True, step: float = 0.05,
-                        max_iter: int = 30, progress: bool = False
+                        max_iter: int = 80, progress: bool = False
                         ) -> tuple[list[EvalResult], tuple[float, float] | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
     planner and the budget-relaxed upper bound, all on the same seeded fleets.

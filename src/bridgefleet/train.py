@@ -6,11 +6,9 @@ checkpoints. Both agents learn at once from the same fleets as independent DQN l
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import os
-import platform
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,8 +26,10 @@ from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
 from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
-from bridgefleet.learner import DQNLearner, LearnerConfig
+from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
+from bridgefleet.learner import DQNLearner, LearnerConfig, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
+from bridgefleet.runlog import Metrics, plot_training_curve, progress_bar, tensorboard
 
 
 @dataclass
@@ -64,8 +64,12 @@ class TrainConfig:
     """Gradient-norm clip."""
     loss: str = "mse"
     """TD loss: "mse" (the plan) or "huber"."""
-    amp: bool = False
-    """Mixed precision (bf16 autocast on CPU, fp16 + GradScaler on CUDA)."""
+    amp: bool | str = False
+    """Mixed precision: "auto" (fp16 + GradScaler on CUDA; bf16 autocast on a CPU with native bf16 where a
+    probe finds it faster; else fp32: see :mod:`bridgefleet.hardware`), true (bf16 on CPU / fp16 on CUDA,
+    forced) or false (fp32)."""
+    threads: int | str = "auto"
+    """torch intra-op threads: "auto" (probed on the cores this process may use) or a number ≥ 1."""
     compile: str = "off"
     """torch.compile mode: off, default, reduce-overhead, max-autotune."""
     double: bool = False
@@ -133,14 +137,19 @@ class TrainConfig:
             "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
             "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
         }
+        checks["amp"] = self.amp in (True, False, "auto")
+        checks["threads"] = self.threads == "auto" or (isinstance(self.threads, int) and self.threads >= 1
+                                                       and not isinstance(self.threads, bool))
         for name, ok in checks.items():
             if not ok:
                 raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
 
-    def learner_config(self, hidden: tuple[int, ...]) -> LearnerConfig:
+    def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None) -> LearnerConfig:
+        """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``)."""
         return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
                              dueling=self.dueling, noisy=self.noisy, loss=self.loss, grad_clip=self.grad_clip,
-                             target_sync_every=self.target_sync_every, amp=self.amp, compile=self.compile,
+                             target_sync_every=self.target_sync_every,
+                             amp=self.amp is True if amp is None else amp, compile=self.compile,
                              device=self.device, hidden=hidden)
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,19 +175,19 @@ _BASE: dict[str, Any] = {"num_envs": 1, "updates_per_step": 1.0}
 PRESETS: dict[str, dict[str, Any]] = {
     # Rows of the plan's Benchmark Targets table, each adding to the one before.
     "baseline": dict(_BASE),
-    "compile-amp": {**_BASE, "amp": True, "compile": "default"},
-    "double": {**_BASE, "amp": True, "compile": "default", "double": True},
-    "nstep": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3},
-    "per": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3, "per": True},
-    "dueling": {**_BASE, "amp": True, "compile": "default", "double": True, "n_step": 3, "per": True,
+    "compile-amp": {**_BASE, "amp": "auto", "compile": "default"},
+    "double": {**_BASE, "amp": "auto", "compile": "default", "double": True},
+    "nstep": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3},
+    "per": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True},
+    "dueling": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True,
                 "dueling": True},
-    "vectorized": {"amp": True, "compile": "default", "double": True, "n_step": 3, "per": True,
+    "vectorized": {"amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True,
                    "dueling": True, "num_envs": 4, "updates_per_step": 1.0},
-    "all": {"amp": True, "compile": "default", "double": True, "n_step": 3, "per": True, "dueling": True,
+    "all": {"amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True, "dueling": True,
             "noisy": True, "num_envs": 4, "updates_per_step": 1.0},
     # The fastest configuration that reaches the target return (measured: docs/benchmarks.md).
     # Dueling heads were dropped after measuring: -745 with, -718 without (2000 episodes, seed 0).
-    "default": {"amp": True, "double": True, "n_step": 3, "num_envs": 32,
+    "default": {"amp": "auto", "double": True, "n_step": 3, "num_envs": 32,
                 "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
                 "rural_hidden": (128, 128), "lr": 5e-4, "target_sync_every": 250, "learning_starts": 2000,
                 "eval_every": 200},
@@ -254,16 +263,36 @@ def _info_field(info: dict[str, Any], key: str, done: np.ndarray) -> np.ndarray:
 
 
 # -- agents ----------------------------------------------------------------------------------------------
-def build_learners(cfg: TrainConfig, n_urban: int) -> tuple[DQNLearner, DQNLearner]:
-    """The urban (branching, n_urban × 5) and rural (1 × 8) learners of a run."""
+def build_learners(cfg: TrainConfig, n_urban: int, amp: bool | None = None) -> tuple[DQNLearner, DQNLearner]:
+    """The urban (branching, n_urban × 5) and rural (1 × 8) learners of a run (``amp`` as resolved)."""
     torch.manual_seed(cfg.seed)
     urban = DQNLearner(lambda: UrbanQNetwork(n_urban * 4 + 1, n_urban, hidden=cfg.urban_hidden,
                                              dueling=cfg.dueling, noisy=cfg.noisy),
-                       cfg.learner_config(cfg.urban_hidden))
+                       cfg.learner_config(cfg.urban_hidden, amp))
     rural = DQNLearner(lambda: RuralQNetwork(10, 8, hidden=cfg.rural_hidden, dueling=cfg.dueling,
                                              noisy=cfg.noisy),
-                       cfg.learner_config(cfg.rural_hidden))
+                       cfg.learner_config(cfg.rural_hidden, amp))
     return urban, rural
+
+
+def choose_hardware(cfg: TrainConfig, n_urban: int, reprobe: bool = False) -> HardwareChoice:
+    """Precision and threads for this run on this machine, probed on the run's urban network and batch size
+    (the largest learner update of a step; see :mod:`bridgefleet.hardware`)."""
+    d = n_urban * 4 + 1
+    b = cfg.batch_size
+    rng = np.random.default_rng(0)
+    batch = {"obs": rng.random((b, d), dtype=np.float32), "action": rng.integers(0, 5, (b, n_urban)),
+             "reward": rng.random((b, n_urban) if cfg.urban_reward == "per_bridge" else (b,), dtype=np.float32),
+             "next_obs": rng.random((b, d), dtype=np.float32), "done": np.zeros(b, dtype=np.float32),
+             "discount": np.full(b, 0.9, dtype=np.float32)}
+    eager = dataclasses.replace(cfg, compile="off")  # compiling for a probe would cost more than it measures
+
+    def probe(amp: str, threads: int) -> float:
+        learner = build_learners(eager, n_urban, amp == "bf16")[0]
+        return time_updates(lambda: learner.update(batch), threads)
+
+    key = f"urban {d}-{'-'.join(map(str, cfg.urban_hidden))}-{n_urban}x5 batch {b}"
+    return choose(cfg.amp, cfg.threads, resolve_device(cfg.device), probe, key, reprobe)
 
 
 def agent_policy(urban: DQNLearner, rural: DQNLearner) -> Callable:
@@ -316,7 +345,7 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 class Trainer:
     """One training run writing into ``run_dir`` (see :func:`train`)."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool = True):
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool = True, reprobe: bool = False):
         self.cfg = cfg
         self.run_dir = run_dir
         self.progress = progress
@@ -325,7 +354,9 @@ class Trainer:
         self.fleet_cfg = fleet_cfg
         self.env = make_vector_env(cfg)
         self.n_urban = fleet_cfg.n_urban
-        self.urban, self.rural = build_learners(cfg, self.n_urban)
+        self.hardware = choose_hardware(cfg, self.n_urban, reprobe)
+        torch.set_num_threads(self.hardware.threads)
+        self.urban, self.rural = build_learners(cfg, self.n_urban, self.hardware.amp != "off")
         e = cfg.num_envs
         steps_total = cfg.episodes * fleet_cfg.horizon_years / e
         self.total_updates = int(steps_total * cfg.updates_per_step)
@@ -412,11 +443,11 @@ class Trainer:
             results = evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed)
             best = best_heuristic(results)
             self.target_return, self.target_policy = best.mean_return, best.policy
-        writer = _tensorboard(self.run_dir)
-        metrics = _Metrics(self.run_dir / "metrics.csv")
+        writer = tensorboard(self.run_dir)
+        metrics = Metrics(self.run_dir / "metrics.csv")
         # Fleets finish episodes together, so a run ends at the next multiple of num_envs.
         total = -(-cfg.episodes // cfg.num_envs) * cfg.num_envs
-        bar = _progress(total, self.episodes_done, self.progress)
+        bar = progress_bar(total, self.episodes_done, self.progress)
         # Episodes start at the same time in every fleet; a resumed run starts fresh episodes.
         obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * 7919)
         ep_return = np.zeros(cfg.num_envs)
@@ -513,7 +544,8 @@ class Trainer:
             "seconds_to_target": self.seconds_to_target, "device": str(self.urban.device),
             "torch_version": torch.__version__, "preset": self.cfg.preset, "num_envs": self.cfg.num_envs,
             "env_steps": self.env_steps, "updates": self.urban.step, "updates_per_second": self.urban.step / wall,
-            "threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
+            "threads": self.hardware.threads, "amp": self.hardware.amp, "hardware": self.hardware.to_dict(),
+            "machine": cpu_model(),
         }
         tmp = self.run_dir / ".summary.json.tmp"
         tmp.write_text(json.dumps(summary, indent=2))
@@ -522,77 +554,10 @@ class Trainer:
         return summary
 
 
-class _Metrics:
-    """metrics.csv: one row per training episode (kind=train) and per evaluation (kind=eval); appends on resume."""
-
-    FIELDS = ("kind", "episode", "wall_seconds", "train_return", "epsilon", "eval_return", "target_return")
-
-    def __init__(self, path: Path):
-        new = not path.exists()
-        self.f = path.open("a", newline="")
-        self.w = csv.writer(self.f)
-        if new:
-            self.w.writerow(self.FIELDS)
-
-    def train(self, episode: int, wall: float, ret: float, eps: float) -> None:
-        self.w.writerow(("train", episode, f"{wall:.3f}", f"{ret:.4f}", f"{eps:.4f}", "", ""))
-
-    def eval(self, episode: int, wall: float, ret: float, target: float) -> None:
-        self.w.writerow(("eval", episode, f"{wall:.3f}", "", "", f"{ret:.4f}", f"{target:.4f}"))
-        self.f.flush()
-
-    def close(self) -> None:
-        self.f.close()
-
-
-def _tensorboard(run_dir: Path):
-    from torch.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(run_dir / "tb"))
-
-
-def _progress(total: int, initial: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, unit="ep", desc="train", dynamic_ncols=True)
-
-
-def plot_training_curve(run_dir: Path) -> Path:
-    """training_curve.png from metrics.csv: training returns, evaluation returns and the target."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
-    tr = [(int(r["episode"]), float(r["train_return"])) for r in rows if r["kind"] == "train"]
-    ev = [(int(r["episode"]), float(r["eval_return"]), float(r["target_return"])) for r in rows if r["kind"] == "eval"]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    if tr:
-        x, y = np.array(tr).T
-        k = max(1, len(y) // 50)
-        ax.plot(x, y, color="0.8", lw=0.5, label="training episode return")
-        if len(y) >= k:
-            ax.plot(x[k - 1:], np.convolve(y, np.ones(k) / k, mode="valid"), color="0.4", label=f"mean of {k}")
-    if ev:
-        x, y, t = np.array(ev).T
-        ax.plot(x, y, "o-", color="tab:blue", label="evaluation return (greedy)")
-        ax.axhline(t[-1], color="tab:red", ls="--", label="target: best heuristic")
-    ax.set_xlabel("episode")
-    ax.set_ylabel("discounted return")
-    ax.legend(loc="lower right")
-    ax.set_title("bridgefleet training")
-    fig.tight_layout()
-    out = run_dir / "training_curve.png"
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
-
-
-def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True) -> tuple[Path, dict[str, Any]]:
+def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True,
+          reprobe: bool = False) -> tuple[Path, dict[str, Any]]:
     """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary).
+    ``reprobe``: measure precision and threads again instead of using this machine's cached choice.
 
     Raises:
         FileExistsError: ``out`` already holds a run (nothing written is overwritten).
@@ -607,11 +572,12 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     tmp = run_dir / ".config.yaml.tmp"
     tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     os.replace(tmp, run_dir / "config.yaml")
-    trainer = Trainer(cfg, run_dir, progress)
+    trainer = Trainer(cfg, run_dir, progress, reprobe)
     return run_dir, trainer.run()
 
 
-def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None) -> tuple[Path, dict[str, Any]]:
+def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None,
+           reprobe: bool = False) -> tuple[Path, dict[str, Any]]:
     """Continue the run in ``run_dir`` from its latest checkpoint.
 
     Raises:
@@ -634,7 +600,7 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     if progress:
         print(f"resuming {run_dir} at episode {state['episodes_done']} (update {state['urban']['step']}); replay "
               f"buffers are not checkpointed, so learning resumes after {cfg.learning_starts} new transitions")
-    trainer = Trainer(cfg, run_dir, progress)
+    trainer = Trainer(cfg, run_dir, progress, reprobe)
     trainer.load_state_dict(state)
     return run_dir, trainer.run()
 

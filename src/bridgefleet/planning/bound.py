@@ -14,9 +14,11 @@ agency can ever spend in a year is not available to its bridge.
 
 The prices are found by column generation on the master LP (Dantzig–Wolfe): each iteration solves every
 bridge's DP under the current prices (:mod:`bridgefleet.planning.dp`), adds each bridge's policy (its
-discounted reward, spend and treatments per year) as a column, and re-solves the LP per fleet with SciPy's
-HiGHS; the LP's duals are the next prices. Every L(κ) evaluated is a valid bound; the smallest is kept, and
-the LP's value (a lower end for min L) measures how far it may still be from the tightest.
+discounted reward, spend and treatments per year) as a column, and re-solves the LP per fleet with HiGHS
+(``highspy``: one model per fleet, warm-started from its last basis); the LP's duals are the next prices.
+The search runs on a coarse rating grid (fast; prices barely depend on the grid) and the bound is L(κ) at
+the best prices on the fine grid. Every L(κ) evaluated is a valid bound; the LP's value (a lower end for
+min L) measures how far it may still be from the tightest.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.dp import solve
@@ -35,9 +37,6 @@ from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
 BIG_PRICE = 1e9
 """A price per USD no action can pay: its DP policy is do-nothing (the LP's first, always feasible column)."""
-
-MAX_COLUMNS = 64
-"""Columns per bridge kept in the master LP (the do-nothing column and the newest): bounds its solve time."""
 
 
 @dataclass
@@ -94,6 +93,11 @@ class _Rows:
         count = kn @ self.count_c if self.count_c is not None else np.zeros(ks.shape[:2] + self.spend_c.shape[1:])
         return ks @ self.spend_c, count
 
+    def per_year(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The amounts each row sums, per year: budget USD (E, 2, T) and treatments (E, 2, T) or None."""
+        spend = self.spend_b @ np.linalg.inv(self.spend_c).T
+        return spend, (self.count_b @ np.linalg.inv(self.count_c).T if self.count_c is not None else None)
+
     def coarsen(self, gamma: float, blocks: list[tuple[int, int]]) -> _Rows:
         """A valid, coarser set of rows: one discount-weighted row per block of years [start, end) (with
         carry-over: the cumulative rows at the block ends), so prices are constant within a block."""
@@ -138,35 +142,47 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
                        np.repeat(counts[:, :, None], t_n, 2))
 
 
-def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, max_iter: int = 30, tol: float = 2e-3,
-                     smoothing: float = 0.5, stage_iters: int = 8, progress: bool = False) -> BoundResult:
-    """Minimise L(κ) over the prices of each fleet; return the tightest bounds found.
+def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
+                     tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
+                     progress: bool = False) -> BoundResult:
+    """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
-    Column generation (every DP solve adds each bridge's policy as a column) with Wentges smoothing: the next
-    prices are ``smoothing`` × the best prices so far + the rest × the master LP's duals. The first
-    ``aggregate_iters`` solves price one discount-weighted row per agency and kind (4 prices per fleet:
-    converges in a few solves); the rest price every year's rows, starting from there. Stops for a fleet
-    when its bound is within ``tol`` (relative) of its master LP value, or after ``max_iter`` DP solves.
+    Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
+    Wentges smoothing: the next prices are ``smoothing`` × the best prices so far + the rest × the LP's duals.
+    The first solves price one discount-weighted row per agency and kind (4 prices per fleet, at most
+    ``stage_iters`` solves), the rest every year's rows, starting from there. A fleet stops when its best L is
+    within ``tol`` (relative) of its LP value, or after ``max_iter`` DP solves. A column is kept while the LP
+    used it in the last ``keep_iters`` solves; a policy already in the pool is not added again.
+
+    Args:
+        mdps: the bridges on the grid the bound is reported on.
+        rows: their coupling rows (:func:`fleet_mdps`).
+        search: the same bridges on a coarser grid for the price search (the bound under budget prices changes
+            by < 0.1 % between grid steps 0.2 and 0.025, measured on the default fleet), or None to search on
+            ``mdps``. The bound is L(κ) of ``mdps`` at the best prices, a valid bound whatever the search grid.
+
+    Returns:
+        :class:`BoundResult`.
     """
     start = time.perf_counter()
-    e_n = int(mdps.fleet.max()) + 1
-    t_n = mdps.horizon
-    b_n = mdps.n // e_n
-    disc = mdps.gamma ** np.arange(t_n)
-    stages = [rows.coarsen(mdps.gamma, b) for b in _year_blocks(t_n)] + [rows]
+    grid = mdps if search is None else search
+    e_n = int(grid.fleet.max()) + 1
+    t_n = grid.horizon
+    b_n = grid.n // e_n
+    disc = grid.gamma ** np.arange(t_n)
+    stages = [rows.coarsen(grid.gamma, [(0, t_n)]), rows]
     stage = 0
     stage_start = 1
-    # Every row is C × (per-year amounts), so L = Σ V + Σ_t (price_t × budget_t + count price_t × count_t).
-    year_budget = rows.spend_b @ np.linalg.inv(rows.spend_c).T
-    year_count = rows.count_b @ np.linalg.inv(rows.count_c).T if rows.count_c is not None else None
-    current = stages[0]
+    year_budget, year_count = rows.per_year()
     cost_p = np.full((e_n, 2, t_n), BIG_PRICE)  # discounted per-year prices of the next solve
     count_p = np.zeros((e_n, 2, t_n))
     best = np.full(e_n, np.inf)
     best_cost = np.zeros((e_n, 2, t_n))
     best_count = np.zeros((e_n, 2, t_n))
     lp_value = np.full(e_n, -np.inf)
-    cols: tuple[list, list, list] = ([], [], [])  # per solve: reward (N,), spend (N, T), treatments (N, T)
+    probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, t_n))  # fingerprints of a column's spend and count
+    agency = grid.agency[:b_n]
+    masters = [_Master(e, agency, stages[0], t_n) for e in range(e_n)]
     active = np.ones(e_n, dtype=bool)
     history = []
     it = 0
@@ -176,16 +192,12 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, max_iter: int = 30, tol: flo
 
         bar = tqdm(total=max_iter, desc="bound", unit="DP", leave=False)
     for it in range(1, max_iter + 1):
-        sc = cost_p[mdps.fleet, mdps.agency] / disc
-        sn = count_p[mdps.fleet, mdps.agency] / disc
-        value0, exp_cost, exp_count, _ = solve(mdps, sc, sn, active[mdps.fleet])
-        cols[0].append(value0 + ((sc * exp_cost + sn * exp_count) * disc).sum(1))  # the column's own return
-        cols[1].append(exp_cost)
-        cols[2].append(exp_count)
+        sc = cost_p[grid.fleet, grid.agency] / disc
+        sn = count_p[grid.fleet, grid.agency] / disc
+        value0, exp_cost, exp_count, _ = solve(grid, sc, sn, active[grid.fleet])
+        reward = value0 + ((sc * exp_cost + sn * exp_count) * disc).sum(1)  # the column's own return
         if it > 1:  # the first solve prices every action out (the do-nothing column), not a useful bound
-            lval = value0.reshape(e_n, b_n).sum(1) + (cost_p * year_budget).sum((1, 2))
-            if year_count is not None:
-                lval += (count_p * year_count).sum((1, 2))
+            lval = _dual_value(value0, cost_p, count_p, year_budget, year_count, e_n)
             better = active & (lval < best)
             best[better] = lval[better]
             best_cost[better] = cost_p[better]
@@ -195,16 +207,20 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, max_iter: int = 30, tol: flo
             gap = (best - lp_value) / np.maximum(np.abs(best), 1.0)
             stalled = it - stage_start >= 3 and history[-3] - history[-1] < tol * abs(history[-1])
             done = not (active & (gap > tol)).any()
-            if stage < len(stages) - 1 and (it - stage_start >= stage_iters or done or stalled):
-                stage += 1  # refine the rows: prices may now differ between more blocks of years
-                current = stages[stage]
+            if stage == 0 and (it - stage_start >= stage_iters or done or stalled):
+                stage = 1  # price every year: prices may now differ between years
                 stage_start = it
-            elif stage == len(stages) - 1:
+                for e in np.flatnonzero(active):
+                    masters[e].set_rows(stages[1])
+            elif stage == 1:
                 active &= gap > tol
         for e in np.flatnonzero(active):
-            lp, ks, kn = _master_lp(e, b_n, current, cols, mdps.agency[:b_n])
+            sl = slice(e * b_n, (e + 1) * b_n)
+            masters[e].add(reward[sl], exp_cost[sl], exp_count[sl], it, probe)
+            lp, ks, kn = masters[e].solve(it)
+            masters[e].prune(it, keep_iters)
             lp_value[e] = lp
-            c_lp, n_lp = current.year_prices((ks[None], kn[None]))
+            c_lp, n_lp = masters[e].rows.year_prices((ks[None], kn[None]))
             a = smoothing if it > 1 else 0.0
             cost_p[e] = a * best_cost[e] + (1 - a) * c_lp[0]
             count_p[e] = a * best_count[e] + (1 - a) * n_lp[0]
@@ -215,50 +231,132 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, max_iter: int = 30, tol: flo
             break
     if bar is not None:
         bar.close()
-    return BoundResult(best, lp_value, best_cost, best_count, it, time.perf_counter() - start, history)
+    values = best
+    if search is not None:  # the bound on the reported grid, at the best prices
+        dm = mdps.gamma ** np.arange(mdps.horizon)
+        value0, _, _, _ = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm,
+                                best_count[mdps.fleet, mdps.agency] / dm)
+        values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n)
+    return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history)
 
 
-def _year_blocks(t_n: int) -> list[list[tuple[int, int]]]:
-    """Coarse-to-fine blocks of years: the whole horizon, then blocks doubling in length (1, 1, 2, 4, …)."""
-    doubling = [(0, 1)]
-    while doubling[-1][1] < t_n:
-        lo = doubling[-1][1]
-        doubling.append((lo, min(t_n, lo + max(1, lo))))
-    threes = [(lo, min(t_n, lo + 3)) for lo in range(0, t_n, 3)]
-    return [[(0, t_n)], doubling, threes]
+def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, year_budget: np.ndarray,
+                year_count: np.ndarray | None, e_n: int) -> np.ndarray:
+    """L(κ) per fleet: Σ_i V_i + Σ_t (price_t × budget_t + count price_t × count_t), (E,)."""
+    lval = value0.reshape(e_n, -1).sum(1) + (cost_p * year_budget).sum((1, 2))
+    if year_count is not None:
+        lval += (count_p * year_count).sum((1, 2))
+    return lval
 
 
-def _master_lp(e: int, b_n: int, rows: _Rows, cols: tuple[list, list, list], agency: np.ndarray
-               ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Solve fleet e's master LP over the columns so far; return (value, spend-row duals (2, M), count-row
-    duals (2, M'))."""
-    keep = [0, *range(max(1, len(cols[0]) - MAX_COLUMNS + 1), len(cols[0]))]  # do-nothing + the newest
-    k_n = len(keep)
-    sl = slice(e * b_n, (e + 1) * b_n)
-    r = np.stack([cols[0][k][sl] for k in keep], 1).ravel()  # variable (i, k) at i * K + k
-    spend = np.stack([cols[1][k][sl] for k in keep], 1)  # (B, K, T)
-    count = np.stack([cols[2][k][sl] for k in keep], 1)
-    blocks, rhs, scales = [], [], []
-    kinds = [(spend, rows.spend_c, rows.spend_b)]
-    if rows.count_c is not None:
-        kinds.append((count, rows.count_c, rows.count_b))
-    for use, c, b_all in kinds:
-        for g in (0, 1):
-            mine = (agency == g)[:, None, None]
-            b = b_all[e, g]
-            s = 1.0 / np.maximum(b, 1.0)  # rows scaled to rhs 1: USD and counts on one scale for HiGHS
-            blocks.append(((np.where(mine, use, 0.0) @ c.T) * s[None, None, :]).reshape(b_n * k_n, -1).T)
-            rhs.append(b * s)
-            scales.append(s)
-    a_ub = sp.csr_matrix(np.concatenate(blocks))
-    a_eq = sp.kron(sp.eye(b_n), np.ones((1, k_n)), format="csr")
-    res = linprog(-r, A_ub=a_ub, b_ub=np.concatenate(rhs), A_eq=a_eq, b_eq=np.ones(b_n), bounds=(0, None),
-                  method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"master LP of fleet {e} failed: {res.message}")
-    duals = np.maximum(-res.ineqlin.marginals, 0.0) * np.concatenate(scales)
-    sizes = np.cumsum([len(x) for x in rhs])[:-1]
-    parts = np.split(duals, sizes)
-    ks = np.stack(parts[0:2])
-    kn = np.stack(parts[2:4]) if rows.count_c is not None else np.zeros((2, 1))
-    return -res.fun, ks, kn
+class _Master:
+    """One fleet's master LP over the distinct policies found so far for its B bridges (the columns):
+
+        max Σ_k r_k x_k   s.t.  Σ_k (rows of k) x_k ≤ b,   Σ_{k of bridge i} x_k = 1,   x ≥ 0,
+
+    kept in one HiGHS model so each solve starts from the last basis (a few simplex iterations instead of a
+    solve from scratch). Rows are scaled to right-hand side 1 so USD and counts share one scale.
+    """
+
+    def __init__(self, e: int, agency: np.ndarray, rows: _Rows, t_n: int):
+        self.e = e
+        self.agency = agency
+        self.bridge = np.zeros(0, dtype=np.int64)
+        self.reward = np.zeros(0)
+        self.spend = np.zeros((0, t_n))
+        self.count = np.zeros((0, t_n))
+        self.key = np.zeros(0)
+        self.used = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
+        self.keys: dict[tuple[int, float], int] = {}
+        self.set_rows(rows)
+
+    def set_rows(self, rows: _Rows) -> None:
+        """(Re)build the model on new coupling rows with the columns so far."""
+        self.rows = rows
+        kinds = [(rows.spend_c, rows.spend_b)] + ([(rows.count_c, rows.count_b)] if rows.count_c is not None else [])
+        self._kinds = []  # (rows over years (M, T), scale (M,)) of urban spend, rural spend[, urban, rural count]
+        rhs = []
+        for c, b in kinds:
+            for a in (0, 1):
+                scale = 1.0 / np.maximum(b[self.e, a], 1.0)
+                self._kinds.append((c, scale))
+                rhs.append(b[self.e, a] * scale)
+        rhs = np.concatenate(rhs)
+        b_n = len(self.agency)
+        self.n_ub = len(rhs)
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        lower = np.concatenate([np.full(self.n_ub, -highspy.kHighsInf), np.ones(b_n)])
+        upper = np.concatenate([rhs, np.ones(b_n)])
+        self.h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), dtype=np.int32),
+                       np.zeros(0, dtype=np.int32), np.zeros(0))
+        self._add_cols(np.arange(len(self.reward)))
+
+    def _add_cols(self, idx: np.ndarray) -> None:
+        if not len(idx):
+            return
+        g = self.agency[self.bridge[idx]]
+        dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
+        col = 0
+        for n, (c, s) in enumerate(self._kinds):
+            use = self.spend[idx] if n < 2 else self.count[idx]
+            m = c.shape[0]
+            dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ c.T, 0.0) * s
+            col += m
+        dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
+        dense[np.arange(len(idx)), self.n_ub + self.bridge[idx]] = 1.0
+        a = sp.csc_matrix(dense.T)
+        self.h.addCols(len(idx), -self.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
+                       a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+
+    def add(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, it: int, probe: np.ndarray) -> None:
+        """Add each bridge's policy (reward (B,), spend and treatments (B, T)) unless already a column."""
+        key = spend @ probe[0] + count @ probe[1]
+        new = []
+        for i, k in enumerate(key.tolist()):
+            j = self.keys.get((i, k))
+            if j is None:
+                new.append(i)
+            elif reward[i] > self.reward[j]:
+                self.reward[j] = reward[i]
+                self.h.changeColCost(j, -reward[i])
+        if not new:
+            return
+        idx = np.array(new)
+        k0 = len(self.reward)
+        self.keys.update({(i, float(key[i])): k0 + n for n, i in enumerate(new)})
+        self.bridge = np.concatenate([self.bridge, idx])
+        self.key = np.concatenate([self.key, key[idx]])
+        self.reward = np.concatenate([self.reward, reward[idx]])
+        self.spend = np.concatenate([self.spend, spend[idx]])
+        self.count = np.concatenate([self.count, count[idx]])
+        self.used = np.concatenate([self.used, np.full(len(idx), np.inf if k0 == 0 else float(it))])
+        self._add_cols(np.arange(k0, len(self.reward)))
+
+    def solve(self, it: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """Solve; mark the columns used; return (value, spend-row duals (2, M), count-row duals (2, M'))."""
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:  # rare: retry without the warm start
+            self.h.clearSolver()
+            self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"master LP of fleet {self.e}: {self.h.modelStatusToString(self.h.getModelStatus())}")
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
+        self.used[x > 1e-9] = np.maximum(self.used[x > 1e-9], it)
+        duals = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0) * np.concatenate([s for _, s in self._kinds])
+        parts = np.split(duals, np.cumsum([len(s) for _, s in self._kinds])[:-1])
+        ks = np.stack(parts[0:2])
+        kn = np.stack(parts[2:4]) if len(parts) > 2 else np.zeros((2, 1))
+        return -self.h.getInfo().objective_function_value, ks, kn
+
+    def prune(self, it: int, keep_iters: int) -> None:
+        """Drop the columns the LP has not used in the last ``keep_iters`` solves."""
+        drop = self.used < it - keep_iters
+        if not drop.any():
+            return
+        self.h.deleteCols(int(drop.sum()), np.flatnonzero(drop).astype(np.int32))
+        keep = ~drop
+        self.bridge, self.reward, self.key = self.bridge[keep], self.reward[keep], self.key[keep]
+        self.spend, self.count, self.used = self.spend[keep], self.count[keep], self.used[keep]
+        self.keys = {k: n for n, k in enumerate(zip(self.bridge.tolist(), self.key.tolist(), strict=True))}

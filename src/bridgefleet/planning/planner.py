@@ -1,13 +1,15 @@
-"""The ``lagrangian`` planner: every bridge asks for its best action under the bound's budget prices, and each
-agency funds the requests in order of benefit per USD until its budget is spent.
+"""The ``lagrangian`` planner: the bound's budget prices value the future, and each year's budget is split
+exactly.
 
-Benefit is the single-bridge DP's Q(a) − Q(do nothing) under the prices (:mod:`bridgefleet.planning.dp`),
-interpolated at the bridge's actual rating; this is the incremental benefit–cost ranking of bridge
-management systems (e.g. AASHTOWare BrM, Pontis) with the benefit computed from the model rather than
-guessed. Requests that no longer fit are skipped. What is left of the year's budget lapses, so the bridges
-left out then rank their actions without this year's price (later years' prices stay in the values), and
-each takes its best action that has a positive benefit and still fits. A model-based planner, not a rule of
-thumb.
+Each year, every bridge's benefit of each action is the single-bridge DP's Q(a) − Q(do nothing) under the
+bound's prices of the later years (:mod:`bridgefleet.planning.dp`), interpolated at its actual rating; each
+agency then chooses one action per bridge to maximise the summed benefit within what it can spend this year
+(a multiple-choice knapsack, solved by DP over the budget in 2,000 parts). This is the incremental
+benefit–cost analysis of bridge management systems (AASHTOWare BrM, Pontis) with the benefit computed from
+the model rather than guessed, and the one-step lookahead on the Lagrangian value function of Hawkins (2003)
+and Adelman & Mersereau (2008). Ranking requests by benefit per USD instead loses to the knapsack when one
+treatment takes most of a budget (measured on 20 default fleets: −493.4 by ratio with this year's price,
+−465.0 by the knapsack, bound −461.3). A model-based planner, not a rule of thumb.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import BoundResult, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import grid_points
+
+BUDGET_UNITS = 2000
+"""Whole parts of an agency's yearly budget in the knapsack DP (costs rounded up to them: a plan may leave up to
+one part per funded bridge unspent)."""
 
 DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
@@ -35,98 +41,73 @@ def _interp(row, x, h):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
-def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, step_cost, step_count,
-           cost_lambda, agency, budget, out):  # pragma: no cover - compiled
-    """Requests int64 (E, B) of year t: best action under prices, funded by benefit per USD.
+def _knapsack(ben, cost_units, members, cap, out_row):  # pragma: no cover - compiled
+    """Multiple-choice knapsack by DP over the budget in whole units: one action per member bridge, total
+    units ≤ cap, maximum Σ benefit; writes the actions into out_row."""
+    n = members.shape[0]
+    best = np.zeros(cap + 1)
+    choice = np.zeros((n, cap + 1), dtype=np.int8)
+    for k in range(n):
+        j = members[k]
+        new = best.copy()
+        for a in range(1, 5):
+            if ben[j, a] <= 0.0:
+                continue
+            w = cost_units[j, a]
+            for c in range(w, cap + 1):
+                v = best[c - w] + ben[j, a]
+                if v > new[c]:
+                    new[c] = v
+                    choice[k, c] = a
+        best = new
+    c = cap
+    for k in range(n - 1, -1, -1):
+        a = choice[k, c]
+        out_row[members[k]] = a
+        if a > 0:
+            c -= cost_units[members[k], a]
 
-    eu: float32 (M, S, R, T+2, G) tables of the window; index: int (E, B) row of each bridge in the tables
-    (and in cost, feasible, step_cost, step_count, ysm0); cond, ysm: float32 (E, B); replaced: bool (E, B);
-    budget: float64 (E, 2) USD available now; agency: int (B,).
+
+@nb.njit(cache=True, nogil=True)
+def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, cost_lambda, agency, budget,
+           units, out):  # pragma: no cover - compiled
+    """Actions int64 (E, B) of year t: each agency's budget split over its bridges to maximise the summed
+    benefit (a multiple-choice knapsack, solved exactly on the budget in ``units`` whole parts).
+
+    Benefit of action a = Q(a) − Q(0) from the tables EU of the later years' prices, without this year's
+    price: this year's budget is met here exactly, not priced (what is not spent lapses). eu: float32
+    (M, S, R, T+2, G) tables of the window; index: int (E, B) row of each bridge in the tables (and in cost,
+    feasible, ysm0); cond, ysm: float32 (E, B); replaced: bool (E, B); budget: float64 (E, 2) USD available
+    now; agency: int (B,). Costs are rounded up to whole units, so every plan fits the budget.
     """
     e_n, b_n = cond.shape
     r_n = eu.shape[2]
     g_n = eu.shape[4]
-    best_a = np.zeros(b_n, dtype=np.int64)
-    q = np.zeros((b_n, 5))
-    ratio = np.zeros(b_n)
+    ben = np.zeros((b_n, 5))
+    w = np.zeros((b_n, 5), dtype=np.int64)
     for e in range(e_n):
+        left = budget[e] + 0.01  # the funding rule's cent
+        unit = np.maximum(left / units, 1e-9)
         for j in range(b_n):
             m = index[e, j]
+            out[e, j] = 0
             rt = 1 if (replaced[e, j] and r_n == 2) else 0
             y = ysm[e, j]
             # row t + 1: never maintained since the start; else maintained y years ago
             row = t + 1 if rt == 0 and abs(y - (ysm0[m] + t)) < 0.5 else min(max(int(y + 0.5), 1), t + 1)
             c = cond[e, j]
-            pc = cost_lambda + step_cost[m]
             q0 = _interp(eu[m, slot, rt, row], c, h)
-            q[j, 0] = q0
-            ba = 0
-            bq = q0
             for a in range(1, 5):
-                q[j, a] = -np.inf
-                if not feasible[m, a]:
+                ben[j, a] = -np.inf
+                if not feasible[m, a] or cost[m, a] > left[agency[j]] or (a == 4 and r_n < 2):
                     continue
-                if a == 4:
-                    if r_n < 2:
-                        continue
-                    v = eu[m, slot, 1, 0, g_n - 1]
-                else:
-                    v = _interp(eu[m, slot, rt, 0], min(c + gain[a], 9.0), h)
-                qa = v - pc * cost[m, a] - step_count[m]
-                q[j, a] = qa
-                if qa > bq:
-                    bq = qa
-                    ba = a
-            best_a[j] = ba
-            ratio[j] = (bq - q0) / cost[m, ba] if ba > 0 else -1.0
-        order = np.argsort(-ratio)
-        left = budget[e] + 0.01  # the funding rule's cent
-        for j in range(b_n):
-            out[e, j] = 0
-        funded = np.zeros(b_n, dtype=np.bool_)
-        for k in range(b_n):
-            j = order[k]
-            a = best_a[j]
-            if a == 0:
-                break
-            c_a = cost[index[e, j], a]
-            if c_a <= left[agency[j]]:
-                left[agency[j]] -= c_a
-                out[e, j] = a
-                funded[j] = True
-        # What is left of this year's budget lapses, so its price no longer applies: the bridges left out
-        # rank their actions without it (the later years' prices stay in the continuation values).
-        for j in range(b_n):
-            m = index[e, j]
-            ratio[j] = -1.0
-            best_a[j] = 0
-            if funded[j]:
-                continue
-            bq = q[j, 0]
-            for a in range(1, 5):
-                if q[j, a] > -np.inf:
-                    qa = q[j, a] + (step_cost[m]) * cost[m, a] + step_count[m]
-                    q[j, a] = qa
-                    if qa > bq:
-                        bq = qa
-                        best_a[j] = a
-            if best_a[j] > 0:
-                ratio[j] = (bq - q[j, 0]) / cost[m, best_a[j]]
-        order = np.argsort(-ratio)
-        for k in range(b_n):
-            j = order[k]
-            if best_a[j] == 0:
-                break
-            m = index[e, j]
-            ba = 0
-            bq = q[j, 0]
-            for a in range(1, 5):
-                if q[j, a] > bq and cost[m, a] <= left[agency[j]]:
-                    bq = q[j, a]
-                    ba = a
-            if ba > 0:
-                left[agency[j]] -= cost[m, ba]
-                out[e, j] = ba
+                v = eu[m, slot, 1, 0, g_n - 1] if a == 4 else _interp(eu[m, slot, rt, 0], min(c + gain[a], 9.0), h)
+                ben[j, a] = v - cost_lambda * cost[m, a] - q0
+                w[j, a] = int(np.ceil(cost[m, a] / unit[agency[j]]))
+        for g in range(2):
+            members = np.flatnonzero(agency == g)
+            if members.shape[0] and left[g] > 0.01:
+                _knapsack(ben, w, members, units, out[e])
 
 
 class LagrangianPlanner:
@@ -137,18 +118,23 @@ class LagrangianPlanner:
     window of years within ``memory_mb`` (recomputed when the simulation leaves the window).
 
     Args:
-        step: rating grid step, rating points. max_iter: DP solves of the price search.
+        step: rating grid step of the value tables and the reported bound, rating points.
+        search_step: rating grid step of the price search (coarser is faster; the bound under budget prices
+            moved by < 0.1 % between steps 0.2 and 0.025 on the default fleet). max_iter: DP solves of the
+            price search.
         memory_mb: memory for value tables, MB.
     """
 
-    def __init__(self, step: float = 0.05, max_iter: int = 30, memory_mb: float = DEFAULT_MEMORY_MB,
-                 progress: bool = False):
+    def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
+                 progress: bool = False, search_step: float = 0.2):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
             raise ValueError(f"memory_mb = {memory_mb}: must be > 0")
-        grid_points(step)  # checks the step
+        grid_points(step)  # checks the steps
+        grid_points(search_step)
         self.step = step
+        self.search_step = search_step
         self.max_iter = max_iter
         self.memory_mb = memory_mb
         self.progress = progress
@@ -163,8 +149,10 @@ class LagrangianPlanner:
         sub = type(prof)(prof.bridge_id, prof.urban, prof.deck_area[sl], prof.aadt[sl], prof.cost_factor[sl],
                          prof.target_condition[sl])
         state = type(st)(st.condition[sl], st.age[sl], st.ysm[sl], st.rate[sl])
-        self.mdps, rows = fleet_mdps(sim.config, sub, state, sim.weight[sl], sim.annual_budget, self.step)
-        self.bound = lagrangian_bound(self.mdps, rows, max_iter=self.max_iter, progress=self.progress)
+        args = (sim.config, sub, state, sim.weight[sl], sim.annual_budget)
+        self.mdps, rows = fleet_mdps(*args, step=self.step)
+        search = fleet_mdps(*args, step=self.search_step)[0] if self.search_step > self.step else None
+        self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc
@@ -198,7 +186,6 @@ class LagrangianPlanner:
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
         m = self.mdps
         decide(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
-               m.feasible, RATING_GAIN.astype(np.float64), m.h, np.ascontiguousarray(self._step_cost[:, t]),
-               np.ascontiguousarray(self._step_count[:, t]), m.cost_lambda, m.agency[: sim.n_bridges],
-               sim.budget, out)
+               m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.agency[: sim.n_bridges],
+               sim.budget, BUDGET_UNITS, out)
         return out

@@ -1,0 +1,205 @@
+"""Precision and threads chosen for the machine a run is on, not assumed.
+
+Two measured traps on CPUs without native bf16 and on shared machines (docs/benchmarks.md, "Precision and
+threads"):
+
+- bf16 autocast on a CPU without AVX512-BF16 / AMX is emulated by oneDNN: one update of the plan's urban
+  net took 66 ms in fp32 and 1,327 ms under bf16 autocast on an AVX2-only EPYC.
+- torch's intra-op threads thrash when another process holds a core: a 512×1024 @ 1024×512 matmul took
+  7.1 ms with 1 thread and 19.9 ms with 2.
+
+``amp: auto`` therefore takes fp16 + GradScaler on CUDA, bf16 on a CPU whose oneDNN reports native bf16
+*and* where a probe of a few learner updates finds it faster than fp32, else fp32. ``threads: auto`` takes
+the cores this process may run on (``os.sched_getaffinity``) and probes the learner update at 1, 2, 4, …
+of them, keeping the fastest (fewer threads when within 10 %, since other work shares the machine). Both
+choices are cached per machine (CPU model, allowed cores, torch version, ``ONEDNN_MAX_CPU_ISA``, network
+shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default ``~/.cache/bridgefleet``) and re-probed only when asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+NO_BF16_ISAS = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
+"""``ONEDNN_MAX_CPU_ISA`` values below AVX512_CORE_BF16: oneDNN then emulates bf16 (oneDNN docs, CPU ISA
+hints)."""
+
+FEWER_THREADS_TOLERANCE = 1.10
+"""Fewer threads are kept unless more are at least 10 % faster (a shared machine's other work needs cores)."""
+
+
+@dataclass
+class HardwareChoice:
+    """What a run uses, and why (written to summary.json and bench.md)."""
+
+    amp: str  # "bf16", "fp16" or "off"
+    amp_reason: str
+    threads: int
+    threads_reason: str
+    probe_ms: dict[str, float]  # ms per learner update of each probed setting
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def native_bf16() -> bool:
+    """True when oneDNN runs bf16 natively on this CPU (AVX512-BF16 or AMX) and is not restricted below it
+    by ``ONEDNN_MAX_CPU_ISA``."""
+    isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "").upper()
+    if isa in NO_BF16_ISAS:
+        return False
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def allowed_cores() -> int:
+    """Cores this process may run on (its affinity set; ``os.cpu_count`` where affinity is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def thread_candidates(cores: int) -> list[int]:
+    """1, 2, 4, … up to ``cores``, and ``cores`` itself."""
+    out = [1]
+    while out[-1] * 2 <= cores:
+        out.append(out[-1] * 2)
+    if out[-1] != cores:
+        out.append(cores)
+    return out
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cache_path() -> Path:
+    root = os.environ.get("BRIDGEFLEET_CACHE_DIR") or Path.home() / ".cache" / "bridgefleet"
+    return Path(root) / "hardware.json"
+
+
+def choose(amp: bool | str, threads: int | str, device: torch.device,
+           probe: Callable[[str, int], float] | None, key: str = "", reprobe: bool = False,
+           bf16_check: Callable[[], bool] | None = None) -> HardwareChoice:
+    """Resolve ``amp`` (True, False or "auto") and ``threads`` (int ≥ 1 or "auto") for ``device``.
+
+    Args:
+        probe: ``probe(amp, threads)`` → ms per learner update with that setting ("bf16" or "off"); None
+            skips probing (auto threads then take 1 on a machine with ≤ 2 allowed cores, else all of them,
+            and auto amp takes bf16 wherever ``bf16_check`` is True).
+        key: what the probe measures (network shape, batch); part of the cache key.
+        reprobe: probe again even when this machine's choice is cached.
+        bf16_check: the native-bf16 test (default :func:`native_bf16`; injectable for tests).
+
+    Raises:
+        ValueError: ``amp`` or ``threads`` not one of the accepted values.
+    """
+    if amp not in (True, False, "auto"):
+        raise ValueError(f"amp = {amp!r}: must be true, false or auto")
+    if threads != "auto" and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads = {threads!r}: must be a whole number >= 1 or auto")
+    cores = allowed_cores()
+    probe_ms: dict[str, float] = {}
+    if device.type == "cuda":
+        amp_name = "fp16" if amp else "off"
+        amp_reason = "CUDA: fp16 autocast + GradScaler" if amp else "amp off"
+        n = threads if threads != "auto" else 1
+        return HardwareChoice(amp_name, amp_reason, n, "CUDA: the host only feeds the GPU" if threads == "auto"
+                              else "--threads", probe_ms)
+    if amp is True:
+        amp_name, amp_reason = "bf16", "amp: true (bf16 autocast forced)"
+    elif amp is False:
+        amp_name, amp_reason = "off", "amp: false"
+    elif not (bf16_check or native_bf16)():
+        amp_name, amp_reason = "off", "no native bf16 on this CPU (oneDNN): bf16 autocast would be emulated, fp32"
+    else:
+        amp_name, amp_reason = "bf16", "native bf16 on this CPU (oneDNN)"
+    cache_key = "|".join([cpu_model(), str(cores), torch.__version__, os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
+                          key, str(amp), amp_name, str(threads)])
+    needs_probe = probe is not None and (threads == "auto" or (amp == "auto" and amp_name == "bf16"))
+    cached = _read_cache().get(cache_key) if needs_probe and not reprobe else None
+    if cached is not None:
+        return HardwareChoice(**{**cached, "threads_reason": cached["threads_reason"] + " (cached; --reprobe)"})
+    n = threads if threads != "auto" else 1
+    if threads == "auto":
+        if probe is None:
+            n = 1 if cores <= 2 else cores
+            threads_reason = f"{cores} allowed cores, not probed"
+        else:
+            ms = {c: probe(amp_name, c) for c in thread_candidates(cores)}
+            probe_ms.update({f"{amp_name}@{c}": v for c, v in ms.items()})
+            n = min(ms, key=ms.get)
+            for c in sorted(ms):  # the fewest threads within the tolerance of the fastest
+                if ms[c] <= ms[n] * FEWER_THREADS_TOLERANCE:
+                    n = c
+                    break
+            threads_reason = f"fastest learner update of {sorted(ms)} threads on {cores} allowed cores"
+    else:
+        threads_reason = "--threads"
+    if amp == "auto" and amp_name == "bf16" and probe is not None:
+        bf = probe_ms.get(f"bf16@{n}") or probe("bf16", n)
+        fp = probe("off", n)
+        probe_ms.update({f"bf16@{n}": bf, f"off@{n}": fp})
+        if fp < bf:
+            amp_name, amp_reason = "off", f"native bf16, but fp32 was faster here ({fp:.1f} vs {bf:.1f} ms/update)"
+        else:
+            amp_reason += f", faster than fp32 ({bf:.1f} vs {fp:.1f} ms/update)"
+    choice = HardwareChoice(amp_name, amp_reason, int(n), threads_reason, probe_ms)
+    if needs_probe:
+        _write_cache(cache_key, choice)
+    return choice
+
+
+def _read_cache() -> dict:
+    try:
+        return json.loads(_cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_cache(key: str, choice: HardwareChoice) -> None:
+    path = _cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _read_cache()
+        data[key] = choice.to_dict()
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)
+    except OSError:  # a read-only home only loses the cache
+        pass
+
+
+def time_updates(update: Callable[[], object], threads: int, n: int = 8, warmup: int = 3) -> float:
+    """Median ms of ``update()`` with ``threads`` torch intra-op threads (restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for _ in range(warmup):
+            update()
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            update()
+            times.append((time.perf_counter() - t) * 1000.0)
+    finally:
+        torch.set_num_threads(before)
+    times.sort()
+    return times[len(times) // 2]

@@ -1,0 +1,77 @@
+"""What a training run leaves to read: metrics.csv, TensorBoard events, the progress bar, training_curve.png."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+
+class Metrics:
+    """metrics.csv: one row per training episode (kind=train) and per evaluation (kind=eval); appends on resume."""
+
+    FIELDS = ("kind", "episode", "wall_seconds", "train_return", "epsilon", "eval_return", "target_return")
+
+    def __init__(self, path: Path):
+        new = not path.exists()
+        self.f = path.open("a", newline="")
+        self.w = csv.writer(self.f)
+        if new:
+            self.w.writerow(self.FIELDS)
+
+    def train(self, episode: int, wall: float, ret: float, eps: float) -> None:
+        self.w.writerow(("train", episode, f"{wall:.3f}", f"{ret:.4f}", f"{eps:.4f}", "", ""))
+
+    def eval(self, episode: int, wall: float, ret: float, target: float) -> None:
+        self.w.writerow(("eval", episode, f"{wall:.3f}", "", "", f"{ret:.4f}", f"{target:.4f}"))
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def tensorboard(run_dir: Path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(run_dir / "tb"))
+
+
+def progress_bar(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="ep", desc="train", dynamic_ncols=True)
+
+
+def plot_training_curve(run_dir: Path) -> Path:
+    """training_curve.png from metrics.csv: training returns, evaluation returns and the target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    tr = [(int(r["episode"]), float(r["train_return"])) for r in rows if r["kind"] == "train"]
+    ev = [(int(r["episode"]), float(r["eval_return"]), float(r["target_return"])) for r in rows if r["kind"] == "eval"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if tr:
+        x, y = np.array(tr).T
+        k = max(1, len(y) // 50)
+        ax.plot(x, y, color="0.8", lw=0.5, label="training episode return")
+        if len(y) >= k:
+            ax.plot(x[k - 1:], np.convolve(y, np.ones(k) / k, mode="valid"), color="0.4", label=f"mean of {k}")
+    if ev:
+        x, y, t = np.array(ev).T
+        ax.plot(x, y, "o-", color="tab:blue", label="evaluation return (greedy)")
+        ax.axhline(t[-1], color="tab:red", ls="--", label="target: best heuristic")
+    ax.set_xlabel("episode")
+    ax.set_ylabel("discounted return")
+    ax.legend(loc="lower right")
+    ax.set_title("bridgefleet training")
+    fig.tight_layout()
+    out = run_dir / "training_curve.png"
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

@@ -1,0 +1,97 @@
+"""Precision and threads chosen by the hardware: injected bf16 checks and probes, the affinity set, the cache,
+and the choice written to summary.json."""
+
+import json
+import os
+
+import pytest
+import torch
+
+from bridgefleet import hardware
+from bridgefleet.hardware import choose, native_bf16, thread_candidates
+from bridgefleet.train import TrainConfig, train
+
+CPU = torch.device("cpu")
+
+
+def _probe(table):
+    calls = []
+
+    def probe(amp, threads):
+        calls.append((amp, threads))
+        return table[(amp, threads)]
+
+    probe.calls = calls
+    return probe
+
+
+def test_amp_auto_is_fp32_without_native_bf16_and_never_probes_bf16():
+    probe = _probe({("off", 1): 5.0, ("off", 2): 4.0})
+    c = choose("auto", 1, CPU, probe, bf16_check=lambda: False)
+    assert c.amp == "off" and "no native bf16" in c.amp_reason
+    assert not any(a == "bf16" for a, _ in probe.calls)
+
+
+def test_amp_auto_takes_bf16_with_native_bf16_only_when_the_probe_finds_it_faster():
+    fast_bf16 = _probe({("bf16", 1): 2.0, ("off", 1): 3.0})
+    c = choose("auto", 1, CPU, fast_bf16, bf16_check=lambda: True)
+    assert c.amp == "bf16" and c.probe_ms == {"bf16@1": 2.0, "off@1": 3.0}
+    slow_bf16 = _probe({("bf16", 1): 9.0, ("off", 1): 3.0})
+    c = choose("auto", 1, CPU, slow_bf16, key="other", bf16_check=lambda: True)
+    assert c.amp == "off" and "fp32 was faster" in c.amp_reason
+
+
+def test_amp_true_and_false_are_not_second_guessed_and_cuda_takes_fp16():
+    assert choose(True, 1, CPU, None, bf16_check=lambda: False).amp == "bf16"
+    assert choose(False, 1, CPU, None, bf16_check=lambda: True).amp == "off"
+    assert choose("auto", 1, torch.device("cuda"), None).amp == "fp16"
+
+
+def test_threads_auto_stays_within_the_affinity_set(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert thread_candidates(3) == [1, 2, 3] and thread_candidates(6) == [1, 2, 4, 6]
+    faster = _probe({("off", 1): 9.0, ("off", 2): 5.0, ("off", 3): 3.0})
+    c = choose(False, "auto", CPU, faster)
+    assert c.threads == 3 and sorted(t for _, t in faster.calls) == [1, 2, 3]
+    # Within 10 % of the fastest, fewer threads win (others share the machine).
+    flat = _probe({("off", 1): 3.2, ("off", 2): 3.0, ("off", 3): 3.1})
+    assert choose(False, "auto", CPU, flat, key="flat").threads == 1
+
+
+def test_the_choice_is_cached_per_machine_and_reprobed_only_when_asked():
+    probe = _probe({("off", t): 1.0 + t for t in range(1, 65)})
+    first = choose(False, "auto", CPU, probe, key="k")
+    n = len(probe.calls)
+    again = choose(False, "auto", CPU, probe, key="k")
+    assert len(probe.calls) == n and again.threads == first.threads and "cached" in again.threads_reason
+    choose(False, "auto", CPU, probe, key="k", reprobe=True)
+    assert len(probe.calls) == 2 * n
+
+
+def test_onednn_restricted_to_avx2_is_not_native_bf16(monkeypatch):
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    assert native_bf16() is False
+
+
+@pytest.mark.parametrize("amp, threads", [("yes", 1), (True, 0), (True, "many"), (True, True)])
+def test_bad_settings_name_themselves(amp, threads):
+    with pytest.raises(ValueError, match=r"^(amp|threads) = "):
+        choose(amp, threads, CPU, None)
+
+
+def test_summary_json_records_the_choice_with_an_injected_bf16_check(tmp_path, monkeypatch):
+    tiny = {"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "learning_starts": 64,
+            "buffer_capacity": 2000, "num_envs": 4, "episodes": 4, "eval_every": 4, "eval_episodes": 2,
+            "fleet": {"horizon_years": 3}, "amp": "auto", "threads": "auto"}
+    for native, name in ((False, "no"), (True, "yes")):
+        monkeypatch.setattr(hardware, "native_bf16", lambda native=native: native)
+        _, summary = train(TrainConfig.from_dict(dict(tiny)), tmp_path / name, progress=False)
+        saved = json.loads((tmp_path / name / "summary.json").read_text())["hardware"]
+        assert saved == summary["hardware"]
+        assert 1 <= saved["threads"] <= len(os.sched_getaffinity(0))
+        if not native:
+            assert saved["amp"] == "off" and not any(k.startswith("bf16") for k in saved["probe_ms"])
+        else:  # probed: the faster of the two at the chosen threads is kept
+            t = saved["threads"]
+            bf, fp = saved["probe_ms"][f"bf16@{t}"], saved["probe_ms"][f"off@{t}"]
+            assert saved["amp"] == ("bf16" if bf <= fp else "off")
