@@ -1,6 +1,12 @@
 """Training speed: the `baseline` preset against the `default` preset, measured in the same run.
 
 Run: python benchmarks/train_speed.py [--episodes 2000] [--baseline-episodes 60] [--profile]
+     python benchmarks/train_speed.py --four-ways [--episodes 2000]
+
+--four-ways runs `default` (amp: auto, threads: auto) beside the same preset in plain fp32 with 1 thread, each
+in a fresh process, under four conditions: this CPU's native oneDNN ISA and ``ONEDNN_MAX_CPU_ISA=AVX2`` (no
+native bf16, as on most laptops), each on an idle machine and with one core held by a busy loop in another
+process. It prints s/episode of both and what `auto` chose (docs/benchmarks.md, "Precision and threads").
 
 Prints seconds per episode, wall seconds to the target return (the best heuristic's mean evaluation return
 on the same evaluation seeds) and the speed-up of `default` over `baseline` as ratios measured here.
@@ -14,16 +20,21 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
+import os
 import pstats
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from bridgefleet.train import resolve_config, train
 
 
-def run(preset: str, episodes: int, seed: int, out: Path, **over) -> dict:
+def run(preset: str, episodes: int, seed: int, out: Path, reprobe: bool = False, **over) -> dict:
     cfg = resolve_config(preset, None, {"episodes": episodes, "seed": seed, **over})
-    return train(cfg, out / f"{preset}-{episodes}-{seed}", progress=False)[1]
+    tag = "-".join(f"{k}{v}" for k, v in over.items())
+    return train(cfg, out / f"{preset}-{episodes}-{seed}{tag}", progress=False, reprobe=reprobe)[1]
 
 
 def profile_default(episodes: int, out: Path) -> None:
@@ -52,13 +63,57 @@ def profile_default(episodes: int, out: Path) -> None:
     print(f"  {'rest (loop, logging, Python overhead)':<36}{rest:>8.2f} s {rest / total:>7.1%}")
 
 
+def four_ways(episodes: int, seed: int) -> None:
+    """default (auto) vs fp32 1-thread under native/AVX2 ISA × idle/busy, each run in a fresh process."""
+    from bridgefleet.hardware import cpu_model
+
+    rows = []
+    for isa in ("native", "AVX2"):
+        for busy in (False, True):
+            env = dict(os.environ)
+            env.pop("ONEDNN_MAX_CPU_ISA", None)
+            if isa == "AVX2":
+                env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
+            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+            try:
+                res = {}
+                for name, over in (("auto", {}), ("fp32-1", {"amp": False, "threads": 1})):
+                    code = ("import json, sys, tempfile; sys.path.insert(0, 'benchmarks'); from train_speed import run;"
+                            "from pathlib import Path; d = tempfile.mkdtemp();"
+                            f"print(json.dumps(run('default', {episodes}, {seed}, Path(d), reprobe=True, **{over!r})))")
+                    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                         check=True, cwd=Path(__file__).resolve().parents[1])
+                    res[name] = json.loads(out.stdout.strip().splitlines()[-1])
+            finally:
+                if spinner is not None:
+                    spinner.kill()
+            rows.append((isa, busy, res))
+            a, f = res["auto"], res["fp32-1"]
+            print(f"{isa:<7} {'busy' if busy else 'idle'}: auto {a['seconds_per_episode']:.4f} s/ep "
+                  f"({a['amp']}, {a['threads']} threads), fp32 1 thread {f['seconds_per_episode']:.4f} s/ep",
+                  flush=True)
+    print(f"\nCPU: {cpu_model()}; {episodes} episodes of `default` per run")
+    print("| oneDNN ISA | other load | `default` (auto) s/episode | chosen | fp32, 1 thread s/episode "
+          "| auto / fp32-1 | 2,000 episodes (auto), s |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for isa, busy, res in rows:
+        a, f = res["auto"], res["fp32-1"]
+        print(f"| {isa} | {'one core busy' if busy else 'idle'} | {a['seconds_per_episode']:.4f} "
+              f"| {a['amp']}, {a['threads']} thr. | {f['seconds_per_episode']:.4f} "
+              f"| {a['seconds_per_episode'] / f['seconds_per_episode']:.2f} | {a['seconds_per_episode'] * 2000:.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=2000, help="episodes of the default preset")
     ap.add_argument("--baseline-episodes", type=int, default=60, help="episodes per baseline measurement")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true", help="also profile a 400-episode default run")
+    ap.add_argument("--four-ways", action="store_true", help="auto vs fp32 1-thread: native/AVX2 × idle/busy")
     args = ap.parse_args()
+    if args.four_ways:
+        four_ways(args.episodes, args.seed)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         # The baseline reaches no target in a short run; its eval cadence is kept low so timing is training.

@@ -24,8 +24,12 @@ from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import grid_points
 
 BUDGET_UNITS = 2000
-"""Whole parts of an agency's yearly budget in the knapsack DP (costs rounded up to them: a plan may leave up to
-one part per funded bridge unspent)."""
+"""Least number of whole parts of an agency's yearly budget in the knapsack DP. Costs are rounded up to parts
+(a plan may leave up to one part per funded bridge unspent, then filled), so the parts are made as small as 1 %
+of the cheapest treatment, within MAX_UNITS parts and MAX_CELLS parts × bridges of work."""
+
+MAX_UNITS = 20_000
+MAX_CELLS = 40_000_000
 
 DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
@@ -69,6 +73,36 @@ def _knapsack(ben, cost_units, members, cap, out_row):  # pragma: no cover - com
 
 
 @nb.njit(cache=True, nogil=True)
+def _repair(ben, cost, index, members, budget, out_row):  # pragma: no cover - compiled
+    """Make the plan fit the real costs (dropping the funded actions of least benefit per USD while it does
+    not), then let each bridge in turn take a better action that fits what is left."""
+    spend = 0.0
+    for j in members:
+        if out_row[j] > 0:
+            spend += cost[index[j], out_row[j]]
+    while spend > budget:
+        worst = -1
+        worst_r = np.inf
+        for j in members:
+            a = out_row[j]
+            if a > 0 and ben[j, a] / cost[index[j], a] < worst_r:
+                worst_r = ben[j, a] / cost[index[j], a]
+                worst = j
+        spend -= cost[index[worst], out_row[worst]]
+        out_row[worst] = 0
+    for j in members:
+        cur = out_row[j]
+        c_cur = cost[index[j], cur] if cur > 0 else 0.0
+        ba = cur
+        for a in range(1, 5):
+            if ben[j, a] > ben[j, ba] and spend - c_cur + cost[index[j], a] <= budget:
+                ba = a
+        if ba != cur:
+            spend += cost[index[j], ba] - c_cur
+            out_row[j] = ba
+
+
+@nb.njit(cache=True, nogil=True)
 def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, cost_lambda, agency, budget,
            units, out):  # pragma: no cover - compiled
     """Actions int64 (E, B) of year t: each agency's budget split over its bridges to maximise the summed
@@ -78,7 +112,7 @@ def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, 
     price: this year's budget is met here exactly, not priced (what is not spent lapses). eu: float32
     (M, S, R, T+2, G) tables of the window; index: int (E, B) row of each bridge in the tables (and in cost,
     feasible, ysm0); cond, ysm: float32 (E, B); replaced: bool (E, B); budget: float64 (E, 2) USD available
-    now; agency: int (B,). Costs are rounded up to whole units, so every plan fits the budget.
+    now; agency: int (B,). Costs are rounded up to whole parts (see BUDGET_UNITS), the rest then filled.
     """
     e_n, b_n = cond.shape
     r_n = eu.shape[2]
@@ -87,7 +121,18 @@ def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, 
     w = np.zeros((b_n, 5), dtype=np.int64)
     for e in range(e_n):
         left = budget[e] + 0.01  # the funding rule's cent
-        unit = np.maximum(left / units, 1e-9)
+        smallest = np.full(2, np.inf)  # cheapest action any bridge of the agency could take
+        for j in range(b_n):
+            for a in range(1, 5):
+                if feasible[index[e, j], a] and cost[index[e, j], a] < smallest[agency[j]]:
+                    smallest[agency[j]] = cost[index[e, j], a]
+        cap = np.zeros(2, dtype=np.int64)
+        unit = np.zeros(2)
+        for g in range(2):
+            n_g = max(np.sum(agency == g), 1)
+            fine = left[g] / (0.01 * smallest[g]) if smallest[g] < np.inf else 0.0  # 1 % of the cheapest
+            cap[g] = max(units, min(MAX_UNITS, fine, MAX_CELLS // n_g))
+            unit[g] = max(left[g] / cap[g], 1e-9)
         for j in range(b_n):
             m = index[e, j]
             out[e, j] = 0
@@ -107,7 +152,8 @@ def decide(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, 
         for g in range(2):
             members = np.flatnonzero(agency == g)
             if members.shape[0] and left[g] > 0.01:
-                _knapsack(ben, w, members, units, out[e])
+                _knapsack(ben, w, members, cap[g], out[e])
+                _repair(ben, cost, index[e], members, left[g], out[e])
 
 
 class LagrangianPlanner:
