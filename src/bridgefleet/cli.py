@@ -30,12 +30,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     _check_json_path(args.json)
     extra = {}
     if args.run_dir:
-        from bridgefleet.train import agent_policy, load_agents
+        from bridgefleet.train import load_policy
 
-        cfg, urban, rural = load_agents(args.run_dir, args.device)
+        cfg, policy = load_policy(args.run_dir, args.device)
         fleet = cfg.fleet
         names = list(HEURISTICS)
-        extra = {"trained": agent_policy(urban, rural)}
+        extra = {"trained": policy}
     else:
         fleet = _fleet_config(args)
         if args.policy == "all":
@@ -123,7 +123,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
                      "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
-                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads}
+                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent}
         cfg = resolve_config(args.preset, args.config, overrides)
         run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
     print(f"run directory: {run_dir}")
@@ -201,8 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train the urban and rural agents")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
-    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, "
+    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, bridge, "
                    "default (default: the config file's preset, else default)")
+    t.add_argument("--agent", choices=["fleet", "bridge"],
+                   help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge")
     t.add_argument("--episodes", type=int, help="training episodes")
     t.add_argument("--num-envs", type=int, help="fleets simulated in parallel")
     t.add_argument("--vector", choices=["native", "sync", "async"], help="vector env implementation")

@@ -21,6 +21,7 @@ import torch
 import yaml
 
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
+from bridgefleet.checkpoints import atomic_torch_save, latest_checkpoint, rng_state, set_rng_state
 from bridgefleet.config import ConfigError, FleetConfig, read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
@@ -38,6 +39,11 @@ class TrainConfig:
 
     preset: str = "default"
     """Name of the preset the run started from (informational)."""
+    agent: str = "fleet"
+    """"fleet": the plan's urban (20 × 5 branches) and rural (8 strategies) agents; "bridge": one Q-network
+    shared by every bridge, budgets met by a knapsack on its benefits (:mod:`bridgefleet.agents.bridge`)."""
+    bridge_hidden: tuple[int, ...] = (128, 128)
+    """Torso widths of the per-bridge Q-network (agent: bridge)."""
     episodes: int = 2000
     """Training episodes in total, summed over the vector envs (rounded up to a multiple of num_envs)."""
     num_envs: int = 16
@@ -121,6 +127,7 @@ class TrainConfig:
             self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
         self.urban_hidden = tuple(int(x) for x in self.urban_hidden)
         self.rural_hidden = tuple(int(x) for x in self.rural_hidden)
+        self.bridge_hidden = tuple(int(x) for x in self.bridge_hidden)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "n_step", "learning_starts",
                      "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed", "eval_seed"):
             value = getattr(self, name)
@@ -138,6 +145,7 @@ class TrainConfig:
             "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
         }
         checks["amp"] = self.amp in (True, False, "auto")
+        checks["agent"] = self.agent in ("fleet", "bridge")
         checks["threads"] = self.threads == "auto" or (isinstance(self.threads, int) and self.threads >= 1
                                                        and not isinstance(self.threads, bool))
         for name, ok in checks.items():
@@ -157,6 +165,7 @@ class TrainConfig:
         d["fleet"] = self.fleet.to_dict()
         d["urban_hidden"] = list(self.urban_hidden)
         d["rural_hidden"] = list(self.rural_hidden)
+        d["bridge_hidden"] = list(self.bridge_hidden)
         return d
 
     @classmethod
@@ -191,6 +200,12 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
                 "rural_hidden": (128, 128), "lr": 5e-4, "target_sync_every": 250, "learning_starts": 2000,
                 "eval_every": 200},
+    # One Q-network for every bridge, budgets met by a knapsack on its benefits (agents/bridge.py).
+    "bridge": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 4096, "lr": 1e-3,
+               "buffer_capacity": 400_000, "learning_starts": 20_000, "target_sync_every": 200,
+               "updates_per_step": 2.0, "reward_scale": 1.0, "eval_every": 160, "checkpoint_every": 160,
+               "episodes": 1600, "eps_decay_fraction": 0.5, "loss": "huber", "n_step": 3,
+               "eval_seed": 2_000_000},
 }
 
 
@@ -316,31 +331,6 @@ def _make_replay(cfg: TrainConfig, obs_dim: int, n_branches: int, reward_shape: 
     return ReplayBuffer(cfg.buffer_capacity, spec)
 
 
-# -- checkpoints -----------------------------------------------------------------------------------------
-def atomic_torch_save(obj: Any, path: Path) -> None:
-    """Write to a temporary file in the same folder, then rename: a crash never leaves a torn file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
-    s = rng.bit_generator.state
-    return {"bit_generator": s["bit_generator"], "state": str(s["state"]["state"]),
-            "inc": str(s["state"]["inc"]), "has_uint32": int(s["has_uint32"]), "uinteger": int(s["uinteger"])}
-
-
-def _set_rng_state(rng: np.random.Generator, d: dict[str, Any]) -> None:
-    rng.bit_generator.state = {"bit_generator": d["bit_generator"],
-                               "state": {"state": int(d["state"]), "inc": int(d["inc"])},
-                               "has_uint32": d["has_uint32"], "uinteger": d["uinteger"]}
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    ckpts = sorted((run_dir / "checkpoints").glob("ckpt_*.pt"))
-    return ckpts[-1] if ckpts else None
-
-
 # -- the loop --------------------------------------------------------------------------------------------
 class Trainer:
     """One training run writing into ``run_dir`` (see :func:`train`)."""
@@ -385,8 +375,8 @@ class Trainer:
             "urban": self.urban.state_dict(), "rural": self.rural.state_dict(),
             "episodes_done": self.episodes_done, "env_steps": self.env_steps,
             "wall_seconds": self.wall_before + (time.perf_counter() - self.t0),
-            "update_credit": self.update_credit, "rng": _rng_state(self.rng),
-            "torch_rng": torch.get_rng_state(),
+            "update_credit": self.update_credit, "rng": rng_state(self.rng),
+            "torch_rng": torch.getrng_state(),
             "per_step": [getattr(b, "step", 0) for b in (self.replay_u, self.replay_r)],
             "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
             "last_eval": self.last_eval, "target_return": self.target_return, "target_policy": self.target_policy,
@@ -399,8 +389,8 @@ class Trainer:
         self.episodes_done, self.env_steps = int(s["episodes_done"]), int(s["env_steps"])
         self.wall_before = float(s["wall_seconds"])
         self.update_credit = float(s["update_credit"])
-        _set_rng_state(self.rng, s["rng"])
-        torch.set_rng_state(s["torch_rng"])
+        set_rng_state(self.rng, s["rng"])
+        torch.setrng_state(s["torch_rng"])
         for buf, step in zip((self.replay_u, self.replay_r), s["per_step"], strict=True):
             if hasattr(buf, "step"):
                 buf.step = int(step)
@@ -572,8 +562,15 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     tmp = run_dir / ".config.yaml.tmp"
     tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     os.replace(tmp, run_dir / "config.yaml")
-    trainer = Trainer(cfg, run_dir, progress, reprobe)
-    return run_dir, trainer.run()
+    return run_dir, _trainer(cfg, run_dir, progress, reprobe).run()
+
+
+def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool):
+    if cfg.agent == "bridge":
+        from bridgefleet.train_bridge import BridgeTrainer
+
+        return BridgeTrainer(cfg, run_dir, progress, reprobe)
+    return Trainer(cfg, run_dir, progress, reprobe)
 
 
 def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None,
@@ -598,19 +595,15 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
         raise ValueError(f"{run_dir} has already trained {state['episodes_done']} of its {cfg.episodes} episodes: "
                          f"pass --episodes N (N > {state['episodes_done']}) to train further")
     if progress:
-        print(f"resuming {run_dir} at episode {state['episodes_done']} (update {state['urban']['step']}); replay "
+        step = (state.get("urban") or state["bridge"])["step"]
+        print(f"resuming {run_dir} at episode {state['episodes_done']} (update {step}); replay "
               f"buffers are not checkpointed, so learning resumes after {cfg.learning_starts} new transitions")
-    trainer = Trainer(cfg, run_dir, progress, reprobe)
+    trainer = _trainer(cfg, run_dir, progress, reprobe)
     trainer.load_state_dict(state)
     return run_dir, trainer.run()
 
 
-def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, DQNLearner, DQNLearner]:
-    """The trained agents of a finished run (final.pt, else the latest checkpoint).
-
-    Raises:
-        FileNotFoundError: if the folder holds neither.
-    """
+def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
     run_dir = Path(run_dir)
     path = run_dir / "final.pt"
     if not path.exists():
@@ -621,9 +614,35 @@ def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
     data = dict(state["config"])
     data["device"] = device
     data["compile"] = "off"
-    cfg = TrainConfig.from_dict(data, str(path))
+    return TrainConfig.from_dict(data, str(path)), state
+
+
+def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, DQNLearner, DQNLearner]:
+    """The trained urban and rural agents of a finished run (final.pt, else the latest checkpoint).
+
+    Raises:
+        FileNotFoundError: if the folder holds neither. ValueError: a per-bridge run (use :func:`load_policy`).
+    """
+    cfg, state = _load_run(run_dir, device)
+    if cfg.agent != "fleet":
+        raise ValueError(f"{run_dir} holds a per-bridge agent (agent: {cfg.agent}), not urban and rural agents")
     fleet_cfg, _ = resolve_fleet(cfg.fleet)
     urban, rural = build_learners(cfg, fleet_cfg.n_urban)
     urban.load_state_dict(state["urban"])
     rural.load_state_dict(state["rural"])
     return cfg, urban, rural
+
+
+def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, Callable]:
+    """The greedy policy of a trained run of either agent, for :func:`bridgefleet.evaluate.evaluate_policy`.
+
+    Raises:
+        FileNotFoundError: if the folder holds no final.pt or checkpoint.
+    """
+    cfg, state = _load_run(run_dir, device)
+    if cfg.agent == "bridge":
+        from bridgefleet.train_bridge import load_bridge_policy
+
+        return cfg, load_bridge_policy(state, cfg, device)
+    _, urban, rural = load_agents(run_dir, device)
+    return cfg, agent_policy(urban, rural)

@@ -1,0 +1,119 @@
+"""The per-bridge agent: one Q-network shared by every bridge of a fleet of any size.
+
+Each bridge is seen through its own features and the context of its agency and year (parameter sharing
+across bridges, as in IMP-MARL: Leroy et al., NeurIPS 2023 Datasets and Benchmarks). The network gives
+Q over the 5 actions for one bridge; a fleet's decision is its agency budgets split by
+:func:`bridgefleet.planning.knapsack.allocate` on each bridge's benefit Q(a) − Q(0), the same rule the
+``lagrangian`` planner uses with its DP values. The price of money is not an input: this year's budget is
+met exactly by the knapsack, and later years' scarcity is in Q itself, which is learned for the policy
+that allocates (SARSA targets on the next year's funded action, Rummery & Niranjan 1994), so a bridge's
+Q(0) already accounts for how often it will be funded later.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from bridgefleet.fleet.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
+from bridgefleet.planning.knapsack import allocate
+
+N_FEATURES = 13
+"""Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
+1 rural), years left / horizon, agency budget available / annual budget, cost of actions 1–4 / annual
+budget of the agency (capped at 10)."""
+
+
+def action_costs(sim: FleetSimulator) -> np.ndarray:
+    """USD cost of each action for each bridge, float64 (E, B, 5) (deck area × cost factor × unit cost)."""
+    size = np.asarray(sim.profile.deck_area, dtype=np.float64) * np.asarray(sim.profile.cost_factor)
+    size = np.broadcast_to(size, (sim.num_envs, sim.n_bridges))
+    return size[..., None] * np.asarray(sim.unit_costs, dtype=np.float64)
+
+
+def agency_of(sim: FleetSimulator) -> np.ndarray:
+    """int64 (B,): 0 for the urban bridges (first n_urban columns), 1 for the rural ones."""
+    return (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64)
+
+
+def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
+    """float32 (E, B, N_FEATURES) features of every bridge now (see :data:`N_FEATURES`)."""
+    s, p = sim.state, sim.profile
+    e_n, b_n = sim.num_envs, sim.n_bridges
+    ag = agency_of(sim)
+    annual = np.broadcast_to(np.asarray(sim.annual_budget, dtype=np.float64), (e_n, 2))
+    per_bridge = np.maximum(annual[:, ag], 1.0)  # (E, B)
+    f = np.empty((e_n, b_n, N_FEATURES), dtype=np.float32)
+    f[..., 0] = s.condition / COND_SCALE
+    f[..., 1] = s.age / AGE_SCALE
+    f[..., 2] = s.ysm / YSM_SCALE
+    f[..., 3] = s.rate / RATE_SCALE
+    f[..., 4] = sim.weight
+    f[..., 5] = np.broadcast_to(p.target_condition, (e_n, b_n)) / COND_SCALE
+    f[..., 6] = ag
+    f[..., 7] = ((sim.config.horizon_years - sim.t) / sim.config.horizon_years)[:, None]
+    f[..., 8] = sim.budget[:, ag] / per_bridge
+    f[..., 9:13] = np.minimum(cost[..., 1:] / per_bridge[..., None], 10.0)
+    return f
+
+
+class BridgeQNetwork(nn.Module):
+    """MLP from one bridge's features to Q over the 5 actions; ``dueling`` splits it into V + A − mean(A)
+    (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge.
+
+    Input float32 (N, N_FEATURES); output float32 (N, 5).
+    """
+
+    def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False):
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = N_FEATURES
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.torso = nn.Sequential(*layers)
+        self.dueling = dueling
+        self.head = nn.Linear(width, 5)
+        self.value = nn.Linear(width, 1) if dueling else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.torso(x)
+        q = self.head(z).float()  # Q in fp32 even under autocast: argmax and targets compare close values
+        if self.value is not None:
+            q = self.value(z).float() + q - q.mean(dim=-1, keepdim=True)
+        return q
+
+
+def decide(q: np.ndarray, cost: np.ndarray, sim: FleetSimulator, explore: np.ndarray | None = None,
+           random_action: np.ndarray | None = None) -> np.ndarray:
+    """Actions int64 (E, B): the knapsack on benefits Q(a) − Q(0) (q float (E, B, 5)) within each agency's
+    budget; where ``explore`` (bool (E, B)) is set, the bridge asks for ``random_action`` instead (funded
+    first if it fits)."""
+    ben = np.asarray(q, dtype=np.float64) - np.asarray(q[..., :1], dtype=np.float64)
+    if explore is not None and explore.any():
+        forced = np.where(np.arange(5) == random_action[..., None], 1e12, -np.inf)
+        forced[..., 0] = 0.0
+        ben = np.where(explore[..., None], forced, ben)
+    out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
+    allocate(ben, np.ascontiguousarray(cost), agency_of(sim), np.ascontiguousarray(sim.budget, dtype=np.float64),
+             out)
+    return out
+
+
+class BridgePolicy:
+    """A trained per-bridge network as a policy for :func:`bridgefleet.evaluate.evaluate_policy` (greedy):
+    returns requests int64 (E, B) that fit each agency's budget."""
+
+    def __init__(self, net: nn.Module, device: torch.device | str = "cpu"):
+        self.net = net
+        self.device = torch.device(device)
+
+    @torch.no_grad()
+    def q_values(self, feats: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(feats.reshape(-1, N_FEATURES)).to(self.device)
+        return self.net(x).cpu().numpy().reshape(*feats.shape[:2], 5)
+
+    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+        cost = action_costs(sim)
+        return decide(self.q_values(bridge_features(sim, cost)), cost, sim)

@@ -1,0 +1,121 @@
+"""Each agency's yearly budget split over its bridges: one action per bridge, maximum summed benefit.
+
+A multiple-choice knapsack (Sinha & Zoltners, Operations Research 27(3), 1979) solved exactly by dynamic
+programming over the budget in whole parts. Used by the ``lagrangian`` planner (benefits from the DP) and the
+per-bridge agent (benefits from its Q-network): both give, per bridge, the benefit of each action over doing
+nothing, and this decides which are funded.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+BUDGET_UNITS = 2000
+"""Least number of whole parts of an agency's yearly budget in the knapsack DP. Costs are rounded up to parts
+(a plan may leave up to one part per funded bridge unspent, then filled), so the parts are made as small as 1 %
+of the cheapest treatment, within MAX_UNITS parts and MAX_CELLS parts × bridges of work."""
+
+MAX_UNITS = 20_000
+MAX_CELLS = 40_000_000
+
+@nb.njit(cache=True, nogil=True)
+def _knapsack(ben, cost_units, members, cap, out_row):  # pragma: no cover - compiled
+    """Multiple-choice knapsack by DP over the budget in whole units: one action per member bridge, total
+    units ≤ cap, maximum Σ benefit; writes the actions into out_row."""
+    n = members.shape[0]
+    best = np.zeros(cap + 1)
+    choice = np.zeros((n, cap + 1), dtype=np.int8)
+    for k in range(n):
+        j = members[k]
+        new = best.copy()
+        for a in range(1, 5):
+            if ben[j, a] <= 0.0:
+                continue
+            w = cost_units[j, a]
+            for c in range(w, cap + 1):
+                v = best[c - w] + ben[j, a]
+                if v > new[c]:
+                    new[c] = v
+                    choice[k, c] = a
+        best = new
+    c = cap
+    for k in range(n - 1, -1, -1):
+        a = choice[k, c]
+        out_row[members[k]] = a
+        if a > 0:
+            c -= cost_units[members[k], a]
+
+
+@nb.njit(cache=True, nogil=True)
+def _repair(ben, cost, members, budget, out_row):  # pragma: no cover - compiled
+    """Make the plan fit the real costs (dropping the funded actions of least benefit per USD while it does
+    not), then let each bridge in turn take a better action that fits what is left."""
+    spend = 0.0
+    for j in members:
+        if out_row[j] > 0:
+            spend += cost[j, out_row[j]]
+    while spend > budget:
+        worst = -1
+        worst_r = np.inf
+        for j in members:
+            a = out_row[j]
+            if a > 0 and ben[j, a] / cost[j, a] < worst_r:
+                worst_r = ben[j, a] / cost[j, a]
+                worst = j
+        spend -= cost[worst, out_row[worst]]
+        out_row[worst] = 0
+    for j in members:
+        cur = out_row[j]
+        c_cur = cost[j, cur] if cur > 0 else 0.0
+        ba = cur
+        for a in range(1, 5):
+            if ben[j, a] > ben[j, ba] and spend - c_cur + cost[j, a] <= budget:
+                ba = a
+        if ba != cur:
+            spend += cost[j, ba] - c_cur
+            out_row[j] = ba
+
+
+@nb.njit(cache=True, nogil=True)
+def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
+    """Actions int64 (E, B) that maximise Σ benefit within each agency's budget.
+
+    Args:
+        ben: float64 (E, B, 5), benefit of each action over doing nothing (ben[..., 0] = 0; −inf where the
+            action is not allowed); benefits ≤ 0 are never funded.
+        cost: float64 (E, B, 5), USD cost of each action.
+        agency: int64 (B,), 0 urban, 1 rural.
+        budget: float64 (E, 2), USD each agency can spend now.
+        out: int64 (E, B), written.
+
+    Costs are rounded up to whole parts of the budget (see BUDGET_UNITS), so the plan fits; what the
+    rounding leaves is then filled by each bridge in turn taking a better action that still fits.
+    """
+    e_n, b_n = out.shape
+    w = np.zeros((b_n, 5), dtype=np.int64)
+    for e in range(e_n):
+        left = budget[e] + 0.01  # the funding rule's cent
+        smallest = np.full(2, np.inf)  # cheapest action a bridge of the agency could take
+        for j in range(b_n):
+            out[e, j] = 0
+            for a in range(1, 5):
+                if ben[e, j, a] > -np.inf and cost[e, j, a] < smallest[agency[j]]:
+                    smallest[agency[j]] = cost[e, j, a]
+        for g in range(2):
+            members = np.flatnonzero(agency == g)
+            if members.shape[0] == 0 or left[g] <= 0.01:
+                continue
+            fine = left[g] / (0.01 * smallest[g]) if smallest[g] < np.inf else 0.0  # 1 % of the cheapest
+            cap = int(max(BUDGET_UNITS, min(MAX_UNITS, fine, MAX_CELLS // members.shape[0])))
+            unit = max(left[g] / cap, 1e-9)
+            for j in members:
+                for a in range(1, 5):
+                    w[j, a] = int(np.ceil(cost[e, j, a] / unit)) if cost[e, j, a] <= left[g] else cap + 1
+            ben_e = ben[e].copy()
+            for j in members:
+                for a in range(1, 5):
+                    if cost[e, j, a] > left[g]:
+                        ben_e[j, a] = -np.inf
+            _knapsack(ben_e, w, members, cap, out[e])
+            _repair(ben_e, cost[e], members, left[g], out[e])
