@@ -82,7 +82,9 @@ def four_ways(episodes: int, seed: int) -> None:
                             "from pathlib import Path; d = tempfile.mkdtemp();"
                             f"print(json.dumps(run('default', {episodes}, {seed}, Path(d), reprobe=True, **{over!r})))")
                     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                         check=True, cwd=Path(__file__).resolve().parents[1])
+                                         cwd=Path(__file__).resolve().parents[1])
+                    if out.returncode:
+                        raise SystemExit(f"{isa}, {'busy' if busy else 'idle'}, {name} failed:\n{out.stderr}")
                     res[name] = json.loads(out.stdout.strip().splitlines()[-1])
             finally:
                 if spinner is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -101,9 +102,41 @@ def test_dueling_mean_over_actions_equals_value() -> None:
     obs = torch.randn(3, 6)
     value, adv = net.value_and_advantage(obs)
     q = net(obs)
-    assert value is not None and value.shape == (3, 1)
+    assert value is not None and value.shape == (3, 4)  # one value per branch
     torch.testing.assert_close(adv.mean(dim=-1), torch.zeros(3, 4), atol=1e-6, rtol=0)
-    torch.testing.assert_close(q.mean(dim=-1), value.expand(3, 4), atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(q.mean(dim=-1), value, atol=1e-6, rtol=1e-6)
+
+
+def test_dueling_learns_branches_whose_returns_differ() -> None:
+    # Two branches, one step to a terminal state with rewards 0 and 10: a shared V(s) left both at 5.0
+    # (loss ≈ 25); a value per branch reaches 0 and 10.
+    from bridgefleet.learner import DQNLearner, LearnerConfig
+
+    torch.manual_seed(0)
+    learner = DQNLearner(lambda: BranchingQNetwork(3, 2, 2, hidden=(16,), dueling=True),
+                         LearnerConfig(device="cpu", lr=1e-2, target_sync_every=50))
+    n = 32
+    batch = {"obs": np.ones((n, 3), np.float32), "action": np.zeros((n, 2), np.int64),
+             "reward": np.tile(np.array([0.0, 10.0], np.float32), (n, 1)), "next_obs": np.ones((n, 3), np.float32),
+             "done": np.ones(n, np.float32), "discount": np.full(n, 0.95, np.float32)}
+    for _ in range(1500):
+        out = learner.update(batch)
+    q = learner.online(torch.ones(1, 3))[0, :, 0].detach()
+    torch.testing.assert_close(q, torch.tensor([0.0, 10.0]), atol=0.05, rtol=0)
+    assert out["loss"] < 0.01
+
+
+def test_heads_are_fp32_under_bf16_autocast_so_close_q_values_keep_their_order() -> None:
+    net = BranchingQNetwork(4, 1, 2, hidden=(8,))
+    with torch.no_grad():
+        net.advantage.weight.zero_()
+        net.advantage.bias.copy_(torch.tensor([-20.00, -20.02]))  # equal in bf16 (−20.0 both)
+    assert torch.tensor(-20.02, dtype=torch.bfloat16) == torch.tensor(-20.0, dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        q = net(torch.randn(5, 4))
+    assert q.dtype == torch.float32
+    torch.testing.assert_close(q[:, 0], torch.tensor([[-20.0, -20.02]] * 5), atol=1e-5, rtol=0)
+    assert (greedy_actions(q) == 0).all()
 
 
 def test_noisy_network_uses_noisy_heads_only() -> None:
@@ -126,11 +159,11 @@ def test_reset_noise_is_noop_without_noise() -> None:
     torch.testing.assert_close(net(obs), q1, rtol=0, atol=0)
 
 
-def test_noisy_network_under_bf16_autocast_returns_low_precision() -> None:
+def test_noisy_network_under_bf16_autocast_returns_fp32_q() -> None:
     net = BranchingQNetwork(6, 2, 3, hidden=(8,), noisy=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         q = net(torch.randn(4, 6))
-    assert q.dtype == torch.bfloat16 and q.shape == (4, 2, 3)
+    assert q.dtype == torch.float32 and q.shape == (4, 2, 3)  # heads in fp32, torso in bf16
 
 
 def test_invalid_shapes_raise_value_error() -> None:

@@ -167,3 +167,11 @@ def test_gymnasium_vector_envs_train_like_the_native_one(tmp_path, vector):
         rows = [r.split(",") for r in (run_dir / "metrics.csv").read_text().splitlines()[1:]]
         runs[kind] = [float(r[3]) for r in rows if r[0] == "train"]
     assert runs[vector] == pytest.approx(runs["native"], rel=1e-9)
+
+
+def test_per_beta_reaches_one_by_the_end_of_a_run(tmp_path):
+    # β is annealed over the updates that sample (after learning_starts), not all planned updates: a run
+    # this short used to end at β ≈ 0.6.
+    _, summary = train(_tiny(per=True, n_step=3, episodes=32), tmp_path / "run", progress=False)
+    assert summary["updates"] > 0
+    assert summary["per_beta_end"] == pytest.approx(1.0)

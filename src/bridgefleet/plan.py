@@ -10,7 +10,7 @@ import numpy as np
 
 from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
-from bridgefleet.train import agent_policy, load_agents
+from bridgefleet.train import load_policy
 
 
 def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inventory: str | None = None,
@@ -35,7 +35,7 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
     out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
     if out.is_dir():
         out = out / "plan.csv"
-    cfg, urban, rural = load_agents(run_dir, device)
+    cfg, policy = load_policy(run_dir, device)
     fleet_cfg = cfg.fleet.replace(horizon_years=years)
     if inventory is not None:
         fleet_cfg = fleet_cfg.replace(inventory=inventory)
@@ -45,12 +45,11 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
         fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
     fleet_cfg, fleet = resolve_fleet(fleet_cfg)
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
-    if fleet_cfg.n_urban != trained:
+    if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "
                          f"trained urban agent expects {trained} (use --max-urban {trained} when training)")
     sim = FleetSimulator(fleet_cfg, samples, fleet)
     sim.reset(None, [seed + i for i in range(samples)])
-    policy = agent_policy(urban, rural)
     rng = np.random.default_rng(seed)
     b = sim.n_bridges
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -60,8 +59,8 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
         w = csv.writer(f)
         w.writerow(["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"])
         for year in range(1, years + 1):
-            u, r = policy(sim, rng)
-            res = sim.step(u, r)
+            decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
+            res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
             counts = np.stack([(res.actions == a).sum(0) for a in range(len(ACTION_NAMES))])  # (5, B)
             mode = counts.argmax(0)
             cost = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area

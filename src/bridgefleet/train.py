@@ -350,10 +350,14 @@ class Trainer:
         e = cfg.num_envs
         steps_total = cfg.episodes * fleet_cfg.horizon_years / e
         self.total_updates = int(steps_total * cfg.updates_per_step)
+        # PER's β is annealed over the updates that sample, which start once the replay holds
+        # learning_starts transitions (num_envs a step, after the n-step delay), so it reaches 1 by the end.
+        steps_before = -(-max(cfg.learning_starts, cfg.batch_size) // e) + cfg.n_step
+        sampling_updates = max(1, self.total_updates - int(steps_before * cfg.updates_per_step))
         gamma = fleet_cfg.discount
         u_reward = (self.n_urban,) if cfg.urban_reward == "per_bridge" else ()
-        self.replay_u = _make_replay(cfg, self.n_urban * 4 + 1, self.n_urban, u_reward, self.total_updates)
-        self.replay_r = _make_replay(cfg, 10, 1, (), self.total_updates)
+        self.replay_u = _make_replay(cfg, self.n_urban * 4 + 1, self.n_urban, u_reward, sampling_updates)
+        self.replay_r = _make_replay(cfg, 10, 1, (), sampling_updates)
         self.acc_u = NStepAccumulator(e, cfg.n_step, gamma)
         self.acc_r = NStepAccumulator(e, cfg.n_step, gamma)
         self.rng = np.random.default_rng(cfg.seed)
@@ -376,7 +380,7 @@ class Trainer:
             "episodes_done": self.episodes_done, "env_steps": self.env_steps,
             "wall_seconds": self.wall_before + (time.perf_counter() - self.t0),
             "update_credit": self.update_credit, "rng": rng_state(self.rng),
-            "torch_rng": torch.getrng_state(),
+            "torch_rng": torch.get_rng_state(),
             "per_step": [getattr(b, "step", 0) for b in (self.replay_u, self.replay_r)],
             "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
             "last_eval": self.last_eval, "target_return": self.target_return, "target_policy": self.target_policy,
@@ -390,7 +394,7 @@ class Trainer:
         self.wall_before = float(s["wall_seconds"])
         self.update_credit = float(s["update_credit"])
         set_rng_state(self.rng, s["rng"])
-        torch.setrng_state(s["torch_rng"])
+        torch.set_rng_state(s["torch_rng"])
         for buf, step in zip((self.replay_u, self.replay_r), s["per_step"], strict=True):
             if hasattr(buf, "step"):
                 buf.step = int(step)
@@ -535,6 +539,7 @@ class Trainer:
             "torch_version": torch.__version__, "preset": self.cfg.preset, "num_envs": self.cfg.num_envs,
             "env_steps": self.env_steps, "updates": self.urban.step, "updates_per_second": self.urban.step / wall,
             "threads": self.hardware.threads, "amp": self.hardware.amp, "hardware": self.hardware.to_dict(),
+            "per_beta_end": self.replay_u.beta() if isinstance(self.replay_u, PrioritizedReplayBuffer) else None,
             "machine": cpu_model(),
         }
         tmp = self.run_dir / ".summary.json.tmp"

@@ -115,9 +115,10 @@ class BranchingQNetwork(nn.Module):
 
     A shared MLP torso (ReLU after every hidden layer) feeds one linear head that produces all
     ``n_branches * n_actions`` Q-values at once (reshaped, no per-branch Python loop). With
-    ``dueling=True`` (Wang et al., ICML 2016, adapted to branching as in Tavakoli et al.) a single
-    state-value stream ``V (B, 1)`` is shared by all branches and
-    ``Q_d(s, a) = V(s) + A_d(s, a) − mean_a' A_d(s, a')``. With ``noisy=True`` the head layers (not the
+    ``dueling=True`` (Wang et al., ICML 2016, adapted to branching) each branch has its own state value
+    ``V_d (B, n_branches)`` and ``Q_d(s, a) = V_d(s) + A_d(s, a) − mean_a' A_d(s, a')`` (Tavakoli et al.
+    share one V, which cannot represent branches with per-branch rewards whose returns differ). The heads
+    run in fp32 under autocast. With ``noisy=True`` the head layers (not the
     torso) are :class:`NoisyLinear` (Fortunato et al., ICLR 2018).
 
     Args:
@@ -166,10 +167,12 @@ class BranchingQNetwork(nn.Module):
             width = h
         self.torso = nn.Sequential(*layers)
         self.advantage = _head(width, self.n_branches * self.n_actions, self.noisy)
-        self.value = _head(width, 1, self.noisy) if self.dueling else None
+        # One value per branch: branches (bridges) with their own rewards have their own returns, which one
+        # shared V(s) cannot represent.
+        self.value = _head(width, self.n_branches, self.noisy) if self.dueling else None
 
     def value_and_advantage(self, obs: Tensor) -> tuple[Tensor | None, Tensor]:
-        """Return the streams: V ``(B, 1)`` (None unless dueling) and A ``(B, n_branches, n_actions)``.
+        """Return the streams: V ``(B, n_branches)`` (None unless dueling) and A ``(B, n_branches, n_actions)``.
 
         When dueling, A is already centred per branch (``A − mean_a A``), so ``Q = V[..., None] + A``;
         otherwise A is Q itself.
@@ -180,10 +183,14 @@ class BranchingQNetwork(nn.Module):
         if obs.dim() != 2 or obs.shape[1] != self.obs_dim:
             raise ValueError(f"expected obs of shape (B, {self.obs_dim}), got {tuple(obs.shape)}")
         z = self.torso(obs)
-        adv = self.advantage(z).view(-1, self.n_branches, self.n_actions)
-        if self.value is None:
-            return None, adv
-        return self.value(z), adv - adv.mean(dim=-1, keepdim=True)
+        # The heads run in fp32 even under autocast: Q-values near −20 that differ by 0.02 are equal in bf16
+        # (8 bits of mantissa), which flips greedy actions and TD targets; the torso keeps the fast matmuls.
+        with torch.autocast(device_type=z.device.type, enabled=False):
+            z = z.float()
+            adv = self.advantage(z).view(-1, self.n_branches, self.n_actions)
+            if self.value is None:
+                return None, adv
+            return self.value(z), adv - adv.mean(dim=-1, keepdim=True)
 
     def forward(self, obs: Tensor) -> Tensor:
         """Q-values ``(B, n_branches, n_actions)`` for obs ``(B, obs_dim)``.
@@ -194,7 +201,7 @@ class BranchingQNetwork(nn.Module):
         value, adv = self.value_and_advantage(obs)
         if value is None:
             return adv
-        return value.unsqueeze(-1) + adv
+        return value.unsqueeze(-1) + adv  # (B, n_branches, 1) + (B, n_branches, n_actions)
 
     @torch.no_grad()
     def reset_noise(self) -> None:
