@@ -1,11 +1,17 @@
-"""Decision quality against the best possible: heuristics, the lagrangian planner and the budget-relaxed upper
-bound on the same evaluation fleets, for the default fleet, dc-2019 (all bridges) and Indiana (all bridges).
+"""Decision quality against the best possible: heuristics, trained agents, the lagrangian planner and the
+budget-relaxed upper bound on the same evaluation fleets, for the default fleet, dc-2019 (all bridges) and
+Indiana (all bridges).
 
-Prints, per fleet: worst_first, the lagrangian planner (gain over worst_first with the paired difference
-and its standard error, distance below the bound), the bound with its LP gap and time; and for the default
-fleet the bound again on a grid of half the step (its discretization error).
+Prints, per fleet and policy: the mean discounted return with its 95 % CI, the gain over worst_first with
+the paired difference and its standard error, the distance below the bound, and the seconds it took
+(training for agents; bound + planner for the planner); for the default fleet also the bound on a grid of
+half the step (its discretization error).
 
-Run: python benchmarks/decision_quality.py [--fleets default,dc,indiana] [--episodes 100] [--bound-iters 80]
+With --agents, the per-bridge agent (the `default` preset, one network for every bridge) is trained on each
+fleet, and the plan's urban + rural agents (the `fleet` preset, seed architecture) on the default fleet, before
+the evaluation; training uses its own validation fleets (seeds 2,000,000 …), never the evaluation fleets.
+
+Run: python benchmarks/decision_quality.py [--fleets default,dc,indiana] [--episodes 100] [--agents]
 Indiana needs ../shared/data/indiana/INDIANA2019.csv (not bundled); it is skipped when missing.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,25 +27,54 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.evaluate import evaluate_with_bound
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.train import load_policy, resolve_config, train
 
 INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
 
+# Per-bridge agent settings per fleet size: a fleet-year of Indiana is 4,794 transitions, so fewer fleets
+# at once, more updates per year and a larger replay (2 M × 115 B = 230 MB).
+BRIDGE_RUNS = {
+    "default": {},
+    "dc": {"buffer_capacity": 1_000_000},
+    "indiana": {"num_envs": 2, "episodes": 240, "updates_per_step": 8.0, "buffer_capacity": 2_000_000,
+                "eval_every": 48, "checkpoint_every": 48, "eval_episodes": 8, "learning_starts": 50_000},
+}
 
-def fleets(names: list[str]) -> dict[str, FleetConfig]:
+
+def fleets(names: list[str]) -> dict[str, tuple[str, FleetConfig]]:
     out = {}
     for name in names:
         if name == "default":
-            out[name] = FleetConfig()
+            out[name] = ("default", FleetConfig())
         elif name == "dc":
-            out["dc-2019 (all bridges)"] = FleetConfig(inventory="dc-2019")
+            out[name] = ("dc-2019 (all 244 bridges)", FleetConfig(inventory="dc-2019"))
         elif name == "indiana":
             if INDIANA.is_file():
-                out["Indiana 2019 (all 4,794 bridges)"] = FleetConfig(inventory=str(INDIANA))
+                out[name] = ("Indiana 2019 (all 4,794 bridges)", FleetConfig(inventory=str(INDIANA)))
             else:
                 print(f"skipped Indiana: {INDIANA} not found")
         else:
             raise SystemExit(f"unknown fleet {name!r}: default, dc, indiana")
     return out
+
+
+def train_agents(name: str, cfg: FleetConfig, bridge_episodes: int | None, out: Path) -> dict[str, tuple]:
+    """Train the per-bridge agent (and the seed architecture on the default fleet); {label: (policy, s)}."""
+    agents = {}
+    over = {**BRIDGE_RUNS[name], "inventory": cfg.inventory}
+    if bridge_episodes:
+        over["episodes"] = bridge_episodes
+    runs = [("bridge agent", "default", over)]
+    if name == "default":
+        runs.append(("seed agents (fleet)", "fleet", {}))
+    for label, preset, o in runs:
+        tc = resolve_config(preset, None, o)
+        t0 = time.perf_counter()
+        run_dir, summary = train(tc, out / f"{name}-{preset}", progress=True)
+        print(f"{name}: {label} trained, {summary['episodes']} episodes in {summary['wall_seconds']:.0f} s "
+              f"({summary['amp']}, {summary['threads']} threads)")
+        agents[label] = (load_policy(run_dir)[1], time.perf_counter() - t0)
+    return agents
 
 
 def main() -> None:
@@ -47,27 +83,38 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1_000_000)
     ap.add_argument("--bound-iters", type=int, default=80)
+    ap.add_argument("--agents", action="store_true", help="also train and evaluate the agents")
+    ap.add_argument("--bridge-episodes", type=int, help="training episodes of the per-bridge agent")
     ap.add_argument("--grid-check", type=int, default=10, help="default fleets re-bounded on a half-step grid")
     args = ap.parse_args()
     rows = []
-    for label, cfg in fleets(args.fleets.split(",")).items():
-        t0 = time.perf_counter()
-        results, bound = evaluate_with_bound(cfg, ["do_nothing", "worst_first"], args.episodes, args.seed,
-                                             max_iter=args.bound_iters, progress=True)
-        wall = time.perf_counter() - t0
-        by = {r.policy: r for r in results}
-        wf, lg = by["worst_first"], by["lagrangian"]
-        d = lg.returns - wf.returns
-        se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0
-        rows.append((label, wf, lg, bound, d.mean(), se, wall))
-        print(f"{label}: done in {wall:.0f} s")
-    print("\n| fleet | worst_first | lagrangian | gain over worst_first (paired ± s.e.) | upper bound "
-          "| lagrangian below bound | bound + planner, s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for label, wf, lg, bound, dm, se, wall in rows:
-        print(f"| {label} | {wf.mean_return:.2f} ± {wf.ci95:.2f} | {lg.mean_return:.2f} ± {lg.ci95:.2f} "
-              f"| {(lg.mean_return - wf.mean_return) / abs(wf.mean_return):+.1%} ({dm:+.1f} ± {se:.1f}) "
-              f"| {bound[0]:.2f} ± {bound[1]:.2f} | {(bound[0] - lg.mean_return) / abs(bound[0]):.1%} | {wall:.0f} |")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (label, cfg) in fleets(args.fleets.split(",")).items():
+            agents = train_agents(name, cfg, args.bridge_episodes, Path(tmp)) if args.agents else {}
+            t0 = time.perf_counter()
+            results, bound = evaluate_with_bound(cfg, ["do_nothing", "worst_first"], args.episodes, args.seed,
+                                                 extra={k: v[0] for k, v in agents.items()},
+                                                 max_iter=args.bound_iters, progress=True)
+            wall = time.perf_counter() - t0
+            by = {r.policy: r for r in results}
+            wf = by["worst_first"]
+            for pol in ["worst_first", "lagrangian", *agents]:
+                r = by[pol]
+                d = r.returns - wf.returns
+                se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0
+                sec = agents[pol][1] if pol in agents else (wall if pol == "lagrangian" else None)
+                rows.append((label, pol, r, bound, d.mean(), se, sec))
+            print(f"{label}: evaluated in {wall:.0f} s")
+    print("\n| fleet | policy | mean return ± 95 % CI | gain over worst_first (paired ± s.e.) | upper bound "
+          "| below bound | seconds |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for label, pol, r, bound, dm, se, sec in rows:
+        wf_mean = r.mean_return - dm
+        gain = "" if pol == "worst_first" else f"{(r.mean_return - wf_mean) / abs(wf_mean):+.1%} ({dm:+.1f} ± {se:.1f})"
+        secs = f"{sec:.0f}" if sec is not None else ""
+        what = {"lagrangian": "bound + planner", "worst_first": ""}.get(pol, "training")
+        print(f"| {label} | {pol} | {r.mean_return:.2f} ± {r.ci95:.2f} | {gain} | {bound[0]:.2f} ± {bound[1]:.2f} "
+              f"| {(bound[0] - r.mean_return) / abs(bound[0]):.1%} | {secs} {what} |")
     if args.grid_check and "default" in args.fleets.split(","):
         cfg, fleet = resolve_fleet(FleetConfig())
         sim = FleetSimulator(cfg, args.grid_check, fleet)

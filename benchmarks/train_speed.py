@@ -63,8 +63,8 @@ def profile_default(episodes: int, out: Path) -> None:
     print(f"  {'rest (loop, logging, Python overhead)':<36}{rest:>8.2f} s {rest / total:>7.1%}")
 
 
-def four_ways(episodes: int, seed: int) -> None:
-    """default (auto) vs fp32 1-thread under native/AVX2 ISA × idle/busy, each run in a fresh process."""
+def four_ways(episodes: int, seed: int, preset: str) -> None:
+    """``preset`` (auto) vs fp32 1-thread under native/AVX2 ISA × idle/busy, each run in a fresh process."""
     from bridgefleet.hardware import cpu_model
 
     rows = []
@@ -80,7 +80,8 @@ def four_ways(episodes: int, seed: int) -> None:
                 for name, over in (("auto", {}), ("fp32-1", {"amp": False, "threads": 1})):
                     code = ("import json, sys, tempfile; sys.path.insert(0, 'benchmarks'); from train_speed import run;"
                             "from pathlib import Path; d = tempfile.mkdtemp();"
-                            f"print(json.dumps(run('default', {episodes}, {seed}, Path(d), reprobe=True, **{over!r})))")
+                            f"print(json.dumps(run({preset!r}, {episodes}, {seed}, Path(d), reprobe=True,"
+                            f" **{over!r})))")
                     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                          cwd=Path(__file__).resolve().parents[1])
                     if out.returncode:
@@ -94,8 +95,8 @@ def four_ways(episodes: int, seed: int) -> None:
             print(f"{isa:<7} {'busy' if busy else 'idle'}: auto {a['seconds_per_episode']:.4f} s/ep "
                   f"({a['amp']}, {a['threads']} threads), fp32 1 thread {f['seconds_per_episode']:.4f} s/ep",
                   flush=True)
-    print(f"\nCPU: {cpu_model()}; {episodes} episodes of `default` per run")
-    print("| oneDNN ISA | other load | `default` (auto) s/episode | chosen | fp32, 1 thread s/episode "
+    print(f"\nCPU: {cpu_model()}; {episodes} episodes of `{preset}` per run")
+    print(f"| oneDNN ISA | other load | `{preset}` (auto) s/episode | chosen | fp32, 1 thread s/episode "
           "| auto / fp32-1 | 2,000 episodes (auto), s |")
     print("|---|---|---:|---|---:|---:|---:|")
     for isa, busy, res in rows:
@@ -112,9 +113,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true", help="also profile a 400-episode default run")
     ap.add_argument("--four-ways", action="store_true", help="auto vs fp32 1-thread: native/AVX2 × idle/busy")
+    ap.add_argument("--preset", default="default", help="preset of --four-ways (default: default)")
     args = ap.parse_args()
     if args.four_ways:
-        four_ways(args.episodes, args.seed)
+        four_ways(args.episodes, args.seed, args.preset)
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)

@@ -143,9 +143,11 @@ def test_cli_help_lists_the_commands(capsys):
         assert cmd in out
 
 
-def test_main_job_default_preset_is_fast_and_vectorized():
+def test_main_job_default_preset_is_the_per_bridge_agent_and_fleet_the_plans_fastest():
     cfg = resolve_config("default")
-    assert cfg.num_envs > 1 and cfg.amp  # the fast preset uses vector envs and bf16
+    assert cfg.agent == "bridge" and cfg.num_envs > 1 and cfg.amp == "auto"
+    fleet = resolve_config("fleet")
+    assert fleet.agent == "fleet" and fleet.num_envs > 1 and fleet.amp == "auto"
 
 
 def test_training_into_an_existing_run_directory_is_refused(tmp_path, capsys):

@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train the urban and rural agents")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
-    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, bridge, "
+    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet, "
                    "default (default: the config file's preset, else default)")
     t.add_argument("--agent", choices=["fleet", "bridge"],
                    help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge")

@@ -17,6 +17,9 @@ BUDGET_UNITS = 2000
 of the cheapest treatment, within MAX_UNITS parts and MAX_CELLS parts × bridges of work."""
 
 MAX_UNITS = 20_000
+MANY_TREATMENTS = 50
+"""When a budget buys this many of the cheapest treatment, the greedy on benefit per USD replaces the DP (its
+loss is at most about one treatment's benefit, and the DP would need many parts)."""
 MAX_CELLS = 40_000_000
 
 @nb.njit(cache=True, nogil=True)
@@ -78,6 +81,49 @@ def _repair(ben, cost, members, budget, out_row):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
+def _greedy(ben, cost, members, budget, out_row):  # pragma: no cover - compiled
+    """The LP-relaxation greedy of the multiple-choice knapsack: the increments along each bridge's upper
+    convex hull of (cost, benefit), best benefit per USD first, while they fit. Optimal up to about one
+    treatment's benefit, so used when a budget buys many treatments (Sinha & Zoltners 1979)."""
+    n = members.shape[0]
+    inc_j = np.zeros(4 * n, dtype=np.int64)
+    inc_a = np.zeros(4 * n, dtype=np.int64)
+    inc_r = np.zeros(4 * n)
+    k = 0
+    for j in members:
+        cur = 0
+        while True:
+            c_cur = cost[j, cur] if cur > 0 else 0.0
+            best_r = 0.0
+            nxt = -1
+            for a in range(1, 5):
+                dc = cost[j, a] - c_cur
+                if ben[j, a] > ben[j, cur] and dc > 0:
+                    r = (ben[j, a] - ben[j, cur]) / dc
+                    if r > best_r:
+                        best_r = r
+                        nxt = a
+            if nxt < 0:
+                break
+            inc_j[k] = j
+            inc_a[k] = nxt
+            inc_r[k] = best_r
+            k += 1
+            cur = nxt
+    left = budget
+    for i in np.argsort(-inc_r[:k]):
+        j = inc_j[i]
+        a = inc_a[i]
+        cur = out_row[j]
+        if ben[j, a] <= ben[j, cur]:
+            continue
+        dc = cost[j, a] - (cost[j, cur] if cur > 0 else 0.0)
+        if dc <= left:
+            left -= dc
+            out_row[j] = a
+
+
+@nb.njit(cache=True, nogil=True)
 def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
     """Actions int64 (E, B) that maximise Σ benefit within each agency's budget.
 
@@ -117,5 +163,8 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
                 for a in range(1, 5):
                     if cost[e, j, a] > left[g]:
                         ben_e[j, a] = -np.inf
-            _knapsack(ben_e, w, members, cap, out[e])
+            if left[g] >= MANY_TREATMENTS * smallest[g]:
+                _greedy(ben_e, cost[e], members, left[g], out[e])
+            else:
+                _knapsack(ben_e, w, members, cap, out[e])
             _repair(ben_e, cost[e], members, left[g], out[e])
