@@ -1,6 +1,6 @@
-"""Which reward should the agents learn? The `default` preset with each reward option, interleaved seeds.
+"""Which reward should the plan's agents learn? The `fleet` preset with each reward option, interleaved seeds.
 
-Run: python benchmarks/reward_modes.py [--episodes 2000] [--seeds 2]
+Run: python benchmarks/reward_modes.py [--episodes 2000] [--seeds 2] [--only "per_bridge + shared,per_bridge + own"]
 
 Rows: urban_reward scalar (shared scalar reward for every branch) vs per_bridge (reward decomposition),
 and reward_mode shared (municipality total for both agents) vs own (each agency's part). Prints the final
@@ -17,7 +17,7 @@ from pathlib import Path
 from bridgefleet.train import resolve_config, train
 
 VARIANTS = {
-    "scalar + shared (default)": {"urban_reward": "scalar", "reward_mode": "shared"},
+    "scalar + shared": {"urban_reward": "scalar", "reward_mode": "shared"},
     "per_bridge + shared": {"urban_reward": "per_bridge", "reward_mode": "shared"},
     "scalar + own": {"urban_reward": "scalar", "reward_mode": "own"},
     "per_bridge + own": {"urban_reward": "per_bridge", "reward_mode": "own"},
@@ -28,12 +28,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--only", help="comma-separated variants (default: all four)")
     args = ap.parse_args()
-    results: dict[str, list[dict]] = {k: [] for k in VARIANTS}
+    variants = {k: VARIANTS[k] for k in args.only.split(",")} if args.only else VARIANTS
+    results: dict[str, list[dict]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seeds):
-            for k, (name, over) in enumerate(VARIANTS.items()):  # interleaved: A B C D, A B C D
-                cfg = resolve_config("default", None, {"episodes": args.episodes, "seed": seed, **over})
+            for k, (name, over) in enumerate(variants.items()):  # interleaved: A B C D, A B C D
+                cfg = resolve_config("fleet", None, {"episodes": args.episodes, "seed": seed, **over})
                 results[name].append(train(cfg, Path(tmp) / f"seed{seed}-variant{k}", progress=False)[1])
     print(f"{'variant':<28}{'final eval (mean)':>18}{'vs best heuristic':>19}{'s/episode':>11}   per seed")
     for name, rows in results.items():

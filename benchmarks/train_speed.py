@@ -1,19 +1,13 @@
 """Training speed: the `baseline` preset against the `default` preset, measured in the same run.
 
 Run: python benchmarks/train_speed.py [--episodes 2000] [--baseline-episodes 60] [--profile]
-     python benchmarks/train_speed.py --four-ways [--episodes 2000]
+     python benchmarks/train_speed.py --four-ways [--preset default] [--episodes 2000] [--repeats 2]
 
---four-ways runs `default` (amp: auto, threads: auto) beside the same preset in plain fp32 with 1 thread, each
-in a fresh process, under four conditions: this CPU's native oneDNN ISA and ``ONEDNN_MAX_CPU_ISA=AVX2`` (no
-native bf16, as on most laptops), each on an idle machine and with one core held by a busy loop in another
-process. It prints s/episode of both and what `auto` chose (docs/benchmarks.md, "Precision and threads").
-
-Prints seconds per episode, wall seconds to the target return (the best heuristic's mean evaluation return
-on the same evaluation seeds) and the speed-up of `default` over `baseline` as ratios measured here.
-The baseline (1 env, one update of the plan's 512-1024-512 network per env step, fp32) is run twice, before
-and after `default`, for `--baseline-episodes` each and averaged, so drift on a shared machine does not
-favour either. With --profile, a cProfile of one `default` run splits its time into env, replay, learner,
-acting, evaluation and the rest (Python overhead).
+--four-ways runs a preset (amp: auto, threads: auto) beside the same preset in plain fp32 with 1 thread, each
+in a fresh process, ``--repeats`` times in ABBA order (averaged), under four conditions: this CPU's native
+oneDNN ISA and ``ONEDNN_MAX_CPU_ISA=AVX2`` (no native bf16, as on most laptops), each on an idle machine and
+with one core held by a busy loop in another process. It prints s/episode of both and what `auto` chose
+(docs/benchmarks.md, "Precision and threads").
 """
 
 from __future__ import annotations
@@ -63,7 +57,7 @@ def profile_default(episodes: int, out: Path) -> None:
     print(f"  {'rest (loop, logging, Python overhead)':<36}{rest:>8.2f} s {rest / total:>7.1%}")
 
 
-def four_ways(episodes: int, seed: int, preset: str) -> None:
+def four_ways(episodes: int, seed: int, preset: str, repeats: int = 2) -> None:
     """``preset`` (auto) vs fp32 1-thread under native/AVX2 ISA × idle/busy, each run in a fresh process."""
     from bridgefleet.hardware import cpu_model
 
@@ -76,25 +70,28 @@ def four_ways(episodes: int, seed: int, preset: str) -> None:
                 env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
             spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
             try:
-                res = {}
-                for name, over in (("auto", {}), ("fp32-1", {"amp": False, "threads": 1})):
-                    code = ("import json, sys, tempfile; sys.path.insert(0, 'benchmarks'); from train_speed import run;"
-                            "from pathlib import Path; d = tempfile.mkdtemp();"
-                            f"print(json.dumps(run({preset!r}, {episodes}, {seed}, Path(d), reprobe=True,"
-                            f" **{over!r})))")
-                    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                         cwd=Path(__file__).resolve().parents[1])
-                    if out.returncode:
-                        raise SystemExit(f"{isa}, {'busy' if busy else 'idle'}, {name} failed:\n{out.stderr}")
-                    res[name] = json.loads(out.stdout.strip().splitlines()[-1])
+                res: dict[str, list] = {"auto": [], "fp32-1": []}
+                configs = (("auto", {}), ("fp32-1", {"amp": False, "threads": 1}))
+                for r in range(repeats):  # ABBA order: drift on a shared machine favours neither
+                    for name, over in configs if r % 2 == 0 else configs[::-1]:
+                        code = ("import json, sys, tempfile; sys.path.insert(0, 'benchmarks');"
+                                "from train_speed import run; from pathlib import Path; d = tempfile.mkdtemp();"
+                                f"print(json.dumps(run({preset!r}, {episodes}, {seed}, Path(d), reprobe=True,"
+                                f" **{over!r})))")
+                        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                             cwd=Path(__file__).resolve().parents[1])
+                        if out.returncode:
+                            raise SystemExit(f"{isa}, {'busy' if busy else 'idle'}, {name} failed:\n{out.stderr}")
+                        res[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             finally:
                 if spinner is not None:
                     spinner.kill()
+            res = {k: {**v[0], "seconds_per_episode": sum(x["seconds_per_episode"] for x in v) / len(v),
+                       "chosen": sorted({f"{x['amp']}, {x['threads']} thr." for x in v})} for k, v in res.items()}
             rows.append((isa, busy, res))
             a, f = res["auto"], res["fp32-1"]
             print(f"{isa:<7} {'busy' if busy else 'idle'}: auto {a['seconds_per_episode']:.4f} s/ep "
-                  f"({a['amp']}, {a['threads']} threads), fp32 1 thread {f['seconds_per_episode']:.4f} s/ep",
-                  flush=True)
+                  f"({' / '.join(a['chosen'])}), fp32 1 thread {f['seconds_per_episode']:.4f} s/ep", flush=True)
     print(f"\nCPU: {cpu_model()}; {episodes} episodes of `{preset}` per run")
     print(f"| oneDNN ISA | other load | `{preset}` (auto) s/episode | chosen | fp32, 1 thread s/episode "
           "| auto / fp32-1 | 2,000 episodes (auto), s |")
@@ -102,7 +99,7 @@ def four_ways(episodes: int, seed: int, preset: str) -> None:
     for isa, busy, res in rows:
         a, f = res["auto"], res["fp32-1"]
         print(f"| {isa} | {'one core busy' if busy else 'idle'} | {a['seconds_per_episode']:.4f} "
-              f"| {a['amp']}, {a['threads']} thr. | {f['seconds_per_episode']:.4f} "
+              f"| {' / '.join(a['chosen'])} | {f['seconds_per_episode']:.4f} "
               f"| {a['seconds_per_episode'] / f['seconds_per_episode']:.2f} | {a['seconds_per_episode'] * 2000:.0f} |")
 
 
@@ -114,9 +111,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="also profile a 400-episode default run")
     ap.add_argument("--four-ways", action="store_true", help="auto vs fp32 1-thread: native/AVX2 × idle/busy")
     ap.add_argument("--preset", default="default", help="preset of --four-ways (default: default)")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of each configuration in --four-ways (ABBA)")
     args = ap.parse_args()
     if args.four_ways:
-        four_ways(args.episodes, args.seed, args.preset)
+        four_ways(args.episodes, args.seed, args.preset, args.repeats)
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
