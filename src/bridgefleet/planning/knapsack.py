@@ -1,9 +1,11 @@
 """Each agency's yearly budget split over its bridges: one action per bridge, maximum summed benefit.
 
-A multiple-choice knapsack (Sinha & Zoltners, Operations Research 27(3), 1979) solved exactly by dynamic
-programming over the budget in whole parts. Used by the ``lagrangian`` planner (benefits from the DP) and the
-per-bridge agent (benefits from its Q-network): both give, per bridge, the benefit of each action over doing
-nothing, and this decides which are funded.
+A multiple-choice knapsack (Sinha & Zoltners, Operations Research 27(3), 1979): solved by dynamic
+programming over the budget in whole parts when a budget buys few treatments (where ranking by benefit per
+USD goes wrong: one treatment can take most of the budget), and by the LP-relaxation greedy on benefit per
+USD when it buys many (then optimal up to about one treatment's benefit). Used by the ``lagrangian``
+planner (benefits from the DP) and the per-bridge agent (benefits from its Q-network): both give, per bridge,
+the benefit of each action over doing nothing, and this decides which are funded.
 """
 
 from __future__ import annotations

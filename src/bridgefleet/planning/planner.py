@@ -4,7 +4,7 @@ exactly.
 Each year, every bridge's benefit of each action is the single-bridge DP's Q(a) − Q(do nothing) under the
 bound's prices of the later years (:mod:`bridgefleet.planning.dp`), interpolated at its actual rating; each
 agency then chooses one action per bridge to maximise the summed benefit within what it can spend this year
-(a multiple-choice knapsack, solved by DP over the budget in 2,000 parts). This is the incremental
+(a multiple-choice knapsack, :mod:`bridgefleet.planning.knapsack`). This is the incremental
 benefit–cost analysis of bridge management systems (AASHTOWare BrM, Pontis) with the benefit computed from
 the model rather than guessed, and the one-step lookahead on the Lagrangian value function of Hawkins (2003)
 and Adelman & Mersereau (2008). Ranking requests by benefit per USD instead loses to the knapsack when one
