@@ -123,8 +123,11 @@ def test_tiny_bench_end_to_end(tmp_path: Path) -> None:
     assert float(summary["baseline"]["speedup_seconds_per_episode"]) == 1.0
     md = (tmp_path / "bench.md").read_text(encoding="utf-8")
     for text in ("torch", "threads", "machine", "| baseline |", "| default |", "60 min", "interleaved",
-                 "4 evaluation fleets"):
+                 "4 evaluation fleets", "precision and threads"):
         assert text in md
+    with (tmp_path / "bench.csv").open(newline="") as f:
+        for r in csv.DictReader(f):  # what amp: auto / threads: auto chose, and why
+            assert r["amp"] in ("bf16", "off") and int(r["threads"]) >= 1 and "threads" in r["hardware_reason"]
     assert "| 1.00× |" in md
 
 

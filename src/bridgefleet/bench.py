@@ -79,7 +79,7 @@ PROFILES: dict[str, Profile] = {
 }
 
 TINY_OVERRIDES: dict[str, Any] = {
-    "urban_hidden": (16,), "rural_hidden": (16,), "batch_size": 16, "buffer_capacity": 2000,
+    "urban_hidden": (16,), "rural_hidden": (16,), "bridge_hidden": (16,), "batch_size": 16, "buffer_capacity": 2000,
     "learning_starts": 32, "eval_episodes": 4, "compile": "off", "target_sync_every": 50,
 }
 """Overrides of ``--tiny`` (CI smoke tests): tiny networks, no torch.compile, 4 evaluation fleets."""
@@ -89,7 +89,7 @@ TINY_EPISODES = 4
 RUN_FIELDS = (
     "preset", "seed", "episode_cap", "episodes", "reached", "episodes_to_target", "seconds_to_target",
     "wall_seconds", "seconds_per_episode", "seconds_per_episode_steady", "updates", "updates_per_second",
-    "final_eval_return", "target_return", "num_envs", "device", "torch_version", "threads",
+    "final_eval_return", "target_return", "num_envs", "device", "torch_version", "threads", "amp", "hardware_reason",
 )
 """Columns of ``bench.csv`` (seconds are wall-clock seconds, returns discounted fleet returns)."""
 
@@ -187,7 +187,9 @@ def _run_row(cfg: Any, run_dir: Path, summary: dict[str, Any]) -> dict[str, Any]
         "updates": summary.get("updates"), "updates_per_second": summary.get("updates_per_second"),
         "final_eval_return": summary.get("final_eval_return"), "target_return": summary.get("target_return"),
         "num_envs": cfg.num_envs, "device": summary.get("device"), "torch_version": summary.get("torch_version"),
-        "threads": summary.get("threads"),
+        "threads": summary.get("threads"), "amp": summary.get("amp"),
+        "hardware_reason": "; ".join(filter(None, (summary.get("hardware", {}).get(k) for k in ("amp_reason",
+                                                                                             "threads_reason")))),
     }
 
 
@@ -390,6 +392,9 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         f"- target return: {_fmt(target, '.1f')} (best heuristic, {meta['eval_episodes']} evaluation fleets, "
         "discounted); every run "
         "stops at the first evaluation that reaches it",
+        "- precision and threads (amp: auto, threads: auto; docs/benchmarks.md, \"Precision and threads\"): "
+        + "; ".join(sorted({f"{r['preset']} {r.get('amp')}, {r.get('threads')} threads ({r.get('hardware_reason')})"
+                            for r in rows})),
         "",
         markdown_table(summary),
         "",
