@@ -86,3 +86,25 @@ def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, 
     assert data["policies"]["trained"]["mean"] > data["policies"]["do_nothing"]["mean"]
     assert main(["plan", str(run), "--out", str(tmp_path / "plan.csv"), "--years", "3", "--samples", "2"]) == 0
     assert (tmp_path / "plan.csv").read_text().count("\n") == 1 + 3 * sim.n_bridges
+
+
+def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
+    from bridgefleet.train_bridge import BridgeLearner
+
+    cfg = TrainConfig.from_dict({**TINY, "polyak_tau": 0.25})
+    learner = BridgeLearner(cfg, torch.device("cpu"), "off")
+    with torch.no_grad():
+        for p in learner.target.parameters():
+            p.zero_()
+    rng = np.random.default_rng(0)
+    n = 64
+    batch = {"obs": rng.random((n, N_FEATURES), dtype=np.float32), "action": rng.integers(0, 5, n).astype(np.int8),
+             "reward": rng.random(n, dtype=np.float32), "next_obs": rng.random((n, N_FEATURES), dtype=np.float32),
+             "next_action": rng.integers(0, 5, n).astype(np.int8), "done": np.zeros(n, dtype=np.uint8),
+             "discount": np.full(n, 0.9, dtype=np.float32)}
+    learner.update(batch)
+    for t_p, o_p in zip(learner.target.parameters(), learner.online.parameters(), strict=True):
+        torch.testing.assert_close(t_p, 0.25 * o_p)  # θ⁻ = 0.75 × 0 + 0.25 × θ after the step
+    assert learner.acting is learner.target
+    hard = BridgeLearner(TrainConfig.from_dict(dict(TINY)), torch.device("cpu"), "off")  # no τ: hard syncs
+    assert hard.acting is hard.online

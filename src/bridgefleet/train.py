@@ -65,7 +65,10 @@ class TrainConfig:
     learning_starts: int = 1000
     """Transitions in replay before learning starts."""
     target_sync_every: int = 1000
-    """Hard target-network sync every this many updates."""
+    """Hard target-network sync every this many updates (unless ``polyak_tau`` is set)."""
+    polyak_tau: float | None = None
+    """If set, the target network is a Polyak average θ⁻ ← (1 − τ)θ⁻ + τθ after every update; the per-bridge
+    agent then also acts and is evaluated with it (smoother than the online network)."""
     grad_clip: float = 10.0
     """Gradient-norm clip."""
     loss: str = "mse"
@@ -146,6 +149,8 @@ class TrainConfig:
         }
         checks["amp"] = self.amp in (True, False, "auto")
         checks["agent"] = self.agent in ("fleet", "bridge")
+        checks["polyak_tau"] = self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
+                                                            and 0 < self.polyak_tau <= 1)
         checks["threads"] = self.threads == "auto" or (isinstance(self.threads, int) and self.threads >= 1
                                                        and not isinstance(self.threads, bool))
         for name, ok in checks.items():
@@ -156,7 +161,7 @@ class TrainConfig:
         """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``)."""
         return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
                              dueling=self.dueling, noisy=self.noisy, loss=self.loss, grad_clip=self.grad_clip,
-                             target_sync_every=self.target_sync_every,
+                             target_sync_every=self.target_sync_every, polyak_tau=self.polyak_tau,
                              amp=self.amp is True if amp is None else amp, compile=self.compile,
                              device=self.device, hidden=hidden)
 
@@ -204,7 +209,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # The README's main job: one Q-network for every bridge, budgets met by a knapsack on its benefits
     # (agents/bridge.py); measured best (docs/benchmarks.md, "Decision quality").
     "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 4096, "lr": 1e-3,
-                "buffer_capacity": 400_000, "learning_starts": 20_000, "target_sync_every": 200,
+                "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": 1.0, "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 1600, "eps_decay_fraction": 0.5, "loss": "huber", "n_step": 3,
                 "eval_seed": 2_000_000},
