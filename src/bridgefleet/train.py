@@ -12,7 +12,6 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,229 +21,31 @@ import yaml
 
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
 from bridgefleet.checkpoints import atomic_torch_save, latest_checkpoint, rng_state, set_rng_state
-from bridgefleet.config import ConfigError, FleetConfig, read_yaml
+from bridgefleet.config import read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
 from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
-from bridgefleet.learner import DQNLearner, LearnerConfig, resolve_device
+from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.runlog import Metrics, plot_training_curve, progress_bar, tensorboard
+from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
-
-@dataclass
-class TrainConfig:
-    """Every knob of a training run (presets in :data:`PRESETS` set some of them)."""
-
-    preset: str = "default"
-    """Name of the preset the run started from (informational)."""
-    agent: str = "fleet"
-    """"fleet": the plan's urban (20 × 5 branches) and rural (8 strategies) agents; "bridge": one Q-network
-    shared by every bridge, budgets met by a knapsack on its benefits (:mod:`bridgefleet.agents.bridge`)."""
-    bridge_hidden: tuple[int, ...] = (128, 128)
-    """Torso widths of the per-bridge Q-network (agent: bridge)."""
-    episodes: int = 2000
-    """Training episodes in total, summed over the vector envs (rounded up to a multiple of num_envs)."""
-    num_envs: int = 16
-    """Fleets simulated in parallel (vectorized environments)."""
-    vector: str = "native"
-    """Vector env: "native" (batched NumPy simulator), "sync" or "async" (gymnasium over FleetEnv)."""
-    device: str = "auto"
-    """Torch device: "auto" (cuda when available), "cpu" or "cuda"."""
-    seed: int = 0
-    """Seed of training fleets (env i gets seed + i), exploration and network initialisation."""
-    lr: float = 1e-4
-    """Adam learning rate."""
-    batch_size: int = 512
-    """Replay batch per learner update."""
-    buffer_capacity: int = 200_000
-    """Replay capacity in transitions, per agent."""
-    updates_per_step: float = 1.0
-    """Learner updates per vector-env step, per agent (fractions accumulate)."""
-    learning_starts: int = 1000
-    """Transitions in replay before learning starts."""
-    target_sync_every: int = 1000
-    """Hard target-network sync every this many updates (unless ``polyak_tau`` is set)."""
-    polyak_tau: float | None = None
-    """If set, the target network is a Polyak average θ⁻ ← (1 − τ)θ⁻ + τθ after every update; the per-bridge
-    agent then also acts and is evaluated with it (smoother than the online network)."""
-    grad_clip: float = 10.0
-    """Gradient-norm clip."""
-    loss: str = "mse"
-    """TD loss: "mse" (the plan) or "huber"."""
-    amp: bool | str = False
-    """Mixed precision: "auto" (fp16 + GradScaler on CUDA; bf16 autocast on a CPU with native bf16 where a
-    probe finds it faster; else fp32: see :mod:`bridgefleet.hardware`), true (bf16 on CPU / fp16 on CUDA,
-    forced) or false (fp32)."""
-    threads: int | str = "auto"
-    """torch intra-op threads: "auto" (probed on the cores this process may use) or a number ≥ 1."""
-    compile: str = "off"
-    """torch.compile mode: off, default, reduce-overhead, max-autotune."""
-    double: bool = False
-    """Double DQN targets."""
-    dueling: bool = False
-    """Dueling heads."""
-    n_step: int = 1
-    """n of the n-step return."""
-    per: bool = False
-    """Prioritized experience replay (sum-tree)."""
-    per_alpha: float = 0.6
-    """PER priority exponent α."""
-    per_beta_start: float = 0.4
-    """PER importance-sampling exponent β at the start (annealed to 1 over the run)."""
-    noisy: bool = False
-    """Noisy Nets exploration instead of ε-greedy."""
-    eps_start: float = 1.0
-    """ε at the start (ε-greedy, per branch)."""
-    eps_end: float = 0.05
-    """Final ε."""
-    eps_decay_fraction: float = 0.5
-    """Share of the episodes over which ε decays linearly."""
-    urban_hidden: tuple[int, ...] = (512, 1024, 512)
-    """Urban Q-network torso widths (the plan's network)."""
-    rural_hidden: tuple[int, ...] = (256, 256)
-    """Rural Q-network torso widths."""
-    reward_mode: str = "shared"
-    """"shared": both agents learn the municipality reward; "own": each its agency's part."""
-    urban_reward: str = "per_bridge"
-    """"per_bridge" (reward decomposition: branch d learns bridge d's own reward; measured better, see
-    docs/learner.md) or "scalar" (one reward for all urban branches)."""
-    reward_scale: float = 0.01
-    """Rewards are multiplied by this before learning (keeps Q-values of order 1–10)."""
-    eval_every: int = 200
-    """Evaluate every this many training episodes."""
-    eval_episodes: int = 50
-    """Evaluation fleets (seeds eval_seed, eval_seed+1, …)."""
-    eval_seed: int = 1_000_000
-    """First evaluation seed, disjoint from training seeds."""
-    checkpoint_every: int = 200
-    """Checkpoint every this many episodes."""
-    stop_at_target: bool = False
-    """Stop as soon as an evaluation reaches the target return (benchmarks)."""
-    fleet: FleetConfig = field(default_factory=FleetConfig)
-    """The fleet simulated."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.fleet, dict):
-            self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
-        self.urban_hidden = tuple(int(x) for x in self.urban_hidden)
-        self.rural_hidden = tuple(int(x) for x in self.rural_hidden)
-        self.bridge_hidden = tuple(int(x) for x in self.bridge_hidden)
-        for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "n_step", "learning_starts",
-                     "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed", "eval_seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"TrainConfig.{name} = {value!r}: must be a whole number")
-        checks = {
-            "seed": self.seed >= 0, "eval_seed": self.eval_seed >= 0, "target_sync_every": self.target_sync_every >= 1,
-            "episodes": self.episodes >= 1, "num_envs": self.num_envs >= 1, "batch_size": self.batch_size >= 1,
-            "buffer_capacity": self.buffer_capacity >= self.batch_size, "updates_per_step": self.updates_per_step > 0,
-            "n_step": self.n_step >= 1, "vector": self.vector in ("native", "sync", "async"),
-            "reward_mode": self.reward_mode in ("shared", "own"),
-            "urban_reward": self.urban_reward in ("scalar", "per_bridge"), "eval_every": self.eval_every >= 1,
-            "eval_episodes": self.eval_episodes >= 2, "checkpoint_every": self.checkpoint_every >= 1,
-            "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
-            "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
-        }
-        checks["amp"] = self.amp in (True, False, "auto")
-        checks["agent"] = self.agent in ("fleet", "bridge")
-        checks["polyak_tau"] = self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
-                                                            and 0 < self.polyak_tau <= 1)
-        checks["threads"] = self.threads == "auto" or (isinstance(self.threads, int) and self.threads >= 1
-                                                       and not isinstance(self.threads, bool))
-        for name, ok in checks.items():
-            if not ok:
-                raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
-
-    def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None) -> LearnerConfig:
-        """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``)."""
-        return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
-                             dueling=self.dueling, noisy=self.noisy, loss=self.loss, grad_clip=self.grad_clip,
-                             target_sync_every=self.target_sync_every, polyak_tau=self.polyak_tau,
-                             amp=self.amp is True if amp is None else amp, compile=self.compile,
-                             device=self.device, hidden=hidden)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["fleet"] = self.fleet.to_dict()
-        d["urban_hidden"] = list(self.urban_hidden)
-        d["rural_hidden"] = list(self.rural_hidden)
-        d["bridge_hidden"] = list(self.bridge_hidden)
-        return d
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"{source}: unknown training option(s) {unknown}")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
-
-
-_BASE: dict[str, Any] = {"num_envs": 1, "updates_per_step": 1.0}
-PRESETS: dict[str, dict[str, Any]] = {
-    # Rows of the plan's Benchmark Targets table, each adding to the one before.
-    "baseline": dict(_BASE),
-    "compile-amp": {**_BASE, "amp": "auto", "compile": "default"},
-    "double": {**_BASE, "amp": "auto", "compile": "default", "double": True},
-    "nstep": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3},
-    "per": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True},
-    "dueling": {**_BASE, "amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True,
-                "dueling": True},
-    "vectorized": {"amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True,
-                   "dueling": True, "num_envs": 4, "updates_per_step": 1.0},
-    "all": {"amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True, "dueling": True,
-            "noisy": True, "num_envs": 4, "updates_per_step": 1.0},
-    # The plan's urban + rural agents in their fastest configuration that reaches the target return
-    # (measured: docs/benchmarks.md; the README's main job until the per-bridge agent measured better).
-    # Dueling heads were dropped after measuring: -745 with, -718 without (2000 episodes, seed 0).
-    "fleet": {"amp": "auto", "double": True, "n_step": 3, "num_envs": 32,
-              "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
-              "rural_hidden": (128, 128), "lr": 5e-4, "target_sync_every": 250, "learning_starts": 2000,
-              "eval_every": 200},
-    # The README's main job: one Q-network for every bridge, budgets met by a knapsack on its benefits
-    # (agents/bridge.py); measured best (docs/benchmarks.md, "Decision quality").
-    "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 4096, "lr": 1e-3,
-                "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
-                "updates_per_step": 2.0, "reward_scale": 1.0, "eval_every": 160, "checkpoint_every": 160,
-                "episodes": 1600, "eps_decay_fraction": 0.5, "loss": "huber", "n_step": 3,
-                "eval_seed": 2_000_000},
-}
-
-
-def resolve_config(preset: str | None = None, config_file: str | Path | None = None,
-                   overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """Preset, then the YAML file, then command-line overrides (later wins).
-
-    The preset is ``preset`` if given, else the file's ``preset:`` key, else "default".
-
-    Raises:
-        ConfigError: unknown preset, unreadable file or invalid value (naming it).
-    """
-    loaded: dict[str, Any] = {}
-    if config_file is not None:
-        path = Path(config_file)
-        loaded = read_yaml(path) or {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: expected a mapping of training options")
-    base = str(preset or loaded.get("preset") or "default")
-    if base not in PRESETS:
-        raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
-    data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
-    fleet = dict(data.pop("fleet", None) or {})
-    for key, value in (overrides or {}).items():
-        if value is None:
-            continue
-        if key in ("inventory", "max_urban", "county", "owner", "inventory_mapping"):
-            fleet[key] = value
-        else:
-            data[key] = value
-    data["fleet"] = FleetConfig.from_dict(fleet, "fleet config")
-    return TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
+__all__ = [
+    "PRESETS",
+    "TrainConfig",
+    "agent_policy",
+    "build_learners",
+    "choose_hardware",
+    "latest_checkpoint",
+    "load_agents",
+    "load_policy",
+    "make_vector_env",
+    "resolve_config",
+    "resume",
+    "train",
+]
 
 
 # -- environments ----------------------------------------------------------------------------------------
