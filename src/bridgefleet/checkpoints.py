@@ -34,3 +34,12 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     """The newest checkpoints/ckpt_*.pt of a run, or None."""
     ckpts = sorted((run_dir / "checkpoints").glob("ckpt_*.pt"))
     return ckpts[-1] if ckpts else None
+
+
+def save_rolling(run_dir: Path, episodes_done: int, state: dict[str, Any], keep: int = 2) -> Path:
+    """Write checkpoints/ckpt_<episodes>.pt atomically and delete all but the newest ``keep``."""
+    path = run_dir / "checkpoints" / f"ckpt_{episodes_done:08d}.pt"
+    atomic_torch_save(state, path)
+    for old in sorted((run_dir / "checkpoints").glob("ckpt_*.pt"))[:-keep]:
+        old.unlink()
+    return path

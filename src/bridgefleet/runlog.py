@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -75,3 +78,11 @@ def plot_training_curve(run_dir: Path) -> Path:
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    """summary.json (written to a temporary file, then renamed) and training_curve.png."""
+    tmp = run_dir / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2))
+    os.replace(tmp, run_dir / "summary.json")
+    plot_training_curve(run_dir)

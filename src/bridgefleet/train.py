@@ -7,7 +7,6 @@ checkpoints. Both agents learn at once from the same fleets as independent DQN l
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from collections import deque
@@ -20,7 +19,7 @@ import torch
 import yaml
 
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
-from bridgefleet.checkpoints import atomic_torch_save, latest_checkpoint, rng_state, set_rng_state
+from bridgefleet.checkpoints import atomic_torch_save, latest_checkpoint, rng_state, save_rolling, set_rng_state
 from bridgefleet.config import read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
@@ -29,7 +28,7 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
 from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
-from bridgefleet.runlog import Metrics, plot_training_curve, progress_bar, tensorboard
+from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
 __all__ = [
@@ -213,17 +212,11 @@ class Trainer:
         self.target_policy = s["target_policy"]
 
     def save_checkpoint(self) -> Path:
-        path = self.run_dir / "checkpoints" / f"ckpt_{self.episodes_done:08d}.pt"
-        atomic_torch_save(self.state_dict(), path)
-        for old in sorted((self.run_dir / "checkpoints").glob("ckpt_*.pt"))[:-2]:
-            old.unlink()  # keep the last two
-        return path
+        return save_rolling(self.run_dir, self.episodes_done, self.state_dict())
 
     # pieces --------------------------------------------------------------------------------------------
     def epsilon(self) -> float:
-        c = self.cfg
-        frac = min(1.0, self.episodes_done / max(1.0, c.eps_decay_fraction * c.episodes))
-        return c.eps_start + frac * (c.eps_end - c.eps_start)
+        return self.cfg.epsilon(self.episodes_done)
 
     def evaluate(self) -> float:
         res = evaluate_policy(agent_policy(self.urban, self.rural), self.fleet_cfg, self.cfg.eval_episodes,
@@ -352,10 +345,7 @@ class Trainer:
             "per_beta_end": self.replay_u.beta() if isinstance(self.replay_u, PrioritizedReplayBuffer) else None,
             "machine": cpu_model(),
         }
-        tmp = self.run_dir / ".summary.json.tmp"
-        tmp.write_text(json.dumps(summary, indent=2))
-        os.replace(tmp, self.run_dir / "summary.json")
-        plot_training_curve(self.run_dir)
+        write_summary(self.run_dir, summary)
         return summary
 
 

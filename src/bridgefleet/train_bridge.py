@@ -14,8 +14,6 @@ their years together, so an episode's transitions are built at its end, all year
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -25,13 +23,13 @@ import torch
 import torch.nn.functional as F
 
 from bridgefleet.agents.bridge import N_FEATURES, BridgePolicy, BridgeQNetwork, action_costs, bridge_features, decide
-from bridgefleet.checkpoints import atomic_torch_save, rng_state, set_rng_state
+from bridgefleet.checkpoints import atomic_torch_save, rng_state, save_rolling, set_rng_state
 from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import choose, cpu_model, time_updates
 from bridgefleet.learner import resolve_device
 from bridgefleet.replay import ReplayBuffer
-from bridgefleet.runlog import Metrics, plot_training_curve, progress_bar, tensorboard
+from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 
 SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
         "next_obs": ((N_FEATURES,), np.float32), "next_action": ((), np.int8), "done": ((), np.uint8),
@@ -157,8 +155,7 @@ class BridgeTrainer:
         self.target_policy = ""
 
     def epsilon(self) -> float:
-        frac = min(1.0, self.episodes_done / max(1.0, self.cfg.eps_decay_fraction * self.cfg.episodes))
-        return self.cfg.eps_start + frac * (self.cfg.eps_end - self.cfg.eps_start)
+        return self.cfg.epsilon(self.episodes_done)
 
     def elapsed(self) -> float:
         return self.wall_before + (time.perf_counter() - self.t0)
@@ -188,10 +185,7 @@ class BridgeTrainer:
         self.best_state = state["best_state"] or None
 
     def save_checkpoint(self) -> None:
-        path = self.run_dir / "checkpoints" / f"ckpt_{self.episodes_done:08d}.pt"
-        atomic_torch_save(self.state_dict(), path)
-        for old in sorted((self.run_dir / "checkpoints").glob("ckpt_*.pt"))[:-2]:
-            old.unlink()
+        save_rolling(self.run_dir, self.episodes_done, self.state_dict())
 
     def evaluate(self) -> float:
         res = evaluate_policy(self.policy(), self.fleet_cfg, self.cfg.eval_episodes, self.cfg.eval_seed, "agent")
@@ -307,10 +301,7 @@ class BridgeTrainer:
             "amp": self.hardware.amp, "hardware": self.hardware.to_dict(), "machine": cpu_model(),
             "bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s)) for s, d in SPEC.values())),
         }
-        tmp = self.run_dir / ".summary.json.tmp"
-        tmp.write_text(json.dumps(summary, indent=2))
-        os.replace(tmp, self.run_dir / "summary.json")
-        plot_training_curve(self.run_dir)
+        write_summary(self.run_dir, summary)
         return summary
 
 

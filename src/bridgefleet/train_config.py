@@ -136,6 +136,12 @@ class TrainConfig:
             if not ok:
                 raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
 
+    def epsilon(self, episodes_done: int) -> float:
+        """ε after ``episodes_done`` episodes: linear from eps_start to eps_end over eps_decay_fraction of the
+        run, then constant."""
+        frac = min(1.0, episodes_done / max(1.0, self.eps_decay_fraction * self.episodes))
+        return self.eps_start + frac * (self.eps_end - self.eps_start)
+
     def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None) -> LearnerConfig:
         """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``)."""
         return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
