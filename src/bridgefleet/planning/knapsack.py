@@ -53,23 +53,13 @@ def _knapsack(ben, cost_units, members, cap, out_row):  # pragma: no cover - com
 
 
 @nb.njit(cache=True, nogil=True)
-def _repair(ben, cost, members, budget, out_row):  # pragma: no cover - compiled
-    """Make the plan fit the real costs (dropping the funded actions of least benefit per USD while it does
-    not), then let each bridge in turn take a better action that fits what is left."""
+def _fill(ben, cost, members, budget, out_row):  # pragma: no cover - compiled
+    """What the rounding of costs to budget parts left unspent: each bridge in turn takes a better action that
+    fits it (the plan already fits: costs were rounded up)."""
     spend = 0.0
     for j in members:
         if out_row[j] > 0:
             spend += cost[j, out_row[j]]
-    while spend > budget:
-        worst = -1
-        worst_r = np.inf
-        for j in members:
-            a = out_row[j]
-            if a > 0 and ben[j, a] / cost[j, a] < worst_r:
-                worst_r = ben[j, a] / cost[j, a]
-                worst = j
-        spend -= cost[worst, out_row[worst]]
-        out_row[worst] = 0
     for j in members:
         cur = out_row[j]
         c_cur = cost[j, cur] if cur > 0 else 0.0
@@ -169,4 +159,4 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
                 _greedy(ben_e, cost[e], members, left[g], out[e])
             else:
                 _knapsack(ben_e, w, members, cap, out[e])
-            _repair(ben_e, cost[e], members, left[g], out[e])
+            _fill(ben_e, cost[e], members, left[g], out[e])
