@@ -1,0 +1,270 @@
+"""Reading text tables and turning rows into bridges: decoding, fields, ratings, numbers, dropped rows.
+Shared by the NBI reader (:mod:`bridgefleet.fleet.nbi`) and the mapped-CSV reader
+(:mod:`bridgefleet.fleet.mapped_csv`)."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bridgefleet.fleet.inventory_model import (
+    _BAD,
+    BUNDLED,
+    NBI_REQUIRED,
+    YSM_CAP,
+    Inventory,
+    InventoryError,
+    _RowProblem,
+    default_rate,
+)
+
+# ------------------------------------------------------------------------------------------------
+# Reading text tables
+
+
+def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and (start line, fields) of every non-blank data row; raises on file-level problems."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        names = ", ".join(BUNDLED)
+        raise InventoryError(f"no such file (bundled inventories: {names})", path) from None
+    except OSError as exc:
+        raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
+    text = _decode(raw, path, encoding)
+    if not text.strip():
+        raise InventoryError("the file is empty: expected a header line naming the columns "
+                             f"(e.g. {', '.join(NBI_REQUIRED[:3])}, ...) and one bridge per line", path,
+                             line=1, column="(header)")
+    reader = csv.reader(io.StringIO(text, newline=""), quotechar=quotechar)
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    last = 0
+    try:
+        for fields_ in reader:
+            start = last + 1
+            last = reader.line_num
+            if not fields_ or all(not f.strip() for f in fields_):
+                continue
+            if header is None:
+                header = [_clean(f) for f in fields_]
+                header_line = start
+            else:
+                rows.append((start, fields_))
+    except csv.Error as exc:
+        raise InventoryError(f"not a readable CSV file ({exc})", path, line=reader.line_num) from None
+    assert header is not None
+    if not rows:
+        more = ", ..." if len(header) > 4 else ""
+        raise InventoryError(f"header-only file: no bridge records after the header on line {header_line} "
+                             f"(columns {', '.join(header[:4])}{more})", path, line=header_line + 1)
+    return header, rows
+
+
+def _decode(raw: bytes, path: Path, encoding: str) -> str:
+    """Decode, refusing UTF-16/UTF-32 (BOM or NUL bytes) and binary data with a message that says so."""
+    boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
+            (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
+    for bom, name, codec in boms:
+        if raw.startswith(bom):
+            first = _first_field(raw, codec)
+            raise InventoryError(
+                f"the file is {name}-encoded (byte-order mark {bom.hex(' ').upper()}); inventories must be "
+                "latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path, line=1, column=first)
+    head = raw[:4000]
+    if _looks_binary(head):
+        raise InventoryError(f"not a text file ({_control_bytes(head)} control bytes in its first {len(head)} "
+                             "bytes); inventories must be latin-1/ASCII (NBI) or UTF-8 text (CSV)", path, line=1)
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        guess = "UTF-16" if raw[:2].count(b"\x00") == 1 else "binary or UTF-16/32"
+        first = _first_field(raw, "utf-16-le" if raw[1:2] == b"\x00" else "utf-16-be")
+        raise InventoryError(f"NUL byte at byte {nul}: the file looks {guess}-encoded, not text; inventories "
+                             "must be latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path,
+                             line=line, column=first if line == 1 else None)
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+        encoding = "utf-8"
+    if encoding == "utf-8":
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")  # every byte decodes; older CSV exports are often latin-1/cp1252
+    return raw.decode(encoding)
+
+
+def _control_bytes(head: bytes) -> int:
+    """C0 control bytes other than tab and line ends in ``head``: text has almost none, binary data many."""
+    return sum(head.count(bytes([c])) for c in (*range(1, 9), 11, 12, *range(14, 32), 127))
+
+
+def _looks_binary(head: bytes) -> bool:
+    return _control_bytes(head) > len(head) // 100
+
+
+def _first_field(raw: bytes, codec: str) -> str | None:
+    try:
+        head = raw[:4000].decode(codec, errors="replace").lstrip("\ufeff")
+    except LookupError:
+        return None
+    name = re.split(r"[,;\t\r\n]", head, maxsplit=1)[0].strip().strip("'\"")
+    # Only a plausible column name is worth quoting; decoded binary is a long run of arbitrary characters.
+    return name if name and len(name) <= 40 and name.isprintable() else None
+
+
+def _clean(value: str) -> str:
+    """Strip spaces and stray quotes from a field ("'0001   '" → "0001")."""
+    return value.strip().strip("'\"").strip()
+
+
+def _rating(value: str, column: str, lo: float = 0.0, hi: float = 9.0) -> float | None:
+    """A condition rating, or None for N / blank (not applicable / not reported)."""
+    v = _clean(value)
+    if v in ("", "N", "n"):
+        return None
+    try:
+        r = float(v)
+    except ValueError:
+        raise _RowProblem(_BAD, f"not a condition rating ({lo:g}–{hi:g} or N)", column, v) from None
+    if not lo <= r <= hi or math.isnan(r):
+        raise _RowProblem(_BAD, f"condition rating outside {lo:g}–{hi:g}", column, v)
+    return r
+
+
+def _number(value: str, column: str, what: str, *, required: bool = True, minimum: float | None = 0.0
+            ) -> float | None:
+    v = _clean(value)
+    if v == "":
+        if required:
+            raise _RowProblem(_BAD, f"missing {what}", column, v)
+        return None
+    try:
+        x = float(v)
+    except ValueError:
+        raise _RowProblem(_BAD, f"{what} is not a number", column, v) from None
+    if not math.isfinite(x):
+        raise _RowProblem(_BAD, f"{what} is not finite", column, v)
+    if minimum is not None and x < minimum:
+        why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
+        raise _RowProblem(_BAD, why, column, v)
+    return x
+
+
+# ------------------------------------------------------------------------------------------------
+# Row → bridge (shared by both readers)
+
+
+@dataclass
+class _Bridge:
+    line: int
+    bridge_id: str
+    urban: bool
+    condition: float
+    age: float
+    ysm: float
+    deck_area: float
+    aadt: float
+    cost_factor: float
+    county: str = ""
+    owner: str = ""
+    state: str = ""
+
+
+def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,
+             parse: Callable[[int, list[str]], _Bridge], id_column: str, max_bad_fraction: float
+             ) -> tuple[list[_Bridge], list[tuple[int, str]]]:
+    """Parse rows; drop and report problems; raise when the file is not usable as a whole."""
+    bridges: list[_Bridge] = []
+    dropped: list[tuple[int, str]] = []
+    bad: list[tuple[int, _RowProblem]] = []
+    n_rows = 0
+    for line, fields_ in rows:
+        n_rows += 1
+        try:
+            if len(fields_) != n_columns:
+                col = f"#{min(len(fields_), n_columns) + 1}"
+                raise _RowProblem(_BAD, f"row has {len(fields_)} fields, the header has {n_columns}", col)
+            bridges.append(parse(line, fields_))
+        except _RowProblem as problem:
+            dropped.append((line, problem.reason()))
+            if problem.bad:
+                bad.append((line, problem))
+    if bad and (not bridges or len(bad) > max_bad_fraction * n_rows):
+        line, p = bad[0]
+        raise InventoryError(f"{p.detail} — {len(bad)} of {n_rows} data rows are malformed "
+                             f"(first shown; at most {max_bad_fraction:.0%} are dropped and reported)",
+                             path, line=line, column=p.column, value=p.value)
+    if not bridges:
+        counts = Counter(r.split(":", 1)[0] for _, r in dropped)
+        line = dropped[0][0] if dropped else None
+        raise InventoryError(f"no usable bridge: all {n_rows} rows dropped ({dict(counts)}); first: "
+                             f"{dropped[0][1] if dropped else '-'}", path, line=line)
+    seen: dict[tuple[str, str], int] = {}
+    for b in bridges:
+        key = (b.state, b.bridge_id)
+        if key in seen:
+            raise InventoryError(f"duplicated structure number {b.bridge_id!r} (first on line {seen[key]}); "
+                                 "each bridge must appear once", path, line=b.line, column=id_column,
+                                 value=b.bridge_id)
+        seen[key] = b.line
+    return bridges, dropped
+
+
+def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]], year: int | None,
+               notes: list[str]) -> Inventory:
+    states = {b.state for b in bridges}
+    ids = [f"{b.state}:{b.bridge_id}" if len(states) > 1 else b.bridge_id for b in bridges]
+    if len(states) > 1:
+        notes.append(f"{len(states)} states in the file: bridge ids are 'state code:structure number'")
+    cond = np.array([b.condition for b in bridges], dtype=np.float32)
+    return Inventory(
+        bridge_id=np.array(ids, dtype=str),
+        urban=np.array([b.urban for b in bridges], dtype=bool),
+        condition=cond,
+        age=np.array([b.age for b in bridges], dtype=np.float32),
+        ysm=np.array([b.ysm for b in bridges], dtype=np.float32),
+        rate=default_rate(cond),
+        deck_area=np.array([b.deck_area for b in bridges], dtype=np.float32),
+        aadt=np.array([b.aadt for b in bridges], dtype=np.float32),
+        cost_factor=np.array([b.cost_factor for b in bridges], dtype=np.float32),
+        county=np.array([b.county for b in bridges], dtype=str),
+        owner=np.array([b.owner for b in bridges], dtype=str),
+        state=np.array([b.state for b in bridges], dtype=str),
+        line=np.array([b.line for b in bridges], dtype=np.int64),
+        source=str(path), dropped=dropped, year=year, notes=notes,
+    )
+
+
+def _missing_columns(path: Path, header: list[str], required: Iterable[str]) -> None:
+    missing = [c for c in required if c not in header]
+    if missing:
+        more = ", ..." if len(header) > 6 else ""
+        raise InventoryError(f"missing required column(s) {', '.join(missing)}; the header has "
+                             f"{len(header)} columns ({', '.join(header[:6])}{more})",
+                             path, line=1, column=missing[0])
+
+
+def _years_since(age: float, year: int | None, reconstructed: float | None, built: float | None) -> float:
+    """Years since maintenance: min(age, year − reconstruction year, YSM_CAP)."""
+    ysm = min(age, YSM_CAP)
+    if year is not None and reconstructed and built is not None and built <= reconstructed <= year:
+        ysm = min(ysm, year - reconstructed)
+    return float(ysm)
+
+
+def _optional_number(value: str) -> float | None:
+    try:
+        x = float(_clean(value))
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None

@@ -1,0 +1,169 @@
+"""The FHWA National Bridge Inventory reader (items of the *Recording and Coding Guide*, 1995; docs/inventory.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from bridgefleet.fleet.inventory_model import (
+    _BAD,
+    MAX_BAD_FRACTION,
+    NBI_REQUIRED,
+    Inventory,
+    InventoryError,
+    _RowProblem,
+    state_cost_factor,
+)
+from bridgefleet.fleet.inventory_rows import (
+    _Bridge,
+    _clean,
+    _collect,
+    _inventory,
+    _missing_columns,
+    _number,
+    _optional_number,
+    _rating,
+    _read_rows,
+    _years_since,
+)
+
+# ------------------------------------------------------------------------------------------------
+# NBI
+
+
+def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[int | None, str]:
+    """Inventory year: YEAR column, else the file name (DC19 → 2019), else the latest inspection (item 90)."""
+    if "YEAR" in header:
+        k = header.index("YEAR")
+        years = [_clean(f[k]) for _, f in rows if len(f) > k and _clean(f[k]).isdigit()]
+        if years:
+            return max(int(y) for y in years), "YEAR column"
+    stem = path.stem
+    m = re.fullmatch(r"[A-Za-z]{2}(\d{2})", stem) or re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
+    if m:
+        y = int(m.group(1))
+        return (2000 + y if y < 100 else y), f"file name {path.name}"
+    if "DATE_OF_INSPECT_090" in header:
+        k = header.index("DATE_OF_INSPECT_090")
+        dates = [_clean(f[k]) for _, f in rows if len(f) > k]
+        yy = [int(d[-2:]) for d in dates if re.fullmatch(r"\d{3,4}", d)]
+        if yy:
+            y = max(2000 + v if v < 70 else 1900 + v for v in yy)
+            return y, "latest inspection date (item 90)"
+    return None, ""
+
+
+def read_nbi(path: str | Path, *, year: int | None = None,
+             max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
+    """Read an FHWA NBI delimited file (one state or the national file) as published.
+
+    Comma-separated, text quoted with ``'``, latin-1, ``N`` = not applicable; columns named by FHWA item
+    (``STRUCTURE_NUMBER_008`` …). Keeps highway bridges (item 5A record type 1); every other data row is
+    listed in ``dropped`` with its line number and reason. Mapping (details in docs/inventory.md):
+
+    - bridge_id ← item 8 structure number (quotes/spaces stripped; ``"SS:number"`` if several states).
+    - condition ← lowest of items 58 deck, 59 superstructure, 60 substructure (N / blank skipped);
+      item 62 culvert when 58–60 are all N. No rating at all → dropped.
+    - age ← inventory year − item 27 year built. Item 106 (year reconstructed) is *not* used for age:
+      reconstruction is major work, not a new structure, and the simulator resets age only on
+      replacement; it bounds the years since maintenance instead.
+    - ysm ← min(age, inventory year − item 106 when later than item 27 and not 0, :data:`YSM_CAP`).
+    - deck_area (m²) ← ``DECK_AREA``; else item 49 length × item 52 deck width; for culverts (deck width
+      0) item 49 × item 32 approach roadway width; still 0 → dropped.
+    - aadt (vehicles/day) ← item 29. urban ← item 26 functional class 11–19 (01–09 rural).
+    - rate ← :data:`RATE_BY_BAND` by FHWA band. cost_factor ← item 1 state unit cost / 232 (1.0 unknown).
+    - county ← item 3, owner ← item 22, state ← item 1.
+
+    Args:
+        path: the NBI file.
+        year: inventory year for ages; default the ``YEAR`` column, else the file name (``DC19`` → 2019,
+            or a 4-digit year), else the latest inspection date (item 90).
+        max_bad_fraction: malformed rows (non-numeric rating, negative area, …) are dropped and reported
+            while they are at most this share of the data rows; above it, or when nothing is usable,
+            the first one raises.
+
+    Raises:
+        InventoryError: empty or header-only file, UTF-16/32 or binary file, missing required column,
+            duplicated structure number, too many malformed rows, no usable bridge, unknown year.
+    """
+    path = Path(path)
+    header, rows = _read_rows(path, quotechar="'", encoding="latin-1")
+    _missing_columns(path, header, NBI_REQUIRED)
+    if "DECK_AREA" not in header:
+        _missing_columns(path, header, ("STRUCTURE_LEN_MT_049", "DECK_WIDTH_MT_052"))
+    notes: list[str] = []
+    if year is None:
+        year, how = _file_year(path, header, rows)
+        if year is None:
+            raise InventoryError("cannot tell the inventory year (no YEAR column, no year in the file name, "
+                                 "no inspection dates): pass year=", path, line=1, column="YEAR")
+        notes.append(f"inventory year {year} (from the {how})")
+    else:
+        notes.append(f"inventory year {year} (given)")
+    col = {name: i for i, name in enumerate(header)}
+
+    def get(fields_: list[str], name: str) -> str:
+        i = col.get(name)
+        return "" if i is None else fields_[i]
+
+    def parse(line: int, f: list[str]) -> _Bridge:
+        sn = _clean(get(f, "STRUCTURE_NUMBER_008"))
+        if not sn:
+            raise _RowProblem(_BAD, "missing structure number", "STRUCTURE_NUMBER_008", sn)
+        rt = _clean(get(f, "RECORD_TYPE_005A"))
+        if rt != "1":
+            raise _RowProblem("not a highway bridge", "record type 1 = route on the structure is kept "
+                              "(2 = route under)", "RECORD_TYPE_005A", rt, bad=rt not in ("2",))
+        ratings = [_rating(get(f, c), c) for c in
+                   ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060")]
+        culvert = _rating(get(f, "CULVERT_COND_062"), "CULVERT_COND_062")
+        rated = [r for r in ratings if r is not None]
+        if not rated and culvert is not None:
+            rated = [culvert]
+        if not rated:
+            raise _RowProblem("no condition rating", "items 58, 59, 60 and 62 are all N", bad=False)
+        fc_raw = _clean(get(f, "FUNCTIONAL_CLASS_026"))
+        fc = int(fc_raw) if fc_raw.isdigit() else -1
+        if not (1 <= fc <= 9 or 11 <= fc <= 19):
+            raise _RowProblem(_BAD, "functional class is not 01–09 (rural) or 11–19 (urban)",
+                              "FUNCTIONAL_CLASS_026", fc_raw)
+        built = _number(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", "year built")
+        assert built is not None
+        if built < 1700 or built > year:
+            raise _RowProblem(_BAD, f"year built outside 1700–{year} (inventory year)", "YEAR_BUILT_027",
+                              _clean(get(f, "YEAR_BUILT_027")))
+        age = float(year - built)
+        recon = _optional_number(get(f, "YEAR_RECONSTRUCTED_106"))
+        aadt = _number(get(f, "ADT_029"), "ADT_029", "average daily traffic")
+        return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
+                       _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
+                       _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
+                       _clean(get(f, "STATE_CODE_001")))
+
+    bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
+    return _inventory(path, bridges, dropped, year, notes)
+
+
+def _state_factor(value: str) -> float:
+    v = _clean(value)
+    return state_cost_factor(int(v)) if v.isdigit() else 1.0
+
+
+def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:
+    """Deck area (m²): DECK_AREA, else item 49 × item 52, else item 49 × item 32 (culverts)."""
+    area = _number(get(f, "DECK_AREA"), "DECK_AREA", "deck area", required=False)
+    if area:
+        return area
+    length = _number(get(f, "STRUCTURE_LEN_MT_049"), "STRUCTURE_LEN_MT_049", "structure length",
+                     required=False) or 0.0
+    width = _number(get(f, "DECK_WIDTH_MT_052"), "DECK_WIDTH_MT_052", "deck width", required=False) or 0.0
+    if width == 0.0:
+        width = _number(get(f, "APPR_WIDTH_MT_032"), "APPR_WIDTH_MT_032", "approach roadway width",
+                        required=False) or 0.0
+    if length * width <= 0.0:
+        raise _RowProblem("no deck area", "DECK_AREA, item 49 × item 52 and item 49 × item 32 are all 0 or "
+                          "blank", "STRUCTURE_LEN_MT_049", _clean(get(f, "STRUCTURE_LEN_MT_049")), bad=False)
+    return length * width
+
+
