@@ -117,6 +117,7 @@ class LagrangianPlanner:
         b_n = sim.n_bridges
         self._index = (np.zeros((sim.num_envs, 1), dtype=np.int64) if one
                        else np.arange(sim.num_envs)[:, None] * b_n) + np.arange(b_n)
+        self._cost = np.ascontiguousarray(self.mdps.cost[self._index])  # (E, B, 5) USD, fixed for the run
         self._age0 = sim.state.age.copy()
         self._window = (0, 0)
         self._eu = None
@@ -146,5 +147,5 @@ class LagrangianPlanner:
         benefits(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
                  m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, ben)
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        allocate(ben, m.cost[self._index], m.agency[: sim.n_bridges], sim.budget, out)
+        allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         return out
