@@ -115,8 +115,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     from bridgefleet.train import resolve_config, resume, train
 
     if args.resume:
+        ignored = [f"--{k.replace('_', '-')}" for k in ("preset", "config", "agent", "num_envs", "vector", "seed",
+                                                         "inventory", "max_urban", "mapping", "county",
+                                                         "owner", "amp", "threads", "out")
+                   if getattr(args, k) is not None]
+        if ignored:
+            raise ValueError(f"--resume continues the run with its own config.yaml; {', '.join(ignored)} cannot "
+                             "change it (only --episodes and --device can)")
         run_dir, summary = resume(args.resume, progress=not args.quiet, episodes=args.episodes,
-                                  reprobe=args.reprobe)
+                                  reprobe=args.reprobe, device=args.device)
     else:
         amp = {"auto": "auto", "on": True, "off": False, None: None}[args.amp]
         threads = args.threads if args.threads in (None, "auto") else _whole(args.threads, "--threads")
@@ -199,32 +206,41 @@ def build_parser() -> argparse.ArgumentParser:
     _bound_options(bd)
     bd.set_defaults(func=cmd_bound)
 
-    t = sub.add_parser("train", help="train the urban and rural agents")
+    d = _preset_defaults()
+    t = sub.add_parser("train", help="train a maintenance policy (default: the per-bridge agent)",
+                       description="Train a maintenance policy. Options left out take the preset's value "
+                       "(shown as 'default' for the default preset).")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
     t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet, "
                    "default (default: the config file's preset, else default)")
     t.add_argument("--agent", choices=["fleet", "bridge"],
-                   help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge")
-    t.add_argument("--episodes", type=int, help="training episodes")
-    t.add_argument("--num-envs", type=int, help="fleets simulated in parallel")
-    t.add_argument("--vector", choices=["native", "sync", "async"], help="vector env implementation")
+                   help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge "
+                   f"(default: {d['agent']})")
+    t.add_argument("--episodes", type=int, help=f"training episodes (default: {d['episodes']}; with --resume: "
+                   "a new total, the ε and β schedules continue as they were)")
+    t.add_argument("--num-envs", type=int, help=f"fleets simulated in parallel (default: {d['num_envs']})")
+    t.add_argument("--vector", choices=["native", "sync", "async"],
+                   help=f"vector env implementation (default: {d['vector']})")
     t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
     t.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
     t.add_argument("--county", help="keep one county (NBI item 3)")
     t.add_argument("--owner", help="keep one owner (NBI item 22)")
-    t.add_argument("--device", help="cpu, cuda or auto")
-    t.add_argument("--seed", type=int, help="training seed")
+    t.add_argument("--device", help=f"cpu, cuda or auto (default: {d['device']})")
+    t.add_argument("--seed", type=int, help=f"training seed (default: {d['seed']})")
     t.add_argument("--amp", choices=["auto", "on", "off"],
-                   help="mixed precision: auto (bf16 only on a CPU with native bf16, fp16 on CUDA), on, off")
-    t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores)")
+                   help="mixed precision: auto (bf16 only on a CPU with native bf16, fp16 on CUDA), on, off "
+                   f"(default: {d['amp']})")
+    t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores) "
+                   f"(default: {d['threads']})")
     t.add_argument("--reprobe", action="store_true", help="probe precision and threads again (not the cache)")
     t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 
-    pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run")
+    pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run",
+                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     pl.add_argument("run_dir", help="training run directory")
     pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv)")
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
@@ -249,6 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
     i.set_defaults(func=cmd_inventory)
     return p
+
+
+def _preset_defaults() -> dict:
+    """The default preset's values, for --help."""
+    from bridgefleet.train_config import resolve_config
+
+    cfg = resolve_config("default")
+    return {k: ("auto" if v == "auto" else v) for k, v in cfg.to_dict().items()}
 
 
 def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) -> None:
@@ -286,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted; checkpoints written so far are kept", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"bridgefleet {args.command}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
 
 

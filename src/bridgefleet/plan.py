@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,10 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
     if out.is_dir():
         out = out / "plan.csv"
     cfg, policy = load_policy(run_dir, device)
+    if years > cfg.fleet.horizon_years:
+        warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
+                      f"trained on: its decisions after year {cfg.fleet.horizon_years} are extrapolated",
+                      stacklevel=2)
     fleet_cfg = cfg.fleet.replace(horizon_years=years)
     if inventory is not None:
         fleet_cfg = fleet_cfg.replace(inventory=inventory)

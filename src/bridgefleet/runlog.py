@@ -30,14 +30,20 @@ class Metrics:
         self.w.writerow(("eval", episode, f"{wall:.3f}", "", "", f"{ret:.4f}", f"{target:.4f}"))
         self.f.flush()
 
+    def flush(self) -> None:
+        """Before a checkpoint: every row up to it is on disk (a kill after it loses none)."""
+        self.f.flush()
+
     def close(self) -> None:
         self.f.close()
 
 
-def tensorboard(run_dir: Path):
+def tensorboard(run_dir: Path, purge_step: int | None = None):
+    """The run's SummaryWriter (tb/); a resume passes its checkpoint's episode + 1 as ``purge_step`` so the
+    steps logged after the checkpoint by the stopped run are dropped, not repeated."""
     from torch.utils.tensorboard import SummaryWriter
 
-    return SummaryWriter(str(run_dir / "tb"))
+    return SummaryWriter(str(run_dir / "tb"), purge_step=purge_step)
 
 
 def progress_bar(total: int, initial: int, enabled: bool):

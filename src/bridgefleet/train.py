@@ -7,7 +7,6 @@ checkpoints. Both agents learn at once from the same fleets as independent DQN l
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -16,10 +15,20 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
-from bridgefleet.checkpoints import atomic_torch_save, latest_checkpoint, rng_state, save_rolling, set_rng_state
+from bridgefleet.checkpoints import (
+    atomic_torch_save,
+    checkpoints,
+    latest_checkpoint,
+    load_replay,
+    newest_intact,
+    note,
+    replay_path,
+    rng_state,
+    save_rolling,
+    set_rng_state,
+)
 from bridgefleet.config import read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
@@ -28,6 +37,7 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
 from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
+from bridgefleet.rundir import RunInterrupted, abandon, preflight, rollback_metrics, start, write_config
 from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
@@ -157,7 +167,7 @@ class Trainer:
         torch.set_num_threads(self.hardware.threads)
         self.urban, self.rural = build_learners(cfg, self.n_urban, self.hardware.amp != "off")
         e = cfg.num_envs
-        steps_total = cfg.episodes * fleet_cfg.horizon_years / e
+        steps_total = cfg.schedule_total * fleet_cfg.horizon_years / e  # β spans the schedule
         self.total_updates = int(steps_total * cfg.updates_per_step)
         # PER's β is annealed over the updates that sample, which start once the replay holds
         # learning_starts transitions (num_envs a step, after the n-step delay), so it reaches 1 by the end.
@@ -181,6 +191,8 @@ class Trainer:
         self.losses: deque[float] = deque(maxlen=50)  # recent losses for logging only
         self.target_return: float | None = None
         self.target_policy = ""
+        self.metrics: Metrics | None = None
+        self.purge_step: int | None = None  # set by a resume: TensorBoard steps after the checkpoint go
 
     # state ---------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -211,8 +223,18 @@ class Trainer:
         self.last_eval, self.target_return = s["last_eval"], s["target_return"]
         self.target_policy = s["target_policy"]
 
+    def replay_state(self) -> dict[str, dict[str, Any]]:
+        return {"urban": self.replay_u.state_dict(), "rural": self.replay_r.state_dict()}
+
+    def load_replay_state(self, states: dict[str, dict[str, Any]]) -> None:
+        self.replay_u.load_state_dict(states["urban"])
+        self.replay_r.load_state_dict(states["rural"])
+
     def save_checkpoint(self) -> Path:
-        return save_rolling(self.run_dir, self.episodes_done, self.state_dict())
+        if self.metrics is not None:
+            self.metrics.flush()
+        replay = self.replay_state() if self.cfg.checkpoint_replay else None
+        return save_rolling(self.run_dir, self.episodes_done, self.state_dict(), replay=replay)
 
     # pieces --------------------------------------------------------------------------------------------
     def epsilon(self) -> float:
@@ -240,12 +262,13 @@ class Trainer:
             results = evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed)
             best = best_heuristic(results)
             self.target_return, self.target_policy = best.mean_return, best.policy
-        writer = tensorboard(self.run_dir)
-        metrics = Metrics(self.run_dir / "metrics.csv")
+        writer = tensorboard(self.run_dir, self.purge_step)
+        self.metrics = metrics = Metrics(self.run_dir / "metrics.csv")
         # Fleets finish episodes together, so a run ends at the next multiple of num_envs.
         total = -(-cfg.episodes // cfg.num_envs) * cfg.num_envs
         bar = progress_bar(total, self.episodes_done, self.progress)
-        # Episodes start at the same time in every fleet; a resumed run starts fresh episodes.
+        # Episodes start at the same time in every fleet, each seeded by the episodes done before it, so a
+        # run resumed from a checkpoint (taken between episodes) meets the same fleets as one never stopped.
         obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * 7919)
         ep_return = np.zeros(cfg.num_envs)
         t_disc = 0
@@ -319,6 +342,7 @@ class Trainer:
                                     eval=f"{self.last_eval:.0f}" if self.last_eval is not None else "-",
                                     target=f"{self.target_return:.0f}", upd_s=f"{ups:.0f}",
                                     s_ep=f"{self.elapsed() / max(self.episodes_done, 1):.3f}")
+                obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * 7919)
         if bar is not None:
             bar.close()
         self.save_checkpoint()
@@ -353,21 +377,36 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
           reprobe: bool = False) -> tuple[Path, dict[str, Any]]:
     """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary).
     ``reprobe``: measure precision and threads again instead of using this machine's cached choice.
+    The device, inventory and agent split are checked before the folder is made; a run that fails before
+    its first checkpoint removes what it wrote; Ctrl-C writes a checkpoint (:class:`RunInterrupted`).
 
     Raises:
-        FileExistsError: ``out`` already holds a run (nothing written is overwritten).
+        FileExistsError: ``out`` already holds a run with a checkpoint (nothing written is overwritten).
+        ValueError: the device, inventory or split is unusable (nothing is written).
     """
+    preflight(cfg)
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if run_dir.exists() and not run_dir.is_dir():
-        raise FileExistsError(f"--out {run_dir} is a file, not a run directory: choose a folder name")
-    if (run_dir / "config.yaml").exists():
-        raise FileExistsError(f"{run_dir} already holds a training run: continue it with --resume {run_dir}, "
-                              "or choose another --out")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / ".config.yaml.tmp"
-    tmp.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    os.replace(tmp, run_dir / "config.yaml")
-    return run_dir, _trainer(cfg, run_dir, progress, reprobe).run()
+    made = start(run_dir, cfg.to_dict())
+    if progress and cfg.episodes % cfg.num_envs:
+        note(f"note: {cfg.episodes} episodes run as {-(-cfg.episodes // cfg.num_envs) * cfg.num_envs}, the next "
+             f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
+    try:
+        trainer = _trainer(cfg, run_dir, progress, reprobe)
+        return run_dir, _run(trainer)
+    except RunInterrupted:
+        raise
+    except BaseException:
+        abandon(run_dir, made)
+        raise
+
+
+def _run(trainer) -> dict[str, Any]:
+    """The trainer's loop; on Ctrl-C a checkpoint is written first, then :class:`RunInterrupted` is raised."""
+    try:
+        return trainer.run()
+    except KeyboardInterrupt:
+        path = trainer.save_checkpoint()
+        raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path) from None
 
 
 def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool):
@@ -379,43 +418,77 @@ def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool):
 
 
 def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None,
-           reprobe: bool = False) -> tuple[Path, dict[str, Any]]:
-    """Continue the run in ``run_dir`` from its latest checkpoint.
+           reprobe: bool = False, device: str | None = None) -> tuple[Path, dict[str, Any]]:
+    """Continue the run in ``run_dir`` from its newest intact checkpoint, as if it had never stopped: ε and
+    PER β continue on the run's first schedule (``schedule_episodes``) when ``episodes`` changes the total,
+    metrics.csv and TensorBoard are rolled back to the checkpoint, and the replay buffers are restored when
+    the run saved them (``checkpoint_replay``). A folder whose run stopped before its first checkpoint is
+    started again from episode 0.
 
     Raises:
-        FileNotFoundError: if the folder has no config.yaml or no checkpoint.
+        FileNotFoundError: no config.yaml, or checkpoints exist but none is intact.
+        ValueError: the run has already trained ``episodes``.
     """
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").exists():
         raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
     data = read_yaml(run_dir / "config.yaml")
-    if episodes is not None:
+    if episodes is not None and episodes != data.get("episodes"):
+        data["schedule_episodes"] = data.get("schedule_episodes") or data.get("episodes")
         data["episodes"] = episodes
+    if device is not None:
+        data["device"] = device
     cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
-    ckpt = latest_checkpoint(run_dir)
-    if ckpt is None:
-        raise FileNotFoundError(f"{run_dir}: no checkpoint in checkpoints/ to resume from")
-    state = torch.load(ckpt, weights_only=True)
-    if state["episodes_done"] >= cfg.episodes:
-        raise ValueError(f"{run_dir} has already trained {state['episodes_done']} of its {cfg.episodes} episodes: "
-                         f"pass --episodes N (N > {state['episodes_done']}) to train further")
+    preflight(cfg)
+    found = newest_intact(checkpoints(run_dir)[::-1])  # onto the CPU; the learners move it
+    if found is None and checkpoints(run_dir):
+        raise FileNotFoundError(f"{run_dir}: no intact checkpoint to resume from (each is named above); start "
+                                "again with train --out into a new folder")
+    if found is not None and found[1]["episodes_done"] >= cfg.episodes:
+        raise ValueError(f"{run_dir} has already trained {found[1]['episodes_done']} of its {cfg.episodes} "
+                         f"episodes: pass --episodes N (N > {found[1]['episodes_done']}) to train further")
+    write_config(run_dir, cfg.to_dict())
+    trainer = _trainer(cfg, run_dir, progress, reprobe)
+    if found is None:
+        note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
+        rollback_metrics(run_dir, 0)
+        trainer.purge_step = 1
+        return run_dir, _run(trainer)
+    ckpt, state = found
+    trainer.load_state_dict(state)
+    done = trainer.episodes_done
+    dropped = rollback_metrics(run_dir, done)
+    trainer.purge_step = done + 1
+    replay = replay_path(ckpt)
+    if replay.exists():
+        trainer.load_replay_state(load_replay(replay))
+        how = "replay buffers restored"
+    else:
+        how = (f"replay buffers are not checkpointed (checkpoint_replay: false), so learning resumes after "
+               f"{cfg.learning_starts} new transitions")
     if progress:
         step = (state.get("urban") or state["bridge"])["step"]
-        print(f"resuming {run_dir} at episode {state['episodes_done']} (update {step}); replay "
-              f"buffers are not checkpointed, so learning resumes after {cfg.learning_starts} new transitions")
-    trainer = _trainer(cfg, run_dir, progress, reprobe)
-    trainer.load_state_dict(state)
-    return run_dir, trainer.run()
+        print(f"resuming {run_dir} at episode {done} (update {step}, {ckpt.name}); {how}"
+              + (f"; {dropped} metrics rows after the checkpoint dropped" if dropped else ""))
+    return run_dir, _run(trainer)
 
 
 def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
+    """The run's config and model state: final.pt, else (missing or damaged) its newest intact checkpoint,
+    with a note naming the file used. Storages are mapped to the CPU, so a run trained on a GPU opens anywhere."""
     run_dir = Path(run_dir)
-    path = run_dir / "final.pt"
-    if not path.exists():
-        path = latest_checkpoint(run_dir) or path
-    if not path.exists():
+    final = run_dir / "final.pt"
+    paths = ([final] if final.exists() else []) + checkpoints(run_dir)[::-1]
+    if not paths:
         raise FileNotFoundError(f"{run_dir}: no final.pt or checkpoint (is it a bridgefleet run directory?)")
-    state = torch.load(path, weights_only=True)
+    resolve_device(device)  # an unusable --device is named before any file is read
+    found = newest_intact(paths)  # onto the CPU (a GPU run opens anywhere); the learners move it
+    if found is None:
+        raise FileNotFoundError(f"{run_dir}: no intact final.pt or checkpoint (each is named above)")
+    path, state = found
+    if path != final:
+        note(f"note: {run_dir}: no {'intact ' if final.exists() else ''}final.pt; using {path.name} "
+             f"(episode {state['episodes_done']})")
     data = dict(state["config"])
     data["device"] = device
     data["compile"] = "off"

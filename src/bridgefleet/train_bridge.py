@@ -153,6 +153,8 @@ class BridgeTrainer:
         self.seconds_to_target: float | None = None
         self.target_return: float | None = None
         self.target_policy = ""
+        self.metrics: Metrics | None = None
+        self.purge_step: int | None = None  # set by a resume: TensorBoard steps after the checkpoint go
 
     def epsilon(self) -> float:
         return self.cfg.epsilon(self.episodes_done)
@@ -184,8 +186,14 @@ class BridgeTrainer:
             setattr(self, k, state[k])
         self.best_state = state["best_state"] or None
 
-    def save_checkpoint(self) -> None:
-        save_rolling(self.run_dir, self.episodes_done, self.state_dict())
+    def load_replay_state(self, states: dict[str, dict[str, Any]]) -> None:
+        self.replay.load_state_dict(states["bridge"])
+
+    def save_checkpoint(self) -> Path:
+        if self.metrics is not None:
+            self.metrics.flush()
+        replay = {"bridge": self.replay.state_dict()} if self.cfg.checkpoint_replay else None
+        return save_rolling(self.run_dir, self.episodes_done, self.state_dict(), replay=replay)
 
     def evaluate(self) -> float:
         res = evaluate_policy(self.policy(), self.fleet_cfg, self.cfg.eval_episodes, self.cfg.eval_seed, "agent")
@@ -197,8 +205,8 @@ class BridgeTrainer:
         if self.target_return is None:
             best = best_heuristic(evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed))
             self.target_return, self.target_policy = best.mean_return, best.policy
-        writer = tensorboard(self.run_dir)
-        metrics = Metrics(self.run_dir / "metrics.csv")
+        writer = tensorboard(self.run_dir, self.purge_step)
+        self.metrics = metrics = Metrics(self.run_dir / "metrics.csv")
         total = -(-cfg.episodes // cfg.num_envs) * cfg.num_envs
         bar = progress_bar(total, self.episodes_done, self.progress)
         next_eval = (self.episodes_done // cfg.eval_every + 1) * cfg.eval_every

@@ -99,6 +99,12 @@ class TrainConfig:
     """First evaluation seed, disjoint from training seeds."""
     checkpoint_every: int = 200
     """Checkpoint every this many episodes."""
+    checkpoint_replay: bool = False
+    """Also save the replay buffers beside each checkpoint (ckpt_*.replay.npz), so that a run resumed from it
+    continues exactly as the uninterrupted run would (bitwise on CPU); costs the buffers' size on disk."""
+    schedule_episodes: int | None = None
+    """Episodes the ε and PER-β schedules are laid over (None: ``episodes``). A resume that changes
+    ``episodes`` keeps the first total here, so the schedules continue where they were and never go back."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
@@ -125,6 +131,8 @@ class TrainConfig:
             "eval_episodes": self.eval_episodes >= 2, "checkpoint_every": self.checkpoint_every >= 1,
             "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
             "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
+            "schedule_episodes": self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
+                                                                    and self.schedule_episodes >= 1),
         }
         checks["amp"] = self.amp in (True, False, "auto")
         checks["agent"] = self.agent in ("fleet", "bridge")
@@ -136,10 +144,15 @@ class TrainConfig:
             if not ok:
                 raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
 
+    @property
+    def schedule_total(self) -> int:
+        """Episodes the ε and β schedules span (``schedule_episodes``, else ``episodes``)."""
+        return self.schedule_episodes or self.episodes
+
     def epsilon(self, episodes_done: int) -> float:
         """ε after ``episodes_done`` episodes: linear from eps_start to eps_end over eps_decay_fraction of the
         run, then constant."""
-        frac = min(1.0, episodes_done / max(1.0, self.eps_decay_fraction * self.episodes))
+        frac = min(1.0, episodes_done / max(1.0, self.eps_decay_fraction * self.schedule_total))
         return self.eps_start + frac * (self.eps_end - self.eps_start)
 
     def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None) -> LearnerConfig:
