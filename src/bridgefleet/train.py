@@ -37,7 +37,7 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
 from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
-from bridgefleet.rundir import RunInterrupted, abandon, preflight, rollback_metrics, start, write_config
+from bridgefleet.rundir import RunInterrupted, abandon, clear, preflight, rollback_metrics, start, write_config
 from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
@@ -447,12 +447,12 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     if found is not None and found[1]["episodes_done"] >= cfg.episodes:
         raise ValueError(f"{run_dir} has already trained {found[1]['episodes_done']} of its {cfg.episodes} "
                          f"episodes: pass --episodes N (N > {found[1]['episodes_done']}) to train further")
+    if found is None:
+        note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
+        clear(run_dir)
     write_config(run_dir, cfg.to_dict())
     trainer = _trainer(cfg, run_dir, progress, reprobe)
     if found is None:
-        note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
-        rollback_metrics(run_dir, 0)
-        trainer.purge_step = 1
         return run_dir, _run(trainer)
     ckpt, state = found
     trainer.load_state_dict(state)

@@ -24,7 +24,6 @@ in an otherwise usable file are dropped and listed in :attr:`Inventory.dropped` 
 from __future__ import annotations
 
 import codecs
-import re
 from collections import Counter
 from collections.abc import Mapping
 from importlib import resources
@@ -50,7 +49,7 @@ from bridgefleet.fleet.inventory_model import (  # re-exported: this module is t
     default_rate,
     state_cost_factor,
 )
-from bridgefleet.fleet.inventory_rows import _clean, _looks_binary
+from bridgefleet.fleet.inventory_rows import _clean, _looks_binary, check_delimiter
 from bridgefleet.fleet.mapped_csv import read_csv_inventory
 from bridgefleet.fleet.nbi import read_nbi
 
@@ -90,7 +89,8 @@ def _header(path: Path) -> list[str]:
             or _looks_binary(head)):
         return []  # the reader raises the empty-file, encoding or binary-file error
     text = first.removeprefix(codecs.BOM_UTF8).decode("latin-1")
-    return [_clean(f) for f in re.split(r"[,;\t]", text)]
+    check_delimiter(text, path)
+    return [_clean(f) for f in text.split(",")]
 
 
 def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | Path | None = None

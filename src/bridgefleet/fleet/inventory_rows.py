@@ -31,6 +31,19 @@ from bridgefleet.fleet.inventory_model import (
 # Reading text tables
 
 
+def check_delimiter(header_line: str, path: Path) -> None:
+    """The readers split on commas, as FHWA's delimited NBI files do; a table exported with semicolons (a
+    decimal-comma locale) or tabs is named as such in one line.
+
+    Raises:
+        InventoryError: the header line holds more semicolons or tabs than commas.
+    """
+    for sep, name in ((";", "semicolons (;)"), ("\t", "tabs")):
+        if header_line.count(sep) > header_line.count(","):
+            raise InventoryError(f"fields are separated by {name}, not commas: save it as comma-separated CSV",
+                                 path, line=1)
+
+
 def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and (start line, fields) of every non-blank data row; raises on file-level problems."""
     try:
@@ -45,6 +58,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], li
         raise InventoryError("the file is empty: expected a header line naming the columns "
                              f"(e.g. {', '.join(NBI_REQUIRED[:3])}, ...) and one bridge per line", path,
                              line=1, column="(header)")
+    check_delimiter(text.lstrip().split("\n", 1)[0], path)
     reader = csv.reader(io.StringIO(text, newline=""), quotechar=quotechar)
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
