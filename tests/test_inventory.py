@@ -312,3 +312,50 @@ def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.Ca
     assert main(["inventory", "dc-2019", "--mapping", str(mapping)]) == 2
     err = capsys.readouterr().err
     assert str(mapping) in err and "not UTF-8" in err and len(err.splitlines()) == 1
+
+
+# -- FHWA's rules: condition, inventory year, the split train needs ------------------------------------
+def test_condition_is_the_lowest_coded_item_culvert_included(tmp_path: Path) -> None:
+    # 23 CFR 490.411: poor when any of items 58, 59, 60, 62 is ≤ 4; 7/7/7 with item 62 = 3 is poor (3).
+    rows = [{"DECK_COND_058": "7", "SUPERSTRUCTURE_COND_059": "7", "SUBSTRUCTURE_COND_060": "7",
+             "CULVERT_COND_062": "3"}, {"CULVERT_COND_062": "N"}]
+    inv = read_nbi(write(tmp_path, nbi_text(rows)))
+    assert inv.condition.tolist() == [3.0, 6.0]
+
+
+@pytest.mark.parametrize(("name", "year"), [("XX98.txt", 1998), ("XX19.txt", 2019), ("XX05.txt", 2005)])
+def test_two_digit_years_in_file_names_use_the_century_rule(tmp_path: Path, name: str, year: int) -> None:
+    rows = [{"YEAR_BUILT_027": "1960"}]
+    inv = read_nbi(write(tmp_path, nbi_text(rows), name=name))
+    assert inv.year == year and inv.age.tolist() == [year - 1960]
+
+
+def test_item_90_dates_and_file_names_share_one_rule() -> None:
+    from bridgefleet.fleet.nbi import full_year
+
+    assert [full_year(y, today=2026) for y in (98, 26, 27, 0, 69, 70)] == [1998, 2026, 1927, 2000, 1969, 1970]
+
+
+def test_an_implausible_inventory_year_is_refused(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([{}]), name="bridges_2098.csv")
+    with pytest.raises(InventoryError, match=r"inventory year 2098 \(from the file name bridges_2098.csv\) is "
+                                             r"outside 1968"):
+        read_nbi(p)
+
+
+def test_inventory_reports_the_split_train_would_refuse(tmp_path: Path, capsys) -> None:
+    from bridgefleet.cli import main
+
+    p = write(tmp_path, nbi_text([{}, {}, {}]))  # all urban (functional class 14)
+    assert main(["inventory", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "train refuses this inventory" in out and "--max-urban N" in out
+    assert main(["train", "--inventory", str(p), "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    assert "--max-urban N" in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+def test_semicolon_delimited_files_are_named_as_such(tmp_path: Path) -> None:
+    p = write(tmp_path, nbi_text([{}]).replace(",", ";"))
+    with pytest.raises(InventoryError, match="separated by semicolons") as exc:
+        load_inventory(p)
+    assert len(str(exc.value).splitlines()) == 1

@@ -160,14 +160,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:
-    from bridgefleet.fleet.inventory import load_inventory, summarize
+    from bridgefleet.fleet.inventory import InventoryError, load_inventory, summarize
 
     inv = load_inventory(args.path, mapping=args.mapping)
     if args.county or args.owner:
         inv = inv.filter(county=args.county, owner=args.owner)
-    split = inv.to_fleet(args.max_urban)[:2] if args.max_urban is not None else None  # errors before output
+    if args.max_urban is not None:
+        split = inv.to_fleet(args.max_urban)[:2]  # a bad --max-urban errors before any output
+    else:
+        try:  # the split train needs, checked here too so an accepted inventory does not fail there
+            split = inv.to_fleet(None)[:2]
+        except InventoryError as exc:
+            print(summarize(inv))
+            print(f"note: train refuses this inventory as it stands: {str(exc).split(': ', 1)[-1]}")
+            return 0
     print(summarize(inv))
-    if split is not None:
+    if args.max_urban is not None:
         n_u, n_r = split
         print(f"fleet with --max-urban {args.max_urban}: {n_u} bridges under per-bridge control (urban agent), "
               f"{n_r} under the strategy-level (rural) agent")

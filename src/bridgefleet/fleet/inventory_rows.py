@@ -44,6 +44,24 @@ def check_delimiter(header_line: str, path: Path) -> None:
                                  path, line=1)
 
 
+FIRST_NBI_YEAR = 1968
+"""The National Bridge Inventory began after the Federal-Aid Highway Act of 1968: no inventory is older."""
+
+
+def check_inventory_year(year: int, how: str, path: Path) -> None:
+    """Refuse an inventory year outside 1968 … next year (a wrong century makes every age wrong).
+
+    Raises:
+        InventoryError: naming the year and where it came from.
+    """
+    import datetime
+
+    last = datetime.date.today().year + 1
+    if not FIRST_NBI_YEAR <= year <= last:
+        raise InventoryError(f"inventory year {year} (from the {how}) is outside {FIRST_NBI_YEAR}–{last}: "
+                             "pass the year explicitly (YEAR column, or year: in the mapping)", path)
+
+
 def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and (start line, fields) of every non-blank data row; raises on file-level problems."""
     try:

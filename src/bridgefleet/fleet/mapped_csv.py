@@ -30,6 +30,7 @@ from bridgefleet.fleet.inventory_rows import (
     _rating,
     _read_rows,
     _years_since,
+    check_inventory_year,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -145,6 +146,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     cost_factor = float(m["cost_factor"]) if m.get("cost_factor") is not None else state_cost_factor(
         None if state_code is None else int(state_code))
     year = None if m.get("year") is None else int(m["year"])
+    if year is not None:
+        check_inventory_year(year, "mapping's year:", path)
 
     header, rows = _read_rows(path, quotechar='"', encoding="utf-8")
     columns = {k: m.get(k) for k in ("id", "culvert_condition", "age", "year_built", "year_reconstructed",
@@ -166,9 +169,9 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         if not bid:
             raise _RowProblem(_BAD, "missing bridge id", str(m["id"]), bid)
         rated = [r for c in conds if (r := _rating(f[col[c]], c, lo, hi)) is not None]
-        if not rated and columns["culvert_condition"]:
+        if columns["culvert_condition"]:  # every coded item counts (23 CFR 490.411), the culvert's too
             r = _rating(get(f, "culvert_condition"), str(columns["culvert_condition"]), lo, hi)
-            rated = [] if r is None else [r]
+            rated += [] if r is None else [r]
         if not rated:
             raise _RowProblem("no condition rating", f"{', '.join(conds)} are all N or blank", bad=False)
         condition = (min(rated) - lo) / (hi - lo) * 9.0

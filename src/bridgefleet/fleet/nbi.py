@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -26,10 +27,19 @@ from bridgefleet.fleet.inventory_rows import (
     _rating,
     _read_rows,
     _years_since,
+    check_inventory_year,
 )
 
 # ------------------------------------------------------------------------------------------------
 # NBI
+
+
+def full_year(yy: int, today: int | None = None) -> int:
+    """A two-digit year (FHWA's file names ``XX98.txt``, item 90 dates ``MMYY``) as the latest year ending in
+    those digits that is not in the future: 98 → 1998, 19 → 2019 (in 2026). One rule for every such field."""
+    today = today or datetime.date.today().year
+    y = today - (today - yy) % 100
+    return y
 
 
 def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[int | None, str]:
@@ -43,13 +53,13 @@ def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]])
     m = re.fullmatch(r"[A-Za-z]{2}(\d{2})", stem) or re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
     if m:
         y = int(m.group(1))
-        return (2000 + y if y < 100 else y), f"file name {path.name}"
+        return (full_year(y) if y < 100 else y), f"file name {path.name}"
     if "DATE_OF_INSPECT_090" in header:
         k = header.index("DATE_OF_INSPECT_090")
         dates = [_clean(f[k]) for _, f in rows if len(f) > k]
         yy = [int(d[-2:]) for d in dates if re.fullmatch(r"\d{3,4}", d)]
         if yy:
-            y = max(2000 + v if v < 70 else 1900 + v for v in yy)
+            y = max(full_year(v) for v in yy)
             return y, "latest inspection date (item 90)"
     return None, ""
 
@@ -63,8 +73,9 @@ def read_nbi(path: str | Path, *, year: int | None = None,
     listed in ``dropped`` with its line number and reason. Mapping (details in docs/inventory.md):
 
     - bridge_id ← item 8 structure number (quotes/spaces stripped; ``"SS:number"`` if several states).
-    - condition ← lowest of items 58 deck, 59 superstructure, 60 substructure (N / blank skipped);
-      item 62 culvert when 58–60 are all N. No rating at all → dropped.
+    - condition ← lowest of every coded item among 58 deck, 59 superstructure, 60 substructure and 62
+      culvert (N / blank skipped), as 23 CFR 490.411 classes a bridge poor when any is ≤ 4. No rating at
+      all → dropped.
     - age ← inventory year − item 27 year built. Item 106 (year reconstructed) is *not* used for age:
       reconstruction is major work, not a new structure, and the simulator resets age only on
       replacement; it bounds the years since maintenance instead.
@@ -100,7 +111,9 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                                  "no inspection dates): pass year=", path, line=1, column="YEAR")
         notes.append(f"inventory year {year} (from the {how})")
     else:
+        how = "year given"
         notes.append(f"inventory year {year} (given)")
+    check_inventory_year(year, how, path)
     col = {name: i for i, name in enumerate(header)}
 
     def get(fields_: list[str], name: str) -> str:
@@ -115,12 +128,10 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         if rt != "1":
             raise _RowProblem("not a highway bridge", "record type 1 = route on the structure is kept "
                               "(2 = route under)", "RECORD_TYPE_005A", rt, bad=rt not in ("2",))
-        ratings = [_rating(get(f, c), c) for c in
-                   ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060")]
-        culvert = _rating(get(f, "CULVERT_COND_062"), "CULVERT_COND_062")
-        rated = [r for r in ratings if r is not None]
-        if not rated and culvert is not None:
-            rated = [culvert]
+        # 23 CFR 490.411: a bridge is poor when any coded item among 58, 59, 60 and 62 is ≤ 4, so its rating
+        # is the lowest of every coded one (N / blank skipped), item 62 included.
+        rated = [r for c in ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060",
+                             "CULVERT_COND_062") if (r := _rating(get(f, c), c)) is not None]
         if not rated:
             raise _RowProblem("no condition rating", "items 58, 59, 60 and 62 are all N", bad=False)
         fc_raw = _clean(get(f, "FUNCTIONAL_CLASS_026"))
