@@ -28,6 +28,15 @@ def test_parallel_env_passes_pettingzoo_api_test():
     parallel_api_test(FleetParallelEnv(SMALL), num_cycles=12)
 
 
+def test_parallel_env_state_lies_in_its_state_space_pettingzoo_state_test():
+    from pettingzoo.test import state_test
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    env = FleetParallelEnv(SMALL)
+    assert env.state_space.shape == (SMALL.n_urban * 4 + 11,)
+    state_test(parallel_to_aec(FleetParallelEnv(SMALL)), env, num_cycles=12)
+
+
 @pytest.mark.parametrize("cls", [UrbanEnv, RuralEnv])
 def test_single_agent_views_pass_check_env(cls):
     check_env(cls(SMALL))

@@ -219,3 +219,19 @@ def test_same_seed_same_results_and_a_replay_checkpoint_resumes_exactly(tmp_path
 def _net(run_dir):
     state = torch.load(run_dir / "final.pt", weights_only=True)
     return (state.get("bridge") or state["urban"])["online"]
+
+
+# -- E. interfaces --------------------------------------------------------------------------------------
+def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
+    run_dir, summary = train(_cfg(episodes=6), tmp_path / "run", progress=False)
+    assert summary["episodes"] == 8
+    assert "6 episodes run as 8, the next multiple of the 4 fleets" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="--years 12 goes beyond the 5-year horizon the policy was trained on"):
+        assert main(["plan", str(run_dir), "--samples", "2", "--years", "12", "--device", "cpu"]) == 0
+    capsys.readouterr()
+    for command, shown in (("train", "(default: 1600;"), ("plan", "(default: 30)")):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert shown in " ".join(capsys.readouterr().out.split())
+    assert main(["train", "--resume", str(run_dir), "--seed", "3"]) == 2
+    assert "--seed cannot change it" in capsys.readouterr().err

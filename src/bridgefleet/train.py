@@ -387,7 +387,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     preflight(cfg)
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     made = start(run_dir, cfg.to_dict())
-    if progress and cfg.episodes % cfg.num_envs:
+    if cfg.episodes % cfg.num_envs:
         note(f"note: {cfg.episodes} episodes run as {-(-cfg.episodes // cfg.num_envs) * cfg.num_envs}, the next "
              f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
     try:

@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 import numpy as np
+from gymnasium.spaces import Box
 from pettingzoo import ParallelEnv
 
 from bridgefleet.config import FleetConfig
@@ -33,6 +34,9 @@ class FleetParallelEnv(ParallelEnv):
         self.render_mode = render_mode
         self.possible_agents = ["urban", "rural"]
         self.agents: list[str] = []
+        u, r = sp.urban_observation_space(self.config), sp.rural_observation_space()
+        self.state_space = Box(np.concatenate([u.low, r.low]), np.concatenate([u.high, r.high]), dtype=np.float32)
+        """Box (n_urban*4 + 11,), float32: the space :meth:`state` lies in (PettingZoo's state API)."""
 
     @functools.cache  # noqa: B019 - spaces must be the same object every call
     def observation_space(self, agent: str):
@@ -73,4 +77,4 @@ class FleetParallelEnv(ParallelEnv):
     def state(self) -> np.ndarray:
         """Global state: the concatenated urban and rural observations, float32 (n_urban*4 + 11,)."""
         urban, rural = self.env.sim.observe()
-        return np.concatenate([urban[0], rural[0]])
+        return np.concatenate([urban[0], rural[0]]).astype(np.float32)
