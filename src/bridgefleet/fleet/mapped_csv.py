@@ -40,7 +40,7 @@ MAPPING_KEYS = {
     "name": "free text describing the table",
     "id": "column of the bridge id (required)",
     "condition": "column or list of columns; condition = lowest non-N value (required)",
-    "culvert_condition": "column used when every condition column is N",
+    "culvert_condition": "culvert rating column, counted with the condition columns (lowest coded one)",
     "condition_scale": "[low, high] of the source scale, mapped linearly onto 0–9 (default [0, 9])",
     "age": "column of age in years (or give year_built)",
     "year_built": "column of the year built (needs year or a year column)",
