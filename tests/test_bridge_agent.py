@@ -4,6 +4,7 @@ doing nothing, evaluate/plan on its run."""
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from bridgefleet.agents.bridge import N_FEATURES, action_costs, bridge_features, decide
@@ -108,3 +109,22 @@ def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
     assert learner.acting is learner.target
     hard = BridgeLearner(TrainConfig.from_dict(dict(TINY)), torch.device("cpu"), "off")  # no τ: hard syncs
     assert hard.acting is hard.online
+
+
+def test_per_on_the_bridge_agent_weights_the_loss_and_beta_reaches_one(tmp_path):
+    from bridgefleet.replay import PrioritizedReplayBuffer
+
+    cfg = TrainConfig.from_dict({**TINY, "per": True, "loss": "mse"})
+    trainer = BridgeTrainer(cfg, tmp_path / "run", progress=False)
+    assert isinstance(trainer.replay, PrioritizedReplayBuffer)
+    summary = trainer.run()
+    assert summary["updates"] > 0 and summary["per_beta_end"] == pytest.approx(1.0)
+    # priorities moved off the initial maximum: the TD errors of sampled transitions were written back
+    leaves = trainer.replay.tree.leaves[: len(trainer.replay)]
+    assert len(np.unique(leaves)) > 10
+    # the learner's loss is the importance-weighted mean of the per-sample losses (hand check on one batch)
+    learner = trainer.learner
+    batch = trainer.replay.sample(8, np.random.default_rng(0))
+    batch["weights"] = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    loss = learner.update(batch)
+    assert loss == pytest.approx(float(learner.td_error[0]) ** 2 / 8, rel=1e-4)

@@ -28,7 +28,7 @@ from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_p
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import choose, cpu_model, time_updates
 from bridgefleet.learner import resolve_device
-from bridgefleet.replay import ReplayBuffer
+from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 
 SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
@@ -54,6 +54,7 @@ class BridgeLearner:
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp == "fp16")
         self.gamma = cfg.fleet.discount
         self.step = 0
+        self.td_error: np.ndarray | None = None
 
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_dtype is not None)
@@ -67,14 +68,22 @@ class BridgeLearner:
         return q.float().cpu().numpy().reshape(*feats.shape[:2], 5)
 
     def update(self, batch: dict[str, np.ndarray]) -> float:
-        """One gradient step on a replay batch (see :data:`SPEC`); returns the loss."""
+        """One gradient step on a replay batch (see :data:`SPEC`); returns the loss. With PER the batch's
+        ``weights`` (importance-sampling weights, float32 (N,)) weight each sample's loss and the TD errors
+        float32 (N,) are left in :attr:`td_error` for the priorities (Schaul et al., ICLR 2016)."""
         t = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items() if k in SPEC}
         with torch.no_grad(), self._autocast():
             q_next = self.target(t["next_obs"]).float().gather(1, t["next_action"].long()[:, None])[:, 0]
         y = t["reward"] + t["discount"] * (1.0 - t["done"].float()) * q_next
         with self._autocast():
             q = self.online(t["obs"]).float().gather(1, t["action"].long()[:, None])[:, 0]
-        loss = F.mse_loss(q, y) if self.cfg.loss == "mse" else F.huber_loss(q, y)
+        kind = F.mse_loss if self.cfg.loss == "mse" else F.huber_loss
+        if "weights" in batch and self.cfg.per:
+            w = torch.from_numpy(batch["weights"]).to(self.device)
+            loss = (w * kind(q, y, reduction="none")).mean()
+            self.td_error = (y - q).detach().cpu().numpy()
+        else:
+            loss = kind(q, y)
         self.opt.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.opt)
@@ -141,7 +150,7 @@ class BridgeTrainer:
         self.device = resolve_device(cfg.device)
         self.learner = BridgeLearner(cfg, self.device, self.hardware.amp)
         self.sim = FleetSimulator(self.fleet_cfg, cfg.num_envs, self.fleet)
-        self.replay = ReplayBuffer(cfg.buffer_capacity, SPEC)
+        self.replay = self._make_replay()
         self.rng = np.random.default_rng(cfg.seed)
         self.episodes_done = 0
         self.wall_before = 0.0
@@ -155,6 +164,19 @@ class BridgeTrainer:
         self.target_policy = ""
         self.metrics: Metrics | None = None
         self.purge_step: int | None = None  # set by a resume: TensorBoard steps after the checkpoint go
+
+    def _make_replay(self) -> ReplayBuffer:
+        cfg = self.cfg
+        if not cfg.per:
+            return ReplayBuffer(cfg.buffer_capacity, SPEC)
+        # β is annealed over the updates that sample: they start after the first episode that brings the
+        # replay to learning_starts transitions (episodes are added whole), so β reaches 1 by the end.
+        vec_eps = -(-cfg.schedule_total // cfg.num_envs)
+        per_ep = cfg.num_envs * (self.fleet_cfg.n_urban + self.fleet_cfg.n_rural) * self.fleet_cfg.horizon_years
+        first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
+        steps = int((vec_eps - first) * self.fleet_cfg.horizon_years * cfg.updates_per_step)
+        return PrioritizedReplayBuffer(cfg.buffer_capacity, SPEC, alpha=cfg.per_alpha, beta_start=cfg.per_beta_start,
+                                       beta_end=1.0, beta_steps=max(1, steps))
 
     def epsilon(self) -> float:
         return self.cfg.epsilon(self.episodes_done)
@@ -172,6 +194,7 @@ class BridgeTrainer:
                 "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
                 "target_return": self.target_return, "target_policy": self.target_policy,
                 "last_eval": self.last_eval, "best_eval": self.best_eval,
+                "per_step": getattr(self.replay, "step", 0),
                 "best_state": self.best_state if self.best_state is not None else {}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -185,6 +208,8 @@ class BridgeTrainer:
                   "best_eval"):
             setattr(self, k, state[k])
         self.best_state = state["best_state"] or None
+        if isinstance(self.replay, PrioritizedReplayBuffer):
+            self.replay.step = int(state.get("per_step", 0))
 
     def load_replay_state(self, states: dict[str, dict[str, Any]]) -> None:
         self.replay.load_state_dict(states["bridge"])
@@ -233,7 +258,10 @@ class BridgeTrainer:
                 self.update_credit += cfg.updates_per_step
                 while self.update_credit >= 1.0 and len(self.replay) >= max(cfg.learning_starts, cfg.batch_size):
                     self.update_credit -= 1.0
-                    losses.append(self.learner.update(self.replay.sample(cfg.batch_size, self.rng)))
+                    batch = self.replay.sample(cfg.batch_size, self.rng)
+                    losses.append(self.learner.update(batch))
+                    if isinstance(self.replay, PrioritizedReplayBuffer):
+                        self.replay.update_priorities(batch["indices"], self.learner.td_error)
                 self.update_credit = min(self.update_credit, max(1.0, cfg.updates_per_step))
             self._add_episode(*(np.stack(x) for x in episode))
             for r in ep_return:
@@ -308,6 +336,7 @@ class BridgeTrainer:
             "updates_per_second": self.learner.step / wall, "threads": self.hardware.threads,
             "amp": self.hardware.amp, "hardware": self.hardware.to_dict(), "machine": cpu_model(),
             "bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s)) for s, d in SPEC.values())),
+            "per_beta_end": self.replay.beta() if isinstance(self.replay, PrioritizedReplayBuffer) else None,
         }
         write_summary(self.run_dir, summary)
         return summary
