@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import POOR_BELOW
+from bridgefleet.fleet.model import ACTION_NAMES, POOR_BELOW
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.policies import HEURISTICS, Policy
 
@@ -24,6 +24,9 @@ class EvalResult:
         share_poor_end: mean share of bridges rated poor (< 5) at the end of the horizon, 0–1.
         deferred_per_year: mean number of requested actions deferred for lack of budget, per year.
         returns: float64 (N,) per-episode discounted returns.
+        annual_cost_by_agency_usd: float64 (2,) mean spend per year of the urban and the rural agency, USD.
+        share_poor_by_year: float64 (T,) mean share of bridges poor at the end of each year, 0–1.
+        treatments_per_year: float64 (5,) mean number of bridges given each action (0 = none … 4) per year.
     """
 
     policy: str
@@ -34,10 +37,14 @@ class EvalResult:
     share_poor_end: float
     deferred_per_year: float
     returns: np.ndarray
+    annual_cost_by_agency_usd: np.ndarray
+    share_poor_by_year: np.ndarray
+    treatments_per_year: np.ndarray
 
     def row(self) -> dict:
         d = asdict(self)
-        d.pop("returns")
+        for k in ("returns", "annual_cost_by_agency_usd", "share_poor_by_year", "treatments_per_year"):
+            d.pop(k)
         return d
 
 
@@ -62,6 +69,9 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     ret = np.zeros(episodes)
     cost = np.zeros(episodes)
     deferred = np.zeros(episodes)
+    by_agency = np.zeros(2)
+    treatments = np.zeros(5)
+    poor_by_year = []
     horizon = sim.config.horizon_years
     for t in range(horizon):
         decision = policy(sim, rng)
@@ -72,11 +82,15 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
             res = sim.step(np.broadcast_to(urban, (episodes, sim.n_urban)), np.broadcast_to(rural, (episodes,)))
         ret += gamma**t * res.reward
         cost += res.cost.sum(1)
+        by_agency += res.cost.mean(0)
+        treatments += np.bincount(res.actions.ravel(), minlength=5)[:5] / episodes
         deferred += res.deferred.sum(1)
+        poor_by_year.append(float((sim.state.condition < POOR_BELOW).mean()))
     poor = (sim.state.condition < POOR_BELOW).mean(1)
     sd = ret.std(ddof=1) if episodes > 1 else 0.0
     return EvalResult(name, episodes, float(ret.mean()), 1.96 * sd / math.sqrt(episodes),
-                      float(cost.mean() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret)
+                      float(cost.mean() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
+                      by_agency / horizon, np.array(poor_by_year), treatments / horizon)
 
 
 def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, episodes: int = 100,
@@ -120,10 +134,18 @@ def format_table(results: list[EvalResult], bound: tuple[float, float] | None = 
 
 
 def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None) -> dict:
-    """``{"policies": {NAME: {mean, ci95, annual_cost_usd, share_poor_end, deferred_per_year}},
-    "bound": {mean, ci95}}`` (bound None when not computed)."""
+    """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {urban, rural},
+    share_poor_end, deferred_per_year, share_poor_at_year {"10", "20", "30"} (years within the horizon),
+    treatments_per_year {action name: bridges per year}}}, "bound": {mean, ci95}}`` (bound None when not
+    computed)."""
     policies = {r.policy: {"mean": r.mean_return, "ci95": r.ci95, "annual_cost_usd": r.mean_annual_cost_usd,
-                           "share_poor_end": r.share_poor_end, "deferred_per_year": r.deferred_per_year}
+                           "annual_cost_by_agency_usd": dict(zip(("urban", "rural"),
+                                                                 r.annual_cost_by_agency_usd.tolist(), strict=True)),
+                           "share_poor_end": r.share_poor_end, "deferred_per_year": r.deferred_per_year,
+                           "share_poor_at_year": {str(y): float(r.share_poor_by_year[y - 1])
+                                                  for y in (10, 20, 30) if y <= len(r.share_poor_by_year)},
+                           "treatments_per_year": dict(zip(ACTION_NAMES, r.treatments_per_year.tolist(),
+                                                           strict=True))}
                 for r in results}
     return {"policies": policies, "bound": None if bound is None else {"mean": bound[0], "ci95": bound[1]}}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,28 +15,90 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.train import load_policy
 
 
+@dataclass
+class Plan:
+    """A multi-year plan for Y years and B bridges (fleet column order), averaged over S deterioration samples.
+
+    Attributes:
+        bridge_id, cluster: str (B,): structure numbers as in the inventory (item 8) and "urban"/"rural".
+        urban: bool (B,): the agency whose budget pays (urban agency for the first n_urban columns).
+        action: int (Y, B): the action most often chosen for the bridge in that year (0 = do nothing).
+        action_share: float (Y, B): share of the samples that chose it, 0–1.
+        cost_usd: float (Y, B): mean cost of the bridge's work that year, USD.
+        condition: float (Y, B): mean expected condition rating at the end of the year, rating points.
+        spend_usd: float (Y, 2): mean spend of the urban and the rural agency, USD per year.
+        budget_usd: float (2,): the agencies' annual budgets, USD.
+        shares: float (Y, 3): mean share of bridges good / fair / poor at the end of each year, 0–1.
+    """
+
+    bridge_id: np.ndarray
+    cluster: np.ndarray
+    urban: np.ndarray
+    action: np.ndarray
+    action_share: np.ndarray
+    cost_usd: np.ndarray
+    condition: np.ndarray
+    spend_usd: np.ndarray
+    budget_usd: np.ndarray
+    shares: np.ndarray
+
+    @property
+    def years(self) -> int:
+        return self.action.shape[0]
+
+
 def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inventory: str | None = None,
               samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Path:
     """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
 
-    ``out`` defaults to ``run_dir/plan.csv``; a folder gets ``plan.csv`` inside it.
-
-    The fleet (the run's, or ``inventory``) is simulated ``samples`` times with seeds seed, seed+1, …
-    (same fleet, different deterioration draws for a fixed or inventory fleet). Each row gives the action
-    most often chosen for that bridge and year, its mean cost (USD) and the mean expected condition
-    rating at the end of the year.
+    ``out`` defaults to ``run_dir/plan.csv``; a folder gets ``plan.csv`` inside it. See :func:`compute_plan`.
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
         ValueError: the inventory's urban count does not match the trained urban network.
     """
+    out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
+    if out.is_dir():
+        out = out / "plan.csv"
+    plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"])
+        for y in range(plan.years):
+            for j in range(len(plan.bridge_id)):  # output rows, not simulation
+                w.writerow([y + 1, plan.bridge_id[j], plan.cluster[j], ACTION_NAMES[plan.action[y, j]],
+                            f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}",
+                            f"{plan.condition[y, j]:.2f}"])
+    os.replace(tmp, out)
+    budget = plan.budget_usd.sum()
+    print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'budget USD':>12}")
+    for y in range(plan.years):
+        g, fa, p = plan.shares[y]
+        print(f"{y + 1:>4} {g:>6.1%} {fa:>6.1%} {p:>6.1%} {plan.spend_usd[y].sum():>12,.0f} {budget:>12,.0f}")
+    png = out.with_suffix(".png")
+    plot_plan(plan, png)
+    print(f"plan: {out} ({plan.years} years × {len(plan.bridge_id)} bridges), figure: {png}")
+    return out
+
+
+def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
+                 seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Plan:
+    """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``).
+
+    The fleet is simulated ``samples`` times with seeds seed, seed+1, … (same fleet, different
+    deterioration draws for a fixed or inventory fleet).
+
+    Raises:
+        FileNotFoundError: the run directory has no trained agents.
+        ValueError: bad ``samples``/``years``, or the inventory's urban count does not match the trained
+            urban network (agent: fleet).
+    """
     if samples < 1:
         raise ValueError(f"--samples {samples}: must be at least 1")
     if years < 1:
         raise ValueError(f"--years {years}: must be at least 1")
-    out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
-    if out.is_dir():
-        out = out / "plan.csv"
     cfg, policy = load_policy(run_dir, device)
     if years > cfg.fleet.horizon_years:
         warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
@@ -57,53 +120,62 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
     sim.reset(None, [seed + i for i in range(samples)])
     rng = np.random.default_rng(seed)
     b = sim.n_bridges
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    yearly = []
-    with tmp.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"])
-        for year in range(1, years + 1):
-            decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
-            res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
-            counts = np.stack([(res.actions == a).sum(0) for a in range(len(ACTION_NAMES))])  # (5, B)
-            mode = counts.argmax(0)
-            cost = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area
-                            * sim.profile.cost_factor, 0.0).mean(0)
-            cond = sim.state.condition.mean(0)
-            for j in range(b):  # output rows, not simulation
-                w.writerow([year, sim.profile.bridge_id[j], sim.cluster[j], ACTION_NAMES[mode[j]],
-                            f"{counts[mode[j], j] / samples:.2f}", f"{cost[j]:.0f}", f"{cond[j]:.2f}"])
-            c = sim.state.condition
-            yearly.append((year, (c >= GOOD_RATING).mean(), ((c >= POOR_BELOW) & (c < GOOD_RATING)).mean(),
-                           (c < POOR_BELOW).mean(), res.cost.sum(1).mean(), sim.annual_budget.sum()))
-    os.replace(tmp, out)
-    print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'budget USD':>12}")
-    for y, g, fa, p, s, bud in yearly:
-        print(f"{y:>4} {g:>6.1%} {fa:>6.1%} {p:>6.1%} {s:>12,.0f} {bud:>12,.0f}")
-    png = _plot(yearly, out.with_suffix(".png"))
-    print(f"plan: {out} ({years} years × {b} bridges), figure: {png}")
-    return out
+    urban = np.arange(b) < sim.n_urban
+    n_act = len(ACTION_NAMES)
+    out = {k: np.zeros((years, b)) for k in ("action_share", "cost_usd", "condition")}
+    action = np.zeros((years, b), dtype=np.int64)
+    spend = np.zeros((years, 2))
+    shares = np.zeros((years, 3))
+    for y in range(years):
+        decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
+        res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
+        counts = np.stack([(res.actions == a).sum(0) for a in range(n_act)])  # (5, B)
+        action[y] = counts.argmax(0)
+        out["action_share"][y] = counts[action[y], np.arange(b)] / samples
+        out["cost_usd"][y] = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area
+                                      * sim.profile.cost_factor, 0.0).mean(0)
+        out["condition"][y] = sim.state.condition.mean(0)
+        spend[y] = res.cost.mean(0)  # (urban, rural) USD
+        c = sim.state.condition
+        shares[y] = (c >= GOOD_RATING).mean(), ((c >= POOR_BELOW) & (c < GOOD_RATING)).mean(), (c < POOR_BELOW).mean()
+    return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
+                out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
+                shares)
 
 
-def _plot(yearly: list[tuple], path: Path) -> Path:
+def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
+    """Shares good / fair / poor by year (%) and each agency's yearly spend against its budget; written to
+    ``path``, or returned as SVG text when ``path`` is None."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    y, g, f, p, s, b = (np.array(v) for v in zip(*yearly, strict=True))
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    a1.stackplot(y, g, f, p, labels=["good (≥7)", "fair (5–6)", "poor (≤4)"],
-                 colors=["tab:green", "gold", "tab:red"])
-    a1.set_ylabel("share of bridges")
+    y = np.arange(1, plan.years + 1)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
+    g, f, p = (100 * plan.shares[:, k] for k in range(3))
+    a1.stackplot(y, g, f, p, labels=["good (≥ 7)", "fair (5–6)", "poor (≤ 4)"],
+                 colors=["#2e7d32", "#f9a825", "#c62828"])
+    a1.set_ylabel("bridges, %")
+    a1.set_ylim(0, 100)
     a1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a2.bar(y, s / 1e3, color="tab:blue", label="mean annual spend")
-    a2.plot(y, b / 1e3, "k--", label="annual budget")
-    a2.set_ylabel("thousand USD")
-    a2.set_xlabel("year")
+    a1.set_title("Condition of the fleet by year (FHWA good / fair / poor)")
+    w = 0.4
+    for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
+        a2.bar(y + (k - 0.5) * w, plan.spend_usd[:, k] / 1e3, width=w, color=colour, label=f"{name} spend")
+        a2.axhline(plan.budget_usd[k] / 1e3, color=colour, ls="--", lw=1, label=f"{name} budget")
+    a2.set_ylabel("thousand USD per year")
+    a2.set_xlabel("year of the plan")
+    a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)")
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    if path is not None:
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return None
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
     plt.close(fig)
-    return path
+    return buf.getvalue()

@@ -100,7 +100,7 @@ class _RowProblem(Exception):
 
 
 _ARRAYS = ("bridge_id", "urban", "condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor",
-           "county", "owner", "state", "line")
+           "county", "owner", "state", "line", "latitude", "longitude")
 
 
 @dataclass
@@ -124,6 +124,8 @@ class Inventory:
         owner: str (N,), owner code (item 22), "" if absent.
         state: str (N,), FHWA state code (item 1), "" if absent.
         line: int64 (N,), line of the record in ``source`` (the header is line 1).
+        latitude, longitude: float64 (N,), decimal degrees (NBI items 16/17, west negative); NaN where the
+            file has none or the coded value is not a position.
         source: path of the file read.
         dropped: (line number, reason) of every data row not kept; a reason reads ``"category: ..."``.
         year: inventory (reference) year used for ages, or None when ages were given directly.
@@ -148,6 +150,8 @@ class Inventory:
     dropped: list[tuple[int, str]] = field(default_factory=list)
     year: int | None = None
     notes: list[str] = field(default_factory=list)
+    latitude: np.ndarray | None = None
+    longitude: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -159,6 +163,9 @@ class Inventory:
             setattr(self, name, np.asarray(getattr(self, name), dtype=str))
         self.line = np.asarray(self.line, dtype=np.int64)
         self.kept = len(self.bridge_id)
+        for name in ("latitude", "longitude"):
+            value = getattr(self, name)
+            setattr(self, name, np.full(self.kept, np.nan) if value is None else np.asarray(value, dtype=np.float64))
         for name in _ARRAYS:
             if getattr(self, name).shape != (self.kept,):
                 raise ValueError(f"Inventory.{name} has shape {getattr(self, name).shape}, "

@@ -210,6 +210,8 @@ class _Bridge:
     county: str = ""
     owner: str = ""
     state: str = ""
+    latitude: float = float("nan")
+    longitude: float = float("nan")
 
 
 def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,
@@ -274,6 +276,8 @@ def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]
         state=np.array([b.state for b in bridges], dtype=str),
         line=np.array([b.line for b in bridges], dtype=np.int64),
         source=str(path), dropped=dropped, year=year, notes=notes,
+        latitude=np.array([b.latitude for b in bridges], dtype=np.float64),
+        longitude=np.array([b.longitude for b in bridges], dtype=np.float64),
     )
 
 

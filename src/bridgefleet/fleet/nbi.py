@@ -150,10 +150,26 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
-                       _clean(get(f, "STATE_CODE_001")))
+                       _clean(get(f, "STATE_CODE_001")), nbi_degrees(get(f, "LAT_016"), 2),
+                       -nbi_degrees(get(f, "LONG_017"), 3))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
     return _inventory(path, bridges, dropped, year, notes)
+
+
+def nbi_degrees(value: str, degree_digits: int) -> float:
+    """Decimal degrees of an NBI position: item 16 latitude ``DDMMSSss`` (``degree_digits`` 2), item 17
+    longitude ``DDDMMSSss`` (3; west of Greenwich, so the caller negates it). NaN when blank, zero or not a
+    position (minutes or seconds ≥ 60) (FHWA Recording and Coding Guide, items 16 and 17)."""
+    v = _clean(value)
+    if not v.isdigit() or int(v) == 0:
+        return float("nan")
+    v = v.zfill(degree_digits + 6)
+    d = degree_digits
+    deg, minutes, sec = int(v[:d]), int(v[d:d + 2]), int(v[d + 2:]) / 100
+    if minutes >= 60 or sec >= 60:
+        return float("nan")
+    return deg + minutes / 60 + sec / 3600
 
 
 def _state_factor(value: str) -> float:
