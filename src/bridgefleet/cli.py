@@ -1,4 +1,4 @@
-"""The ``bridgefleet`` command line: evaluate, train, plan, inventory."""
+"""The ``bridgefleet`` command line: evaluate, bound, train, plan, report, bench, inventory."""
 
 from __future__ import annotations
 
@@ -159,6 +159,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from bridgefleet.report import build_report
+
+    out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
+                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet)
+    print(f"report: {out}")
+    return 0
+
+
 def cmd_inventory(args: argparse.Namespace) -> int:
     from bridgefleet.fleet.inventory import InventoryError, load_inventory, summarize
 
@@ -259,6 +268,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     pl.set_defaults(func=cmd_plan)
 
+    r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
+    r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
+    r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
+    r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")
+    r.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
+    r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")
+    r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_report)
+
     b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
     from bridgefleet.bench import add_arguments
 
@@ -315,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `bridgefleet inventory … | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

@@ -1,0 +1,77 @@
+"""``bridgefleet report RUN``: one self-contained HTML page an asset manager takes to the budget meeting.
+
+The page is rendered with Jinja2 (autoescaped template, ``report.html.j2``) and its charts are matplotlib
+SVG inlined into it, so it opens without a network and prints as vectors; the plan table is sorted,
+filtered and paged by a few lines of plain JavaScript over the plan embedded as JSON. Jinja2 is already
+installed with PyTorch; no other dependency is added.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from bridgefleet.report.charts import map_chart, policies_chart, training_chart
+from bridgefleet.report.data import TRAINED, check_out, gather, plan_rows
+
+__all__ = ["build_report"]
+
+
+def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
+                 episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
+                 progress: bool = False) -> Path:
+    """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically.
+
+    Raises:
+        FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
+            writable. ValueError: the inventory does not match the run's fleet, or bad ``episodes``.
+    """
+    import jinja2
+
+    from bridgefleet import __version__
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run folder")
+    out = Path(out) if out is not None else run_dir / "report.html"
+    check_out(out)
+    if episodes < 2:
+        raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
+    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress)
+    plan = data.plan
+    acted = plan.action > 0
+    first = np.where(acted.any(0), acted.argmax(0) + 1, 0)
+    target_name = data.settings.get("training target") or "best heuristic"
+    charts = {"policies": policies_chart(data.results, data.bound, TRAINED),
+              "plan": _plan_svg(plan),
+              "map": map_chart(data.fleet.latitude, data.fleet.longitude, data.fleet.condition,
+                               data.fleet.deck_area, first),
+              "training": training_chart(data.curve, target_name)}
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    results = sorted(data.results, key=lambda r: -r.mean_return)
+    html = env.get_template("report.html.j2").render(
+        fleet=data.fleet, results=results, bound=data.bound, trained=TRAINED, sentence=data.sentence,
+        episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
+        samples=samples, charts=charts, settings=data.settings, version=__version__,
+        made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        plan_json=json.dumps(plan_rows(plan, data.fleet), separators=(",", ":")).replace("</", "<\\/"))
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        tmp.write_text(html, encoding="utf-8")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def _plan_svg(plan) -> str:
+    from bridgefleet.plan import plot_plan
+
+    svg = plot_plan(plan)
+    assert svg is not None
+    return svg[svg.index("<svg"):]

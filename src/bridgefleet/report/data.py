@@ -1,0 +1,188 @@
+"""What the report shows, gathered from a run folder: the fleet today, the policies compared on the same
+evaluation fleets, the plan, the training curve and the run's settings. Numbers only; no HTML here."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.evaluate import EvalResult, best_heuristic, evaluate_with_bound
+from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
+from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.plan import Plan, compute_plan
+from bridgefleet.policies import HEURISTICS
+from bridgefleet.train import load_policy
+
+TRAINED = "trained policy"
+
+
+@dataclass
+class FleetToday:
+    """The fleet at the start of the plan (one draw for a synthetic fleet).
+
+    Attributes:
+        source: inventory path, or a description of the synthetic fleet; ``source_date``: the inventory year
+            and the file's modification date ("" for a synthetic fleet).
+        agencies: rows {agency, bridges, good, fair, poor (counts), deck_area_m2} per agency and in total.
+        quartiles: rows {what, min, q25, median, q75, max} for deck area (m²) and AADT (vehicles/day).
+        bridge_id, condition, deck_area, latitude, longitude: (B,) in the plan's column order.
+    """
+
+    source: str
+    source_date: str
+    agencies: list[dict[str, Any]]
+    quartiles: list[dict[str, Any]]
+    bridge_id: np.ndarray
+    condition: np.ndarray
+    deck_area: np.ndarray
+    latitude: np.ndarray
+    longitude: np.ndarray
+
+
+@dataclass
+class ReportData:
+    run_dir: Path
+    fleet: FleetToday
+    results: list[EvalResult]
+    bound: tuple[float, float] | None
+    plan: Plan
+    episodes: int
+    seed: int
+    curve: list[tuple[int, float, float, float]]  # (episode, seconds, eval return, target)
+    settings: dict[str, Any]
+    sentence: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = 1_000_000,
+           samples: int = 16, bound: bool = True, progress: bool = False) -> ReportData:
+    """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.
+
+    Raises:
+        FileNotFoundError: the run has no final.pt. ValueError: the inventory does not match the run's fleet.
+    """
+    if not (run_dir / "final.pt").is_file():
+        raise FileNotFoundError(f"{run_dir}: no final.pt (training has not finished): finish it with "
+                                f"bridgefleet train --resume {run_dir}")
+    cfg, policy = load_policy(run_dir, "cpu")
+    fleet_cfg = cfg.fleet if inventory is None else cfg.fleet.replace(inventory=inventory)
+    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu")  # checks the match
+    fleet = fleet_today(fleet_cfg, plan)
+    results, bnd = evaluate_with_bound(fleet_cfg, list(HEURISTICS), episodes, seed, {TRAINED: policy},
+                                       planner=bound, progress=progress)
+    data = ReportData(run_dir, fleet, results, bnd, plan, episodes, seed, training_curve(run_dir),
+                      settings(run_dir, cfg.to_dict()))
+    data.sentence = plain_words(results, len(plan.bridge_id))
+    return data
+
+
+def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
+    """Condition, size and traffic of the fleet the plan starts from (seed 0 draw for a synthetic fleet)."""
+    rcfg, fleet = resolve_fleet(cfg if cfg.inventory else cfg.replace(fixed_fleet=True, fleet_seed=0))
+    sim = FleetSimulator(rcfg, 1, fleet)
+    sim.reset(None, [0])
+    cond = np.asarray(sim.state.condition[0], dtype=float)
+    area = np.broadcast_to(np.asarray(sim.profile.deck_area, dtype=float), (1, len(cond)))[0]  # (B,) or (E, B)
+    aadt = np.broadcast_to(np.asarray(sim.profile.aadt, dtype=float), (1, len(cond)))[0]
+    urban = plan.urban
+    rows = []
+    for name, mask in (("urban", urban), ("rural", ~urban), ("all", np.ones_like(urban))):
+        c = cond[mask]
+        n = max(len(c), 1)
+        good, poor = int((c >= GOOD_RATING).sum()), int((c < POOR_BELOW).sum())
+        rows.append({"agency": name, "bridges": int(mask.sum()), "good": good, "fair": len(c) - good - poor,
+                     "poor": poor, "good_pct": 100 * good / n, "fair_pct": 100 * (len(c) - good - poor) / n,
+                     "poor_pct": 100 * poor / n, "deck_area_m2": float(area[mask].sum())})
+    quart = [{"what": what, **dict(zip(("min", "q25", "median", "q75", "max"),
+                                       np.percentile(v, [0, 25, 50, 75, 100]).tolist(), strict=True))}
+             for what, v in (("deck area, m²", area), ("traffic (AADT), vehicles/day", aadt))]
+    lat = np.full(len(cond), np.nan)
+    lon = np.full(len(cond), np.nan)
+    if cfg.inventory:
+        from bridgefleet.fleet.inventory import load_inventory
+
+        inv = load_inventory(cfg.inventory, mapping=cfg.inventory_mapping)
+        where = {b: i for i, b in enumerate(inv.bridge_id)}
+        idx = np.array([where.get(b, -1) for b in plan.bridge_id])
+        ok = idx >= 0
+        lat[ok], lon[ok] = inv.latitude[idx[ok]], inv.longitude[idx[ok]]
+        path = Path(inv.source)
+        stamp = datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() if path.exists() else ""
+        source, date = str(inv.source), f"inventory year {inv.year}" + (f"; file dated {stamp}" if stamp else "")
+    else:
+        source = (f"synthetic fleet ({rcfg.n_urban} urban + {rcfg.n_rural} rural bridges, "
+                  f"bridgefleet's default model; draw of seed 0)")
+        date = ""
+    return FleetToday(source, date, rows, quart, plan.bridge_id, cond, area.copy(), lat, lon)
+
+
+def training_curve(run_dir: Path) -> list[tuple[int, float, float, float]]:
+    """Evaluation rows of metrics.csv: (episode, seconds, mean evaluation return, target return)."""
+    path = run_dir / "metrics.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return [(int(r["episode"]), float(r["wall_seconds"]), float(r["eval_return"]), float(r["target_return"]))
+                for r in csv.DictReader(f) if r.get("kind") == "eval"]
+
+
+def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Run settings for the page: preset, agent, episodes, seconds, machine, torch, precision, threads."""
+    s: dict[str, Any] = {}
+    if (run_dir / "summary.json").exists():
+        s = json.loads((run_dir / "summary.json").read_text())
+    return {"preset": cfg.get("preset"), "agent": cfg.get("agent"), "episodes": s.get("episodes"),
+            "training seconds": round(s["wall_seconds"], 1) if "wall_seconds" in s else None,
+            "machine": s.get("machine"), "torch": s.get("torch_version"), "device": s.get("device"),
+            "precision": s.get("amp"), "threads": s.get("threads"), "seed": cfg.get("seed"),
+            "training target": s.get("target_policy"),
+            "run folder": str(run_dir.resolve())}
+
+
+def plain_words(results: list[EvalResult], n_bridges: int) -> str:
+    """One sentence comparing the trained policy with the best heuristic at year 10 (or the last year)."""
+    trained = next(r for r in results if r.policy == TRAINED)
+    best = best_heuristic([r for r in results if r.policy in HEURISTICS])
+    year = min(10, len(trained.share_poor_by_year))
+    diff = (best.share_poor_by_year[year - 1] - trained.share_poor_by_year[year - 1]) * n_bridges
+    spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
+    more = "fewer" if diff >= 0 else "more"
+    gain = (trained.mean_return - best.mean_return) / abs(best.mean_return)
+    return (f"The trained policy keeps {abs(diff):.1f} {more} bridges poor at year {year} than today's best rule "
+            f"of thumb ({best.policy}) under the same annual budgets (it spends {spend:+.0%} as much per year), "
+            f"and scores {gain:+.1%} on the return that weighs condition, traffic and cost.")
+
+
+def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
+    """Every bridge × year: [year, structure number, agency, action, cost USD, expected rating, share]."""
+    agency = np.where(plan.urban, "urban", "rural")
+    rows = []
+    for y in range(plan.years):
+        for j in range(len(plan.bridge_id)):  # output rows, not simulation
+            rows.append([y + 1, str(plan.bridge_id[j]), str(agency[j]), ACTION_NAMES[plan.action[y, j]],
+                         round(float(plan.cost_usd[y, j])), round(float(plan.condition[y, j]), 2),
+                         round(float(plan.action_share[y, j]), 2)])
+    return rows
+
+
+def check_out(out: Path) -> None:
+    """Refuse an --out that cannot be written, before any work.
+
+    Raises:
+        FileNotFoundError / PermissionError / IsADirectoryError: naming the path.
+    """
+    if out.is_dir():
+        raise IsADirectoryError(f"--out {out} is a folder: give a file name such as {out / 'report.html'}")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(f"--out {out}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(f"--out {out}: folder {parent} is not writable")

@@ -1,0 +1,99 @@
+"""`bridgefleet report`: a self-contained page, rendered in headless Chromium, and its refusals."""
+
+import html
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from bridgefleet.cli import main
+from bridgefleet.fleet.inventory import load_inventory
+from bridgefleet.report import build_report
+from bridgefleet.train import TrainConfig, train
+
+BRIDGE = {"agent": "bridge", "bridge_hidden": [32, 32], "batch_size": 256, "learning_starts": 500,
+          "buffer_capacity": 20_000, "num_envs": 8, "episodes": 16, "eval_every": 8, "eval_episodes": 4,
+          "checkpoint_every": 8, "reward_scale": 1.0, "lr": 3e-3, "threads": 1, "amp": False,
+          "fleet": {"horizon_years": 8}}
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.fixture(scope="module")
+def dc_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dc") / "run"
+    train(TrainConfig.from_dict({**BRIDGE, "fleet": {**BRIDGE["fleet"], "inventory": "dc-2019"}}), out,
+          progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("default") / "run"
+    train(TrainConfig.from_dict(BRIDGE), out, progress=False)
+    return out
+
+
+def _render(page, tmp_path):
+    """DOM after the page's scripts ran, and the browser's console lines (errors show there)."""
+    proc = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                           "--v=0", "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    shot = tmp_path / f"{page.stem}.png"
+    subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1200,2400", f"--screenshot={shot}", page.as_uri()], capture_output=True,
+                   timeout=120)
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    return proc.stdout, console, shot
+
+
+def test_the_report_is_one_self_contained_file_with_every_section(default_run, tmp_path):
+    out = build_report(default_run, tmp_path / "r.html", episodes=4, samples=2, bound=True)
+    text = out.read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # nothing fetched from a network
+    for section in ("fleet", "policies", "plan", "training"):
+        assert f'<section id="{section}">' in text
+    assert 'id="map"' not in text  # the synthetic fleet has no coordinates
+    for row in ("trained policy", "worst_first", "lagrangian", "upper bound (budgets relaxed)"):
+        assert f"<td>{row}</td>" in text
+    assert "bridges poor at year 8 than today" in text
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (.ci/run installs Debian's chromium)")
+def test_dc_report_renders_in_headless_chromium_without_console_errors(dc_run, tmp_path):
+    out = build_report(dc_run, tmp_path / "dc.html", episodes=4, samples=2, bound=False)
+    dom, console, shot = _render(out, tmp_path)
+    assert console == []
+    assert 'data-ready="yes"' in dom  # the table script ran to its end
+    for section in ("fleet", "policies", "plan", "map", "training"):
+        assert f'<section id="{section}">' in dom
+    ids = set(load_inventory("dc-2019").bridge_id)
+    shown = [html.unescape(s) for s in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td><td>(?:urban|rural)</td>", dom)]
+    assert len(shown) == 250 and set(shown) <= ids  # first page of the plan, structure numbers as in the file
+    assert re.search(r"\d+ bridges with coordinates \(NBI items 16/17\)", dom)
+    assert shot.stat().st_size > 50_000
+
+
+def test_refusals_are_one_line_and_leave_nothing(default_run, tmp_path, capsys):
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(default_run, unfinished)
+    (unfinished / "final.pt").unlink()
+    assert main(["report", str(unfinished), "--episodes", "2", "--no-bound", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no final.pt (training has not finished)" in err and len(err.splitlines()) == 1
+    assert not (unfinished / "report.html").exists()
+    assert main(["report", str(default_run), "--out", str(tmp_path / "missing" / "r.html"), "--quiet"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["report", str(default_run), "--out", str(tmp_path), "--quiet"]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_an_inventory_that_does_not_match_a_fleet_agent_run_is_refused(tmp_path, capsys):
+    run = tmp_path / "fleet"
+    train(TrainConfig.from_dict({"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "num_envs": 4,
+                                 "episodes": 4, "eval_every": 4, "eval_episodes": 2, "threads": 1,
+                                 "fleet": {"horizon_years": 3}}), run, progress=False)
+    assert main(["report", str(run), "--inventory", "dc-2019", "--episodes", "2", "--no-bound", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "trained urban agent expects 20" in err and len(err.splitlines()) == 1
+    assert not (run / "report.html").exists()
