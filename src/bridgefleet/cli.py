@@ -163,7 +163,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from bridgefleet.report import build_report
 
     out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
-                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet)
+                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print)
     print(f"report: {out}")
     return 0
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 import datetime
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from bridgefleet.evaluate import format_table
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, check_out, gather, plan_rows
 
@@ -23,8 +26,9 @@ __all__ = ["build_report"]
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
                  episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
-                 progress: bool = False) -> Path:
-    """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically.
+                 progress: bool = False, table: Callable[[str], Any] | None = None) -> Path:
+    """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically; ``table`` (e.g.
+    ``print``) also gets the comparison as a text table and the plain-words sentence.
 
     Raises:
         FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
@@ -42,6 +46,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     if episodes < 2:
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress)
+    if table is not None:
+        table(format_table(data.results, data.bound) + "\n\n" + data.sentence)
     plan = data.plan
     acted = plan.action > 0
     first = np.where(acted.any(0), acted.argmax(0) + 1, 0)
