@@ -95,3 +95,11 @@ def test_summary_json_records_the_choice_with_an_injected_bf16_check(tmp_path, m
             t = saved["threads"]
             bf, fp = saved["probe_ms"][f"bf16@{t}"], saved["probe_ms"][f"off@{t}"]
             assert saved["amp"] == ("bf16" if bf <= fp else "off")
+
+
+def test_explicit_threads_beyond_the_allowed_cores_are_warned_about(monkeypatch):
+    monkeypatch.setattr(hardware, "allowed_cores", lambda: 2)
+    with pytest.warns(UserWarning, match="--threads 64 is more than the 2 cores"):
+        choice = choose(False, 64, torch.device("cpu"), None, "k")
+    assert choice.threads == 64 and "more than the 2 cores" in choice.threads_reason
+    assert choose(False, 2, torch.device("cpu"), None, "k").threads_reason == "--threads 2"

@@ -359,3 +359,13 @@ def test_semicolon_delimited_files_are_named_as_such(tmp_path: Path) -> None:
     with pytest.raises(InventoryError, match="separated by semicolons") as exc:
         load_inventory(p)
     assert len(str(exc.value).splitlines()) == 1
+
+
+def test_a_file_name_year_before_its_inspection_dates_is_refused(tmp_path: Path) -> None:
+    header = [*HEADER, "DATE_OF_INSPECT_090"]
+    p = write(tmp_path, nbi_text([{"DATE_OF_INSPECT_090": "519"}], header), name="XX98.txt")
+    with pytest.raises(InventoryError, match=r"file name says inventory year 1998, but its inspection dates "
+                                             r"\(item 90\) run to 2019"):
+        read_nbi(p)
+    ok = write(tmp_path, nbi_text([{"DATE_OF_INSPECT_090": "1297"}], header), name="XX98.txt")
+    assert read_nbi(ok).year == 1998

@@ -98,8 +98,14 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     assert "| upper bound (budget relaxed) |" in text and "do-nothing → bound covered" in text
     data = json.loads(out.read_text())
     assert set(data["policies"]) == {"do_nothing", "lagrangian"}
-    assert set(data["policies"]["lagrangian"]) == {"mean", "ci95", "annual_cost_usd", "share_poor_end",
-                                                   "deferred_per_year"}
+    lagr = data["policies"]["lagrangian"]
+    assert set(lagr) == {"mean", "ci95", "annual_cost_usd", "annual_cost_by_agency_usd", "share_poor_end",
+                         "deferred_per_year", "share_poor_at_year", "treatments_per_year"}
+    assert set(lagr["share_poor_at_year"]) == {"10", "20", "30"}
+    assert lagr["share_poor_at_year"]["30"] == pytest.approx(lagr["share_poor_end"])
+    by_agency = lagr["annual_cost_by_agency_usd"]
+    assert by_agency["urban"] + by_agency["rural"] == pytest.approx(lagr["annual_cost_usd"])
+    assert sum(lagr["treatments_per_year"].values()) == pytest.approx(100)  # every bridge, every year
     assert data["bound"]["mean"] >= data["policies"]["lagrangian"]["mean"]
     assert main(["bound", "--episodes", "2", "--bound-iters", "3", "--quiet"]) == 0
     text = capsys.readouterr().out
@@ -108,3 +114,7 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     assert "grid step 0" in capsys.readouterr().err
     assert main(["evaluate", "--episodes", "2", "--json", str(tmp_path / "nope" / "x.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["evaluate", "--episodes", "2", "--json", str(tmp_path)]) == 2  # a folder: refused before work
+    assert "is a folder" in capsys.readouterr().err and not list(tmp_path.glob("*.tmp"))
+    assert main(["evaluate", "--episodes", "2", "--seed", "-1"]) == 2
+    assert "--seed -1: must be ≥ 0" in capsys.readouterr().err

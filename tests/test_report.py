@@ -93,6 +93,7 @@ def test_an_inventory_that_does_not_match_a_fleet_agent_run_is_refused(tmp_path,
     train(TrainConfig.from_dict({"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "num_envs": 4,
                                  "episodes": 4, "eval_every": 4, "eval_episodes": 2, "threads": 1,
                                  "fleet": {"horizon_years": 3}}), run, progress=False)
+    capsys.readouterr()
     assert main(["report", str(run), "--inventory", "dc-2019", "--episodes", "2", "--no-bound", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "trained urban agent expects 20" in err and len(err.splitlines()) == 1

@@ -235,3 +235,35 @@ def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
         assert shown in " ".join(capsys.readouterr().out.split())
     assert main(["train", "--resume", str(run_dir), "--seed", "3"]) == 2
     assert "--seed cannot change it" in capsys.readouterr().err
+
+
+def test_what_a_new_user_tried_gets_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["train", "--out", str(afile / "sub"), "--episodes", "4", "--quiet"]) == 2
+    assert f"{afile} is a file, not a folder" in capsys.readouterr().err
+    assert main(["train", "--out", "", "--quiet"]) == 2
+    assert "--out '': give a folder name" in capsys.readouterr().err
+    assert main(["train", "--threads", "abc", "--quiet"]) == 2
+    assert "bridgefleet train: error: --threads 'abc': must be a whole number or auto" in capsys.readouterr().err
+
+    def ctrl_c(cfg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_mod, "preflight", ctrl_c)  # Ctrl-C before the loop: still a message
+    assert main(["train", "--out", str(tmp_path / "x"), "--quiet"]) == 130
+    assert capsys.readouterr().err.strip() == "bridgefleet train: interrupted"
+
+
+def test_a_damaged_metrics_file_is_set_aside_on_resume(tmp_path, capsys):
+    run_dir, _ = train(_cfg(learning_starts=1000), tmp_path / "run", progress=False)
+    # 8 episodes × 5 years = 40 transitions per agent < learning_starts: said, not silently "trained"
+    assert "warning: no learner update happened" in capsys.readouterr().err
+    (run_dir / "metrics.csv").write_text("hello\n")
+    _, summary = resume(run_dir, progress=False, episodes=12)
+    assert summary["episodes"] == 12
+    assert "kept as metrics.csv.damaged" in capsys.readouterr().err
+    assert (run_dir / "metrics.csv.damaged").read_text() == "hello\n"
+    assert [int(r["episode"]) for r in _rows(run_dir) if r["kind"] == "train"] == [9, 10, 11, 12]
+    with pytest.raises(ValueError, match=r"already trained 12 episodes and --episodes 12 would add none"):
+        resume(run_dir, progress=False, episodes=12)

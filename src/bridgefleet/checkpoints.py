@@ -47,8 +47,10 @@ def load_checkpoint(path: Path, map_location: str | Any = "cpu") -> dict[str, An
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # torch raises RuntimeError, EOFError, UnpicklingError, zipfile errors
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise DamagedCheckpoint(f"{path}: damaged checkpoint ({reason[:160]})") from None
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        reason = text.split(". ")[0].rstrip(".")  # torch's first sentence says what failed
+        reason = reason if len(reason) <= 100 else reason[:99] + "…"
+        raise DamagedCheckpoint(f"{path}: damaged checkpoint ({reason})") from None
     if not isinstance(state, dict) or "config" not in state:
         raise DamagedCheckpoint(f"{path}: not a bridgefleet checkpoint (no config inside)")
     return state
@@ -76,7 +78,7 @@ def newest_intact(paths: list[Path], map_location: str | Any = "cpu",
         try:
             return path, load_checkpoint(path, map_location)
         except DamagedCheckpoint as e:
-            warn(f"{e}; skipped")
+            warn(f"warning: {e}; skipped")
     return None
 
 

@@ -8,6 +8,7 @@ import sys
 import warnings
 
 from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.paths import check_writable_file
 
 
 def _fleet_config(args: argparse.Namespace) -> FleetConfig:
@@ -64,8 +65,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _check_json_path(path: str | None) -> None:
-    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise FileNotFoundError(f"--json {path}: folder {os.path.dirname(os.path.abspath(path))} does not exist")
+    if path is not None:
+        check_writable_file(path, "--json")
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -114,6 +115,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from bridgefleet.train import resolve_config, resume, train
 
+    if args.out is not None and not args.out.strip():
+        raise ValueError("--out '': give a folder name")
     if args.resume:
         ignored = [f"--{k.replace('_', '-')}" for k in ("preset", "config", "agent", "num_envs", "vector", "seed",
                                                          "inventory", "max_urban", "mapping", "county",
@@ -148,7 +151,7 @@ def _whole(text: str, option: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise SystemExit(f"{option} {text!r}: must be a whole number or auto") from None
+        raise ValueError(f"{option} {text!r}: must be a whole number or auto") from None
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -200,13 +203,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows each option's default, where it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None or action.default is False or action.default == argparse.SUPPRESS \
+                or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def _check_seed(args: argparse.Namespace) -> None:
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: must be ≥ 0")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bridgefleet", description=(
         "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
         "and write a multi-year maintenance plan."))
     sub = p.add_subparsers(dest="command", required=True)
 
-    e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them")
+    e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them",
+                       formatter_class=_Defaults)
     e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
     e.add_argument("--policy", default="all", help="heuristic name, 'lagrangian' (the planner), or 'all' (default)")
     _evaluation_fleet_options(e, "evaluation episodes (default 100)")
@@ -217,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                        formatter_class=_Defaults)
     _evaluation_fleet_options(bd, "evaluation fleets")
     bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
     _bound_options(bd)
@@ -257,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_train)
 
     pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run",
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                        formatter_class=_Defaults)
     pl.add_argument("run_dir", help="training run directory")
     pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv)")
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
@@ -269,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_plan)
 
     r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=_Defaults)
     r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
     r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
     r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
@@ -332,15 +352,22 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.formatwarning = _one_line_warning  # users see the message, not our source lines
     try:
+        _check_seed(args)
         return args.func(args)
     except BrokenPipeError:  # e.g. `bridgefleet inventory … | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, PermissionError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+            PermissionError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the system refuses (not a folder, read-only, …): one line, no traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"bridgefleet {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as exc:
-        print(f"bridgefleet {args.command}: {exc or 'interrupted'}", file=sys.stderr)
+        # a newline first: the progress bar's line is not finished
+        print(f"\nbridgefleet {args.command}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
 
 

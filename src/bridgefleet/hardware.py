@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -136,7 +137,8 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
     needs_probe = probe is not None and (threads == "auto" or (amp == "auto" and amp_name == "bf16"))
     cached = _read_cache().get(cache_key) if needs_probe and not reprobe else None
     if cached is not None:
-        return HardwareChoice(**{**cached, "threads_reason": cached["threads_reason"] + " (cached; --reprobe)"})
+        field = "threads_reason" if threads == "auto" else "amp_reason"  # what the probe chose
+        return HardwareChoice(**{**cached, field: cached[field] + " (cached; --reprobe)"})
     n = threads if threads != "auto" else 1
     if threads == "auto":
         if probe is None:
@@ -152,7 +154,11 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
                     break
             threads_reason = f"fastest learner update of {sorted(ms)} threads on {cores} allowed cores"
     else:
-        threads_reason = "--threads"
+        threads_reason = f"--threads {threads}"
+        if threads > cores:
+            threads_reason += f", more than the {cores} cores this process may use (threads will thrash)"
+            warnings.warn(f"--threads {threads} is more than the {cores} cores this process may use: torch's "
+                          "threads will thrash; --threads auto probes the best number", stacklevel=2)
     if amp == "auto" and amp_name == "bf16" and probe is not None:
         bf = probe_ms.get(f"bf16@{n}") or probe("bf16", n)
         fp = probe("off", n)

@@ -125,7 +125,8 @@ def resolve_device(device: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"LearnerConfig.device is {device!r} but CUDA is not available")
+        raise ValueError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__}); "
+                         "use --device cpu or auto")
     return dev
 
 

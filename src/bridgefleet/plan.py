@@ -12,6 +12,7 @@ import numpy as np
 
 from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.paths import check_writable_file
 from bridgefleet.train import load_policy
 
 
@@ -60,8 +61,8 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
     out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
     if out.is_dir():
         out = out / "plan.csv"
+    check_writable_file(out, "--out", create=True)  # before the plan is computed
     plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     with tmp.open("w", newline="") as f:
         w = csv.writer(f)
@@ -115,7 +116,8 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
     if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "
-                         f"trained urban agent expects {trained} (use --max-urban {trained} when training)")
+                         f"trained urban agent expects {trained}: keep {trained} under it (plan --max-urban "
+                         f"{trained}) or train on this inventory")
     sim = FleetSimulator(fleet_cfg, samples, fleet)
     sim.reset(None, [seed + i for i in range(samples)])
     rng = np.random.default_rng(seed)

@@ -23,6 +23,7 @@ import yaml
 
 from bridgefleet.checkpoints import checkpoints
 from bridgefleet.config import ConfigError
+from bridgefleet.runlog import Metrics
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "training_curve.png", "final.pt")
 RUN_DIRS = ("checkpoints", "tb")
@@ -69,6 +70,9 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     """
     if run_dir.exists() and not run_dir.is_dir():
         raise FileExistsError(f"--out {run_dir} is a file, not a run directory: choose a folder name")
+    for part in run_dir.parents:
+        if part.exists() and not part.is_dir():
+            raise NotADirectoryError(f"--out {run_dir}: {part} is a file, not a folder")
     if (run_dir / "config.yaml").exists():
         if has_progress(run_dir):
             raise FileExistsError(f"{run_dir} already holds a training run: continue it with --resume "
@@ -111,10 +115,14 @@ def rollback_metrics(run_dir: Path, episodes_done: int) -> int:
     path = run_dir / "metrics.csv"
     if not path.exists():
         return 0
-    with path.open(newline="") as f:
+    with path.open(newline="", errors="replace") as f:
         rows = list(csv.reader(f))
-    if not rows:
-        return 0
+    if not rows or tuple(rows[0]) != Metrics.FIELDS:  # not ours (overwritten, damaged): keep it aside, start anew
+        aside = path.with_name("metrics.csv.damaged")
+        os.replace(path, aside)
+        print(f"warning: {path} is not a bridgefleet metrics file; kept as {aside.name}, a new one is started",
+              file=sys.stderr)
+        return len(rows)
     # a row torn by a kill (fewer fields) goes too
     keep = [rows[0]] + [r for r in rows[1:]
                         if len(r) == len(rows[0]) and r[1].isdigit() and int(r[1]) <= episodes_done]

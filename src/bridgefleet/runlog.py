@@ -91,4 +91,7 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     tmp = run_dir / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2))
     os.replace(tmp, run_dir / "summary.json")
-    plot_training_curve(run_dir)
+    try:
+        plot_training_curve(run_dir)
+    except (KeyError, ValueError) as exc:  # a metrics.csv edited by hand must not cost the finished run
+        print(f"warning: training_curve.png not drawn: {run_dir / 'metrics.csv'} is not readable ({exc!r})")

@@ -387,9 +387,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     preflight(cfg)
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     made = start(run_dir, cfg.to_dict())
-    if cfg.episodes % cfg.num_envs:
-        note(f"note: {cfg.episodes} episodes run as {-(-cfg.episodes // cfg.num_envs) * cfg.num_envs}, the next "
-             f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
+    _note_rounding(cfg)
     try:
         trainer = _trainer(cfg, run_dir, progress, reprobe)
         return run_dir, _run(trainer)
@@ -400,13 +398,24 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
         raise
 
 
+def _note_rounding(cfg: TrainConfig) -> None:
+    if cfg.episodes % cfg.num_envs:
+        note(f"note: {cfg.episodes} episodes run as {-(-cfg.episodes // cfg.num_envs) * cfg.num_envs}, the next "
+             f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
+
+
 def _run(trainer) -> dict[str, Any]:
     """The trainer's loop; on Ctrl-C a checkpoint is written first, then :class:`RunInterrupted` is raised."""
     try:
-        return trainer.run()
+        summary = trainer.run()
     except KeyboardInterrupt:
         path = trainer.save_checkpoint()
         raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path) from None
+    if summary["updates"] == 0:
+        note(f"warning: no learner update happened: the replay never reached learning_starts = "
+             f"{trainer.cfg.learning_starts} transitions, so the policy is untrained; train more episodes or "
+             "lower learning_starts")
+    return summary
 
 
 def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool):
@@ -445,8 +454,11 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
         raise FileNotFoundError(f"{run_dir}: no intact checkpoint to resume from (each is named above); start "
                                 "again with train --out into a new folder")
     if found is not None and found[1]["episodes_done"] >= cfg.episodes:
-        raise ValueError(f"{run_dir} has already trained {found[1]['episodes_done']} of its {cfg.episodes} "
-                         f"episodes: pass --episodes N (N > {found[1]['episodes_done']}) to train further")
+        done = found[1]["episodes_done"]
+        asked = f"--episodes {episodes} would add none" if episodes is not None else f"its total is {cfg.episodes}"
+        raise ValueError(f"{run_dir} has already trained {done} episodes and {asked}: pass --episodes N "
+                         f"(N > {done}) to train further")
+    _note_rounding(cfg)
     if found is None:
         note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
         clear(run_dir)
@@ -466,10 +478,9 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     else:
         how = (f"replay buffers are not checkpointed (checkpoint_replay: false), so learning resumes after "
                f"{cfg.learning_starts} new transitions")
-    if progress:
-        step = (state.get("urban") or state["bridge"])["step"]
-        print(f"resuming {run_dir} at episode {done} (update {step}, {ckpt.name}); {how}"
-              + (f"; {dropped} metrics rows after the checkpoint dropped" if dropped else ""))
+    step = (state.get("urban") or state["bridge"])["step"]
+    note(f"resuming {run_dir} at episode {done} (update {step}, {ckpt.name}); {how}"
+         + (f"; {dropped} metrics rows after the checkpoint dropped" if dropped else ""))
     return run_dir, _run(trainer)
 
 

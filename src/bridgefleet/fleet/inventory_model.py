@@ -269,12 +269,12 @@ class Inventory:
                 "--county/--owner filter or use a mapping whose cluster rule marks some bridges urban",
                 self.source)
         if n_rural == 0:
-            hint = (f"use max_urban=N (--max-urban N) with N < {n_ctrl} to hand the lower-traffic urban "
-                    "bridges to the strategy-level (rural) agent") if n_ctrl > 1 else \
+            hint = (f"use max_urban=N (--max-urban N) with N < {n_ctrl} to count the lower-traffic urban "
+                    "bridges with the rural agency (and its strategy-level agent)") if n_ctrl > 1 else \
                 "add bridges (loosen the --county/--owner filter)"
             raise InventoryError(
-                f"all {self.kept} bridges are under per-bridge control, none left for the strategy-level "
-                f"(rural) agent; {hint}", self.source)
+                f"all {self.kept} bridges are urban (functional class 11–19) and none rural, but the fleet "
+                f"model has an urban and a rural agency, each with its budget; {hint}", self.source)
         profile = {
             "bridge_id": self.bridge_id[order],
             "deck_area": self.deck_area[order].copy(),

@@ -49,18 +49,24 @@ def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]])
         years = [_clean(f[k]) for _, f in rows if len(f) > k and _clean(f[k]).isdigit()]
         if years:
             return max(int(y) for y in years), "YEAR column"
-    stem = path.stem
-    m = re.fullmatch(r"[A-Za-z]{2}(\d{2})", stem) or re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
-    if m:
-        y = int(m.group(1))
-        return (full_year(y) if y < 100 else y), f"file name {path.name}"
+    inspected = None
     if "DATE_OF_INSPECT_090" in header:
         k = header.index("DATE_OF_INSPECT_090")
         dates = [_clean(f[k]) for _, f in rows if len(f) > k]
         yy = [int(d[-2:]) for d in dates if re.fullmatch(r"\d{3,4}", d)]
-        if yy:
-            y = max(full_year(v) for v in yy)
-            return y, "latest inspection date (item 90)"
+        inspected = max(full_year(v) for v in yy) if yy else None
+    stem = path.stem
+    m = re.fullmatch(r"[A-Za-z]{2}(\d{2})", stem) or re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
+    if m:
+        y = int(m.group(1))
+        y = full_year(y) if y < 100 else y
+        if inspected is not None and inspected > y:  # a file cannot hold inspections after its own year
+            raise InventoryError(f"the file name says inventory year {y}, but its inspection dates (item 90) "
+                                 f"run to {inspected}: rename the file or add a YEAR column", path,
+                                 column="DATE_OF_INSPECT_090")
+        return y, f"file name {path.name}"
+    if inspected is not None:
+        return inspected, "latest inspection date (item 90)"
     return None, ""
 
 

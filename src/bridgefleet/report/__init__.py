@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.evaluate import format_table
+from bridgefleet.paths import check_writable_file
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
-from bridgefleet.report.data import TRAINED, check_out, gather, plan_rows
+from bridgefleet.report.data import TRAINED, gather, plan_rows
 
 __all__ = ["build_report"]
 
@@ -42,7 +43,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     out = Path(out) if out is not None else run_dir / "report.html"
-    check_out(out)
+    check_writable_file(out, "--out")
     if episodes < 2:
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress)

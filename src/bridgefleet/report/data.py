@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import datetime
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,18 +170,3 @@ def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
                          round(float(plan.cost_usd[y, j])), round(float(plan.condition[y, j]), 2),
                          round(float(plan.action_share[y, j]), 2)])
     return rows
-
-
-def check_out(out: Path) -> None:
-    """Refuse an --out that cannot be written, before any work.
-
-    Raises:
-        FileNotFoundError / PermissionError / IsADirectoryError: naming the path.
-    """
-    if out.is_dir():
-        raise IsADirectoryError(f"--out {out} is a folder: give a file name such as {out / 'report.html'}")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"--out {out}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"--out {out}: folder {parent} is not writable")
