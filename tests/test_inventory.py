@@ -369,3 +369,16 @@ def test_a_file_name_year_before_its_inspection_dates_is_refused(tmp_path: Path)
         read_nbi(p)
     ok = write(tmp_path, nbi_text([{"DATE_OF_INSPECT_090": "1297"}], header), name="XX98.txt")
     assert read_nbi(ok).year == 1998
+
+
+def test_nbi_positions_are_decimal_degrees_and_miscoded_ones_are_left_out() -> None:
+    from bridgefleet.fleet.nbi import _position, nbi_degrees
+
+    assert nbi_degrees("38554636", 2) == pytest.approx(38 + 55 / 60 + 46.36 / 3600)  # item 16, DDMMSSss
+    lat, lon = _position("38554636", "077070228")  # item 17, DDDMMSSss, west of Greenwich
+    assert (lat, lon) == pytest.approx((38.929544, -77.117300), abs=1e-6)
+    for bad in (("00385444", "077032271"), ("38534500", "770301400"), ("", "077070228"), ("38996000", "0")):
+        assert np.isnan(_position(*bad)).all(), bad  # latitude 0.6°, longitude 770°, blank, 99 minutes
+    inv = load_inventory("dc-2019")
+    ok = ~np.isnan(inv.latitude)
+    assert ok.sum() == 239 and (inv.longitude[ok] < -76.9).all() and (inv.latitude[ok] > 38.8).all()

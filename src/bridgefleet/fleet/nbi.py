@@ -156,8 +156,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
-                       _clean(get(f, "STATE_CODE_001")), nbi_degrees(get(f, "LAT_016"), 2),
-                       -nbi_degrees(get(f, "LONG_017"), 3))
+                       _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
     return _inventory(path, bridges, dropped, year, notes)
@@ -176,6 +175,19 @@ def nbi_degrees(value: str, degree_digits: int) -> float:
     if minutes >= 60 or sec >= 60:
         return float("nan")
     return deg + minutes / 60 + sec / 3600
+
+
+US_LATITUDES = (13.0, 72.0)
+"""Degrees north spanned by the states and territories the NBI covers (Guam to Alaska's North Slope)."""
+
+
+def _position(lat_016: str, long_017: str) -> tuple[float, float]:
+    """(latitude, longitude) in decimal degrees, west negative; (NaN, NaN) when either is missing or outside
+    where the NBI's bridges are (a miscoded item, e.g. a latitude of 0.6° or a longitude of 770°)."""
+    lat, lon = nbi_degrees(lat_016, 2), -nbi_degrees(long_017, 3)
+    if not (US_LATITUDES[0] <= lat <= US_LATITUDES[1] and -180.0 <= lon <= 180.0):
+        return float("nan"), float("nan")
+    return lat, lon
 
 
 def _state_factor(value: str) -> float:

@@ -155,9 +155,10 @@ def plain_words(results: list[EvalResult], n_bridges: int) -> str:
     spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
     more = "fewer" if diff >= 0 else "more"
     gain = (trained.mean_return - best.mean_return) / abs(best.mean_return)
+    spends = f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'}"
     return (f"The trained policy keeps {abs(diff):.1f} {more} bridges poor at year {year} than today's best rule "
-            f"of thumb ({best.policy}) under the same annual budgets (it spends {spend:+.0%} as much per year), "
-            f"and scores {gain:+.1%} on the return that weighs condition, traffic and cost.")
+            f"of thumb ({best.policy}) under the same annual budgets (it spends {spends} per year), and scores "
+            f"{gain:+.1%} on the return that weighs condition, traffic and cost.")
 
 
 def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
