@@ -185,6 +185,14 @@ def test_metrics_hold_every_episode_once_after_a_crash_between_checkpoints(tmp_p
     eps = [int(r["episode"]) for r in _rows(run_dir) if r["kind"] == "train"]
     assert eps == list(range(1, 13))
     assert [int(r["episode"]) for r in _rows(run_dir) if r["kind"] == "eval"] == [4, 8, 12]
+    # TensorBoard: the steps the stopped run logged after its checkpoint are purged, none appears twice
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir / "tb"))
+    acc.Reload()
+    steps = [e.step for e in acc.Scalars("eval/return")]
+    assert steps == [4, 8, 12]
+    assert [e.step for e in acc.Scalars("train/return")] == [4, 8, 12]
 
 
 @pytest.mark.parametrize("base", [TINY, BRIDGE], ids=["fleet", "bridge"])
@@ -235,6 +243,9 @@ def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
         assert shown in " ".join(capsys.readouterr().out.split())
     assert main(["train", "--resume", str(run_dir), "--seed", "3"]) == 2
     assert "--seed cannot change it" in capsys.readouterr().err
+    assert main(["train", "--config", str(_write(tmp_path, {**TINY, "episodes": 8})), "--preset", "baseline",
+                 "--checkpoint-replay", "--out", str(tmp_path / "cr"), "--quiet"]) == 0
+    assert (tmp_path / "cr" / "checkpoints" / "ckpt_00000008.replay.npz").is_file()
 
 
 def test_what_a_new_user_tried_gets_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):

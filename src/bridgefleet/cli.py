@@ -120,8 +120,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         ignored = [f"--{k.replace('_', '-')}" for k in ("preset", "config", "agent", "num_envs", "vector", "seed",
                                                          "inventory", "max_urban", "mapping", "county",
-                                                         "owner", "amp", "threads", "out")
-                   if getattr(args, k) is not None]
+                                                         "owner", "amp", "threads", "out", "checkpoint_replay")
+                   if getattr(args, k) not in (None, False)]
         if ignored:
             raise ValueError(f"--resume continues the run with its own config.yaml; {', '.join(ignored)} cannot "
                              "change it (only --episodes and --device can)")
@@ -133,7 +133,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
                      "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
-                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent}
+                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent,
+                     "checkpoint_replay": True if args.checkpoint_replay else None}
         cfg = resolve_config(args.preset, args.config, overrides)
         run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
     print(f"run directory: {run_dir}")
@@ -271,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores) "
                    f"(default: {d['threads']})")
     t.add_argument("--reprobe", action="store_true", help="probe precision and threads again (not the cache)")
+    t.add_argument("--checkpoint-replay", action="store_true",
+                   help="also save the replay buffers with each checkpoint, so a resumed run equals the "
+                   "uninterrupted one (costs their size on disk)")
     t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
