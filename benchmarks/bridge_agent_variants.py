@@ -35,6 +35,10 @@ VARIANTS = {
     "per": {"per": True},
     "dueling": {"dueling": True},
     "ep3200": {"episodes": 3200},
+    "lrcos": {"lr_end_fraction": 0.1},
+    "lrcos-seed1": {"lr_end_fraction": 0.1, "seed": 1},
+    "tau005": {"polyak_tau": 0.005},
+    "tau005-seed1": {"polyak_tau": 0.005, "seed": 1},
 }
 
 

@@ -245,6 +245,8 @@ class BridgeTrainer:
             cost = action_costs(sim)
             ep_return = np.zeros(cfg.num_envs)
             eps = self.epsilon()
+            for group in self.learner.opt.param_groups:
+                group["lr"] = cfg.lr_at(self.episodes_done)
             episode: tuple[list, list, list] = ([], [], [])
             for year in range(self.fleet_cfg.horizon_years):
                 feats = bridge_features(sim, cost)

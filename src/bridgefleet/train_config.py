@@ -4,6 +4,7 @@ overrides combine (:func:`resolve_config`)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,9 @@ class TrainConfig:
     """Final ε."""
     eps_decay_fraction: float = 0.5
     """Share of the episodes over which ε decays linearly."""
+    lr_end_fraction: float = 1.0
+    """Learning rate at the end as a share of ``lr``, reached on a cosine over the schedule's episodes
+    (Loshchilov & Hutter, ICLR 2017, without restarts); 1.0 keeps it constant. Per-bridge agent only."""
     urban_hidden: tuple[int, ...] = (512, 1024, 512)
     """Urban Q-network torso widths (the plan's network)."""
     rural_hidden: tuple[int, ...] = (256, 256)
@@ -131,6 +135,7 @@ class TrainConfig:
             "eval_episodes": self.eval_episodes >= 2, "checkpoint_every": self.checkpoint_every >= 1,
             "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
             "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
+            "lr_end_fraction": 0 < self.lr_end_fraction <= 1,
             "schedule_episodes": self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
                                                                     and self.schedule_episodes >= 1),
         }
@@ -148,6 +153,12 @@ class TrainConfig:
     def schedule_total(self) -> int:
         """Episodes the ε and β schedules span (``schedule_episodes``, else ``episodes``)."""
         return self.schedule_episodes or self.episodes
+
+    def lr_at(self, episodes_done: int) -> float:
+        """Learning rate after ``episodes_done`` episodes (cosine from lr to lr × lr_end_fraction)."""
+        p = min(1.0, episodes_done / max(1, self.schedule_total))
+        f = self.lr_end_fraction
+        return self.lr * (f + (1.0 - f) * 0.5 * (1.0 + math.cos(math.pi * p)))
 
     def epsilon(self, episodes_done: int) -> float:
         """ε after ``episodes_done`` episodes: linear from eps_start to eps_end over eps_decay_fraction of the
