@@ -412,9 +412,10 @@ def _run(trainer) -> dict[str, Any]:
         path = trainer.save_checkpoint()
         raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path) from None
     if summary["updates"] == 0:
-        note(f"warning: no learner update happened: the replay never reached learning_starts = "
-             f"{trainer.cfg.learning_starts} transitions, so the policy is untrained; train more episodes or "
-             "lower learning_starts")
+        need = max(trainer.cfg.learning_starts, trainer.cfg.batch_size)
+        note(f"warning: no learner update happened: the replay never held {need} transitions (learning_starts "
+             f"{trainer.cfg.learning_starts}, batch_size {trainer.cfg.batch_size}), so the policy is untrained; "
+             "train more episodes or lower learning_starts")
     return summary
 
 
