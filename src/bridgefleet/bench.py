@@ -452,7 +452,8 @@ def plot_bench(path: Path, summary: Sequence[dict[str, Any]]) -> Path:
 # -- the bench --------------------------------------------------------------------------------------------
 def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequence[str] | None = None,
               device: str = "auto", out: str | Path = "bench-out", tiny: bool = False,
-              caps: dict[str, int] | None = None, isolate: bool = True, progress: bool = True) -> list[dict[str, Any]]:
+              caps: dict[str, int] | None = None, isolate: bool = True, progress: bool = True,
+              ray: str | None = None) -> list[dict[str, Any]]:
     """Run the bench and write bench.csv, bench_summary.csv, bench.md and bench.png into ``out``.
 
     Args:
@@ -465,6 +466,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
         tiny: tiny networks and 4-episode caps (CI smoke test, well under a minute).
         caps: episode caps overriding the profile's, keyed by preset name or "1env"/"vec".
         isolate: run each training in a fresh process (default) rather than in this one.
+        ray: run the matrix as Ray tasks, one core and one torch thread each ("local": this machine, else
+            a cluster's host:port); the rows and files are the same.
         progress: show a tqdm bar over runs.
 
     Returns:
@@ -499,7 +502,12 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     cfgs = {(p, s): bench_config(p, s, profile, device, tiny, caps) for p, s in plan}
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    bar = tqdm(plan, unit="run", desc="bench", disable=not progress, dynamic_ncols=True)
+    if ray is not None:
+        from bridgefleet.sweep import ray_run
+
+        ray_run.connect(None if ray == "local" else ray)
+        rows = ray_run.bench_on_ray([cfgs[k] for k in plan], [out / "runs" / f"{p}-s{s}" for p, s in plan])
+    bar = tqdm(plan if ray is None else [], unit="run", desc="bench", disable=not progress, dynamic_ncols=True)
     for p, s in bar:
         bar.set_postfix(preset=p, seed=s)
         rows.append(run_one(cfgs[(p, s)], out / "runs" / f"{p}-s{s}", isolate=isolate))
@@ -511,7 +519,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     meta = {"machine": machine_info(), "device": rows[0]["device"] if rows else device,
             "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "profile": profile,
             "tiny": tiny, "seeds": n_seeds, "caps": {p: cfgs[(p, 0)].episodes for p in names},
-            "isolate": isolate, "bench_seconds": time.perf_counter() - t0,
+            "isolate": isolate if ray is None else f"ray ({ray})", "bench_seconds": time.perf_counter() - t0,
             "eval_episodes": cfgs[plan[0]].eval_episodes}
     write_markdown(out / "bench.md", summary, rows, meta)
     plot_bench(out / "bench.png", summary)
@@ -555,6 +563,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="tiny networks, 4-episode caps (a vector preset runs one step of all its fleets; "
                         "CI smoke test, ignores --caps)")
     parser.add_argument("--in-process", action="store_true", help="run all trainings in this process")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="run the matrix on Ray (this machine, or the cluster at ADDRESS; bridgefleet[ray])")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -564,7 +574,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     presets = [p.strip() for p in args.presets.split(",") if p.strip()] if args.presets else None
     out = Path(args.out)
     run_bench(profile=args.profile, seeds=args.seeds, presets=presets, device=args.device, out=out,
-              tiny=args.tiny, caps=_parse_caps(args.caps), isolate=not args.in_process, progress=not args.quiet)
+              tiny=args.tiny, caps=_parse_caps(args.caps), isolate=not args.in_process, progress=not args.quiet,
+              ray=args.ray)
     print((out / "bench.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'bench.csv'}, {out / 'bench_summary.csv'}, {out / 'bench.md'}, {out / 'bench.png'}")
     return 0

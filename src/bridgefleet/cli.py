@@ -172,6 +172,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bridgefleet.sweep import run_sweep
+
+    out = args.resume or args.out
+    rows = run_sweep(args.space, out, ray_address=args.ray_address, samples=args.samples, seeds=args.seeds,
+                     asha=not args.no_asha, resume=bool(args.resume))
+    with open(os.path.join(out, "sweep.md"), encoding="utf-8") as f:
+        print(f.read())
+    print(f"{len(rows)} trial(s); written: {os.path.join(out, 'sweep.csv')}, {os.path.join(out, 'sweep.md')}")
+    return 0
+
+
 def cmd_inventory(args: argparse.Namespace) -> int:
     from bridgefleet.fleet.inventory import InventoryError, load_inventory, summarize
 
@@ -304,6 +316,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)
 
+    sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
+                        formatter_class=_Defaults)
+    sw.add_argument("space", nargs="?", help="search space YAML (docs/sweep.md)")
+    sw.add_argument("--ray-address", help="join the Ray cluster at host:port (default: start Ray on this machine)")
+    sw.add_argument("--samples", type=int, default=1, help="samples of the random choices (grids: all values)")
+    sw.add_argument("--seeds", type=int, default=1, help="training seeds per configuration")
+    sw.add_argument("--no-asha", action="store_true", help="run every trial to the end (no early stopping)")
+    sw.add_argument("--out", default="sweep-out", help="sweep folder")
+    sw.add_argument("--resume", metavar="DIR", help="resume the sweep in DIR (finished trials are kept)")
+    sw.set_defaults(func=cmd_sweep)
+
     b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
     from bridgefleet.bench import add_arguments
 
@@ -362,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (ConfigError, ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
-            PermissionError) as exc:
+            PermissionError, ConnectionError, ModuleNotFoundError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a path the system refuses (not a folder, read-only, …): one line, no traceback

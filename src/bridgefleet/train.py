@@ -193,6 +193,7 @@ class Trainer:
         self.target_policy = ""
         self.metrics: Metrics | None = None
         self.purge_step: int | None = None  # set by a resume: TensorBoard steps after the checkpoint go
+        self.on_eval: Callable[[int, float, float], Any] | None = None  # (episodes, seconds, return), e.g. Tune
 
     # state ---------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -328,6 +329,8 @@ class Trainer:
                     writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
                     writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
                     metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
+                    if self.on_eval is not None:
+                        self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
                     if self.episodes_to_target is None and self.last_eval >= self.target_return:
                         self.episodes_to_target = self.episodes_done
                         self.seconds_to_target = self.elapsed()
@@ -374,9 +377,11 @@ class Trainer:
 
 
 def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True,
-          reprobe: bool = False) -> tuple[Path, dict[str, Any]]:
+          reprobe: bool = False, on_eval: Callable[[int, float, float], Any] | None = None
+          ) -> tuple[Path, dict[str, Any]]:
     """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary).
-    ``reprobe``: measure precision and threads again instead of using this machine's cached choice.
+    ``reprobe``: measure precision and threads again instead of using this machine's cached choice;
+    ``on_eval(episodes, seconds, mean evaluation return)`` is called after each evaluation (a sweep reports it).
     The device, inventory and agent split are checked before the folder is made; a run that fails before
     its first checkpoint removes what it wrote; Ctrl-C writes a checkpoint (:class:`RunInterrupted`).
 
@@ -390,6 +395,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     _note_rounding(cfg)
     try:
         trainer = _trainer(cfg, run_dir, progress, reprobe)
+        trainer.on_eval = on_eval
         return run_dir, _run(trainer)
     except RunInterrupted:
         raise
@@ -428,7 +434,8 @@ def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool):
 
 
 def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = None,
-           reprobe: bool = False, device: str | None = None) -> tuple[Path, dict[str, Any]]:
+           reprobe: bool = False, device: str | None = None,
+           on_eval: Callable[[int, float, float], Any] | None = None) -> tuple[Path, dict[str, Any]]:
     """Continue the run in ``run_dir`` from its newest intact checkpoint, as if it had never stopped: ε and
     PER β continue on the run's first schedule (``schedule_episodes``) when ``episodes`` changes the total,
     metrics.csv and TensorBoard are rolled back to the checkpoint, and the replay buffers are restored when
@@ -465,6 +472,7 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
         clear(run_dir)
     write_config(run_dir, cfg.to_dict())
     trainer = _trainer(cfg, run_dir, progress, reprobe)
+    trainer.on_eval = on_eval
     if found is None:
         return run_dir, _run(trainer)
     ckpt, state = found

@@ -15,6 +15,7 @@ their years together, so an episode's transitions are built at its end, all year
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,7 @@ class BridgeTrainer:
         self.target_policy = ""
         self.metrics: Metrics | None = None
         self.purge_step: int | None = None  # set by a resume: TensorBoard steps after the checkpoint go
+        self.on_eval: Callable[[int, float, float], Any] | None = None  # (episodes, seconds, return), e.g. Tune
 
     def _make_replay(self) -> ReplayBuffer:
         cfg = self.cfg
@@ -281,6 +283,8 @@ class BridgeTrainer:
                     self.best_state = {k: v.detach().clone() for k, v in self.learner.acting.state_dict().items()}
                 writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
                 metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
+                if self.on_eval is not None:
+                    self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
                 if self.episodes_to_target is None and self.last_eval >= self.target_return:
                     self.episodes_to_target, self.seconds_to_target = self.episodes_done, self.elapsed()
             if self.episodes_done >= next_ckpt:

@@ -1,0 +1,50 @@
+"""``bridgefleet sweep SPACE.yaml``: a search over TrainConfig fields on Ray Tune (optional extra
+``bridgefleet[ray]``), local by default or on a cluster (``--ray-address``); each trial one ``train`` run
+in ``DIR/trials/<trial>``; ASHA stops poor trials early; results in ``DIR/sweep.csv`` and ``DIR/sweep.md``.
+See docs/sweep.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bridgefleet.sweep.results import write_results
+from bridgefleet.sweep.space import SweepSpace, load_space
+
+__all__ = ["SweepSpace", "load_space", "run_sweep"]
+
+
+def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str | None = None, samples: int = 1,
+              seeds: int = 1, asha: bool = True, resume: bool = False) -> list[dict]:
+    """Run the sweep (or resume the one in ``out`` with ``resume``) and write sweep.csv / sweep.md.
+
+    Raises:
+        ConfigError: a bad space (names the field). ModuleNotFoundError: Ray missing (says how to install it).
+        ConnectionError: an unreachable ``ray_address``. FileExistsError / FileNotFoundError: ``out`` holds
+        a sweep and ``resume`` is not set, or holds none and it is.
+    """
+    from bridgefleet.sweep import ray_run
+
+    out = Path(out)
+    if samples < 1 or seeds < 1:
+        raise ValueError(f"--samples {samples} / --seeds {seeds}: each must be at least 1")
+    saved = out / "space.yaml"
+    if resume:
+        if not saved.exists():
+            raise FileNotFoundError(f"{out}: no sweep to resume (no space.yaml)")
+        space = load_space(saved)
+    else:
+        if saved.exists():
+            raise FileExistsError(f"{out} already holds a sweep: resume it with --resume {out}, or choose --out")
+        if space_file is None:
+            raise ValueError("give SPACE.yaml (or --resume DIR)")
+        space = load_space(space_file)
+    ray_run.import_ray()  # before anything is written
+    ray_run.connect(ray_address)
+    if not resume:
+        out.mkdir(parents=True, exist_ok=True)
+        saved.write_text(Path(space_file).read_text())
+    from bridgefleet.train_config import resolve_config
+
+    episodes = resolve_config(space.preset, None, space.fixed).episodes
+    ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
+    return write_results(out, list(space.dims))

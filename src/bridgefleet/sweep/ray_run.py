@@ -1,0 +1,117 @@
+"""Trials on Ray Tune: each trial is one ``train`` run in its own run folder, reporting its evaluations to
+Tune; a trial restarted by Tune (its worker died, or the sweep was resumed) resumes from its checkpoint.
+The same engine runs ``bench --ray``'s preset × seed matrix."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+INSTALL = "Ray is not installed: pip install 'bridgefleet[ray]' (Ray Tune 2.x, an optional extra)"
+
+
+def import_ray():
+    """``ray`` and ``ray.tune``, or a one-line error saying how to install them."""
+    try:
+        import ray
+        from ray import tune
+    except ImportError:
+        raise ModuleNotFoundError(INSTALL) from None
+    return ray, tune
+
+
+def connect(address: str | None) -> None:
+    """Start Ray on this machine with its cores (no address), or join the cluster at ``address`` (host:port).
+
+    Raises:
+        ConnectionError: the address cannot be reached (checked in 3 s, one line).
+    """
+    ray, _ = import_ray()
+    if address and address != "auto":
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=3):
+                pass
+        except (OSError, ValueError):
+            raise ConnectionError(f"--ray-address {address}: no Ray head answers there (start one with "
+                                  "`ray start --head`; give host:port)") from None
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    import logging
+
+    for name in ("ray", "ray.tune"):  # Tune's INFO lines would bury the table the command prints
+        logging.getLogger(name).setLevel(logging.WARNING)
+    ray.init(address=address, include_dashboard=False, log_to_driver=False,
+             **({} if address else {"num_cpus": len(os.sched_getaffinity(0))}))
+
+
+def trial(config: dict[str, Any]) -> None:
+    """One sweep trial (runs in a Ray worker): train, or resume its run folder, reporting each evaluation."""
+    from ray import tune
+
+    from bridgefleet.rundir import has_progress
+    from bridgefleet.train import resolve_config, resume, train
+
+    settings = {k: v for k, v in config.items() if not k.startswith("_")}
+    run_dir = Path(config["_out"]) / "trials" / tune.get_context().get_trial_id()
+    cfg = resolve_config(config["_preset"], None, {**settings, "threads": 1})  # one torch thread per trial
+
+    def report(episodes: int, seconds: float, ret: float) -> None:
+        if episodes < cfg.episodes:  # the last evaluation is reported with the summary, once it is written
+            tune.report({"eval_return": ret, "episodes": episodes, "seconds": seconds})
+
+    (run_dir.parent).mkdir(parents=True, exist_ok=True)
+    (run_dir.parent / f"{run_dir.name}.pid").write_text(str(os.getpid()))
+    with (run_dir.parent / f"{run_dir.name}.attempts").open("a") as f:
+        f.write(f"{_episodes_done(run_dir) if (run_dir / 'config.yaml').exists() else 0}\n")
+    if (run_dir / "config.yaml").exists() and has_progress(run_dir):
+        _, summary = resume(run_dir, progress=False, on_eval=report)
+    else:
+        _, summary = train(cfg, run_dir, progress=False, on_eval=report)
+    tune.report({"eval_return": summary["final_eval_return"], "episodes": summary["episodes"],
+                 "seconds": summary["wall_seconds"], "done_training": True})
+
+
+def _episodes_done(run_dir: Path) -> int:
+    from bridgefleet.checkpoints import checkpoints
+
+    ckpts = checkpoints(run_dir)
+    return int(ckpts[-1].stem.split("_")[1]) if ckpts else 0
+
+
+def run_trials(space, out: Path, samples: int, seeds: int, asha: bool, max_episodes: int,
+               resume_dir: bool = False) -> None:
+    """Run (or resume) the sweep's trials under Tune into ``out/tune``; trials' run folders in ``out/trials``."""
+    _, tune = import_ray()
+    trainable = tune.with_resources(trial, {"cpu": 1})
+    store = (out / "tune").resolve()
+    if resume_dir:
+        tuner = tune.Tuner.restore(str(store / "sweep"), trainable=trainable, resume_errored=True,
+                                   restart_errored=False, resume_unfinished=True)
+    else:
+        param_space = {**space.fixed, **space.to_tune(seeds), "_preset": space.preset, "_out": str(out.resolve())}
+        scheduler = tune.schedulers.ASHAScheduler(metric="eval_return", mode="max", time_attr="episodes",
+                                                  max_t=max_episodes, grace_period=max(1, max_episodes // 4),
+                                                  reduction_factor=2) if asha else None
+        tuner = tune.Tuner(trainable, param_space=param_space,
+                           tune_config=tune.TuneConfig(num_samples=samples, scheduler=scheduler),
+                           run_config=tune.RunConfig(storage_path=str(store), name="sweep", verbose=0,
+                                                     failure_config=tune.FailureConfig(max_failures=2)))
+    tuner.fit()
+
+
+def bench_on_ray(cfgs: Sequence[Any], run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    """``bench --ray``: every (config, run folder) as a Ray task with one core and one torch thread; the
+    bench rows in the given order."""
+    import dataclasses
+
+    ray, _ = import_ray()
+    from bridgefleet.bench import run_one
+
+    task = ray.remote(num_cpus=1)(lambda cfg, path: run_one(cfg, path, isolate=False))
+    refs = [task.remote(dataclasses.replace(c, threads=1), p) for c, p in zip(cfgs, run_dirs, strict=True)]
+    return ray.get(refs)

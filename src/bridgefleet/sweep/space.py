@@ -1,0 +1,107 @@
+"""A sweep's search space: SPACE.yaml read, checked against :class:`TrainConfig`, and given to Ray Tune.
+
+Format (docs/sweep.md)::
+
+    preset: default            # the preset every trial starts from (default: default)
+    fixed:                     # TrainConfig fields the same in every trial
+      episodes: 800
+    space:                     # TrainConfig fields searched
+      n_step: {grid: [2, 3]}             # every value, in every combination with the other grids
+      per: {grid: [false, true]}
+      bridge_hidden: {choice: [[64, 64], [128, 128]]}   # one drawn at random per sample
+      lr: {uniform: [0.0005, 0.002]}                     # a float drawn uniformly per sample
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridgefleet.config import ConfigError, read_yaml
+from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
+
+KINDS = ("grid", "choice", "uniform")
+TOP_KEYS = ("preset", "fixed", "space")
+NOT_SEARCHED = ("fleet", "preset", "threads", "device")  # one fleet per sweep; one torch thread per trial
+
+
+@dataclass
+class SweepSpace:
+    """preset, fixed overrides and searched fields {name: (kind, values)} of a sweep."""
+
+    preset: str = "default"
+    fixed: dict[str, Any] = field(default_factory=dict)
+    dims: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+    source: str = ""
+
+    def trials(self, samples: int, seeds: int) -> int:
+        """Trials Tune will run: samples × every grid combination × seeds."""
+        n = samples * seeds
+        for kind, values in self.dims.values():
+            if kind == "grid":
+                n *= len(values)
+        return n
+
+    def to_tune(self, seeds: int) -> dict[str, Any]:
+        """Tune's param_space (grid_search / choice / uniform), seeds as one more grid."""
+        from ray import tune
+
+        make = {"grid": tune.grid_search, "choice": tune.choice, "uniform": lambda v: tune.uniform(*v)}
+        space: dict[str, Any] = {name: make[kind](values) for name, (kind, values) in self.dims.items()}
+        if "seed" not in self.dims:
+            base = int(self.fixed.get("seed", 0))
+            space["seed"] = tune.grid_search(list(range(base, base + seeds)))
+        return space
+
+
+def load_space(path: str | Path) -> SweepSpace:
+    """Read and check SPACE.yaml: every field names a TrainConfig field and every value makes a valid one.
+
+    Raises:
+        ConfigError: naming the file and the field (unknown field, empty choice, bad value, bad kind).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such sweep space file")
+    data = read_yaml(path)
+    where = str(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping with {', '.join(TOP_KEYS)}")
+    unknown = [k for k in data if k not in TOP_KEYS]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; a space has {', '.join(TOP_KEYS)}")
+    preset = str(data.get("preset") or "default")
+    if preset not in PRESETS:
+        raise ConfigError(f"{where}: preset {preset!r} unknown; known: {', '.join(PRESETS)}")
+    fixed = dict(data.get("fixed") or {})
+    raw = data.get("space") or {}
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(f"{where}: 'space' must map at least one TrainConfig field to grid/choice/uniform")
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    dims: dict[str, tuple[str, list[Any]]] = {}
+    for name in [*fixed, *raw]:
+        if name not in names or (name in NOT_SEARCHED and name in raw):
+            hint = "not a TrainConfig field" if name not in names else "set per sweep (under fixed:), not searched"
+            raise ConfigError(f"{where}: field {name!r}: {hint} (fields: docs/sweep.md)")
+    for name, spec in raw.items():
+        if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in KINDS:
+            raise ConfigError(f"{where}: field {name!r}: give one of {', '.join(KINDS)}, e.g. {{grid: [1, 3]}}")
+        kind, values = next(iter(spec.items()))
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{where}: field {name!r}: {kind} needs a non-empty list of values")
+        if kind == "uniform" and (len(values) != 2 or not all(isinstance(v, int | float) for v in values)
+                                  or values[0] >= values[1]):
+            raise ConfigError(f"{where}: field {name!r}: uniform needs [low, high] with low < high")
+        for v in values if kind != "uniform" else values[:1]:
+            try:
+                resolve_config(preset, None, {**fixed, name: tuple(v) if isinstance(v, list) else v})
+            except (ConfigError, TypeError, ValueError) as exc:
+                raise ConfigError(f"{where}: field {name!r} = {v!r}: {exc}") from None
+        dims[name] = (kind, [tuple(v) if isinstance(v, list) else v for v in values])
+    try:
+        resolve_config(preset, None, fixed)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: fixed: {exc}") from None
+    return SweepSpace(preset, fixed, dims, where)
