@@ -63,6 +63,10 @@ def test_a_tiny_sweep_matches_its_trials_own_summaries(tmp_path, capsys):
     assert "| 1 |" in (out / "sweep.md").read_text()
     assert main(["sweep", str(space), "--out", str(out)]) == 2  # a second sweep into it is refused
     assert "--resume" in capsys.readouterr().err
+    before = (out / "sweep.csv").read_text()
+    assert main(["sweep", "--resume", str(out)]) == 0  # a finished sweep resumed: nothing runs again
+    assert (out / "sweep.csv").read_text() == before
+    assert all((out / "trials" / f"{r['trial']}.attempts").read_text() == "0\n" for r in rows)
 
 
 def test_a_killed_trial_resumes_from_its_checkpoint(tmp_path):

@@ -47,4 +47,9 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
 
     episodes = resolve_config(space.preset, None, space.fixed).episodes
     ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
-    return write_results(out, list(space.dims))
+    rows = write_results(out, list(space.dims))
+    planned = space.trials(samples, seeds)
+    if not resume and len(rows) < planned:  # Ctrl-C: Tune saves its state and returns
+        print(f"note: the sweep stopped with {len(rows)} of {planned} trials evaluated; continue it with "
+              f"bridgefleet sweep --resume {out}")
+    return rows
