@@ -44,15 +44,13 @@ def preflight(cfg: Any) -> None:
     Raises:
         ValueError (InventoryError, ConfigError): naming the problem and the option that fixes it.
     """
-    import torch
-
     from bridgefleet.fleet.simulator import resolve_fleet
+    from bridgefleet.learner import resolve_device
 
-    if str(cfg.device).startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {cfg.device}: CUDA is not available on this machine (torch "
-                          f"{torch.__version__}); use --device cpu or auto")
-    if cfg.device not in ("auto", "cpu") and not str(cfg.device).startswith("cuda"):
-        raise ConfigError(f"--device {cfg.device!r}: use cpu, cuda or auto")
+    try:
+        resolve_device(cfg.device)  # CUDA asked for where there is none: its message says so
+    except RuntimeError:  # torch's "Invalid device string"
+        raise ConfigError(f"--device {cfg.device!r}: use cpu, cuda or auto") from None
     resolve_fleet(cfg.fleet)  # reads and splits the inventory: its errors name file, row, column
 
 
