@@ -64,9 +64,28 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     g = cfg.fleet.discount
     np.testing.assert_allclose(d["reward"], [1 + g * 10, 10 + g * 100, 100], rtol=1e-6)
     np.testing.assert_allclose(d["discount"], [g**2, g**2, g], rtol=1e-6)
-    assert list(d["done"]) == [0, 1, 1] and list(d["next_action"]) == [3, 3, 3]
-    np.testing.assert_allclose(d["next_obs"][:, 0], [2, 2, 2])
-    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in SPEC.values()) == 115
+    assert list(d["done"]) == [0, 1, 1]
+    # the bootstrap state and action are read through next_index (year 2 for all three), not stored twice
+    assert list(d["next_index"]) == [2, 2, 2]
+    batch = tr.sample(64)
+    np.testing.assert_allclose(batch["next_obs"][:, 0], np.minimum(batch["obs"][:, 0] + 2, 2))
+    assert (batch["next_action"] == 3).all()
+    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in SPEC.values()) == 66
+
+
+def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
+    cfg = TrainConfig.from_dict({**TINY, "n_step": 1, "buffer_capacity": 4, "batch_size": 2,
+                                 "fleet": {"horizon_years": 3}})
+    tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
+    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
+    for offset in (0, 10):  # two episodes of 3 years in a ring of 4: the second wraps around
+        tr._add_episode(feats + offset, np.array([1, 2, 3]).reshape(3, 1, 1), np.zeros((3, 1, 1)))
+    data = tr.replay.data
+    # slots 3, 0, 1 hold the second episode's years 0, 1, 2: each bootstraps from the next year's slot
+    assert data["obs"][[3, 0, 1], 0].tolist() == [10, 11, 12]
+    assert data["next_index"][[3, 0, 1]].tolist() == [0, 1, 1]
+    with pytest.raises(ValueError, match="cannot hold one episode"):
+        tr._add_episode(np.zeros((5, 1, 1, N_FEATURES), np.float32), np.zeros((5, 1, 1), int), np.zeros((5, 1, 1)))
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):
@@ -124,7 +143,7 @@ def test_per_on_the_bridge_agent_weights_the_loss_and_beta_reaches_one(tmp_path)
     assert len(np.unique(leaves)) > 10
     # the learner's loss is the importance-weighted mean of the per-sample losses (hand check on one batch)
     learner = trainer.learner
-    batch = trainer.replay.sample(8, np.random.default_rng(0))
+    batch = trainer.sample(8)
     batch["weights"] = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
     loss = learner.update(batch)
     assert loss == pytest.approx(float(learner.td_error[0]) ** 2 / 8, rel=1e-4)

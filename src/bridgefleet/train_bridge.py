@@ -33,9 +33,12 @@ from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
 
 SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
-        "next_obs": ((N_FEATURES,), np.float32), "next_action": ((), np.int8), "done": ((), np.uint8),
-        "discount": ((), np.float32)}
-"""One transition: 2 × 13 × 4 + 1 + 4 + 1 + 1 + 4 = 115 bytes."""
+        "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
+"""One transition in the replay: 13 × 4 + 1 + 4 + 4 + 1 + 4 = 66 bytes. The bootstrap state and action are
+not stored twice: ``next_index`` is the replay slot of the transition n years later of the same bridge, written
+in the same episode batch (so overwritten after this one, never before)."""
+BATCH = ("obs", "action", "reward", "next_obs", "next_action", "done", "discount")
+"""What one learner update reads (next_obs and next_action gathered through next_index)."""
 
 
 class BridgeLearner:
@@ -69,10 +72,10 @@ class BridgeLearner:
         return q.float().cpu().numpy().reshape(*feats.shape[:2], 5)
 
     def update(self, batch: dict[str, np.ndarray]) -> float:
-        """One gradient step on a replay batch (see :data:`SPEC`); returns the loss. With PER the batch's
+        """One gradient step on a batch (see :data:`BATCH`); returns the loss. With PER the batch's
         ``weights`` (importance-sampling weights, float32 (N,)) weight each sample's loss and the TD errors
         float32 (N,) are left in :attr:`td_error` for the priorities (Schaul et al., ICLR 2016)."""
-        t = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items() if k in SPEC}
+        t = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items() if k in BATCH}
         with torch.no_grad(), self._autocast():
             q_next = self.target(t["next_obs"]).float().gather(1, t["next_action"].long()[:, None])[:, 0]
         y = t["reward"] + t["discount"] * (1.0 - t["done"].float()) * q_next
@@ -262,7 +265,7 @@ class BridgeTrainer:
                 self.update_credit += cfg.updates_per_step
                 while self.update_credit >= 1.0 and len(self.replay) >= max(cfg.learning_starts, cfg.batch_size):
                     self.update_credit -= 1.0
-                    batch = self.replay.sample(cfg.batch_size, self.rng)
+                    batch = self.sample(cfg.batch_size)
                     losses.append(self.learner.update(batch))
                     if isinstance(self.replay, PrioritizedReplayBuffer):
                         self.replay.update_priorities(batch["indices"], self.learner.td_error)
@@ -302,6 +305,14 @@ class BridgeTrainer:
         metrics.close()
         return self.finish()
 
+    def sample(self, batch_size: int) -> dict[str, np.ndarray]:
+        """A replay batch with the bootstrap state and action gathered through ``next_index``."""
+        batch = self.replay.sample(batch_size, self.rng)
+        nxt = batch["next_index"]
+        batch["next_obs"] = self.replay.data["obs"][nxt]
+        batch["next_action"] = self.replay.data["action"][nxt]
+        return batch
+
     def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
         """n-step transitions of every bridge and year of an episode: feats (T, E, B, F), actions and rewards
         (T, E, B)."""
@@ -318,10 +329,16 @@ class BridgeTrainer:
         def per_year(x: np.ndarray) -> np.ndarray:
             return np.broadcast_to(x[:, None, None], actions.shape).reshape(-1)
 
-        self.replay.add({"obs": feats.reshape(-1, N_FEATURES), "action": actions.reshape(-1),
-                         "reward": ret.reshape(-1), "next_obs": feats[nxt].reshape(-1, N_FEATURES),
-                         "next_action": actions[nxt].reshape(-1), "done": per_year((ahead >= t_n).astype(np.uint8)),
-                         "discount": per_year(gamma**m)})
+        n_items = actions.size
+        if n_items > self.replay.capacity:
+            raise ValueError(f"buffer_capacity {self.replay.capacity:,} cannot hold one episode of every fleet "
+                             f"({n_items:,} bridge-years): raise it or lower num_envs")
+        slots = self.replay.add({"obs": feats.reshape(-1, N_FEATURES), "action": actions.reshape(-1),
+                                 "reward": ret.reshape(-1), "next_index": np.zeros(n_items, np.int32),
+                                 "done": per_year((ahead >= t_n).astype(np.uint8)), "discount": per_year(gamma**m)})
+        # item (t, e, b) sits at slots[k] with k = t·E·B + e·B + b; its bootstrap is year nxt[t] of the same bridge
+        k = np.arange(n_items).reshape(actions.shape)
+        self.replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)]
 
     def finish(self) -> dict[str, Any]:
         wall = self.elapsed()
