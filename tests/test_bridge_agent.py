@@ -84,8 +84,13 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
     # slots 3, 0, 1 hold the second episode's years 0, 1, 2: each bootstraps from the next year's slot
     assert data["obs"][[3, 0, 1], 0].tolist() == [10, 11, 12]
     assert data["next_index"][[3, 0, 1]].tolist() == [0, 1, 1]
-    with pytest.raises(ValueError, match="cannot hold one episode"):
-        tr._add_episode(np.zeros((5, 1, 1, N_FEATURES), np.float32), np.zeros((5, 1, 1), int), np.zeros((5, 1, 1)))
+    # an episode larger than the replay keeps its last 4 years, each pointing at a kept slot
+    years = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 1, 1, N_FEATURES), np.float32)
+    tr._add_episode(years, np.arange(5).reshape(5, 1, 1), np.zeros((5, 1, 1)))
+    assert sorted(data["obs"][:, 0].tolist()) == [1, 2, 3, 4]
+    for slot in range(4):
+        year = data["obs"][slot, 0]
+        assert data["obs"][data["next_index"][slot], 0] == min(year + 1, 4)
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):

@@ -330,15 +330,14 @@ class BridgeTrainer:
             return np.broadcast_to(x[:, None, None], actions.shape).reshape(-1)
 
         n_items = actions.size
-        if n_items > self.replay.capacity:
-            raise ValueError(f"buffer_capacity {self.replay.capacity:,} cannot hold one episode of every fleet "
-                             f"({n_items:,} bridge-years): raise it or lower num_envs")
         slots = self.replay.add({"obs": feats.reshape(-1, N_FEATURES), "action": actions.reshape(-1),
                                  "reward": ret.reshape(-1), "next_index": np.zeros(n_items, np.int32),
                                  "done": per_year((ahead >= t_n).astype(np.uint8)), "discount": per_year(gamma**m)})
-        # item (t, e, b) sits at slots[k] with k = t·E·B + e·B + b; its bootstrap is year nxt[t] of the same bridge
+        # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
+        # batch larger than the replay keeps its last items, so a kept item's bootstrap is kept too.
+        skip = n_items - len(slots)
         k = np.arange(n_items).reshape(actions.shape)
-        self.replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)]
+        self.replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)[skip:] - skip]
 
     def finish(self) -> dict[str, Any]:
         wall = self.elapsed()
