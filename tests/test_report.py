@@ -82,6 +82,9 @@ def test_refusals_are_one_line_and_leave_nothing(default_run, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no final.pt (training has not finished)" in err and len(err.splitlines()) == 1
     assert not (unfinished / "report.html").exists()
+    (tmp_path / "notarun").mkdir()
+    assert main(["report", str(tmp_path / "notarun"), "--quiet"]) == 2
+    assert "not a bridgefleet run directory (no config.yaml)" in capsys.readouterr().err
     assert main(["report", str(default_run), "--out", str(tmp_path / "missing" / "r.html"), "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert main(["report", str(default_run), "--out", str(tmp_path), "--quiet"]) == 2
@@ -96,5 +99,8 @@ def test_an_inventory_that_does_not_match_a_fleet_agent_run_is_refused(tmp_path,
     capsys.readouterr()
     assert main(["report", str(run), "--inventory", "dc-2019", "--episodes", "2", "--no-bound", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "trained urban agent expects 20" in err and len(err.splitlines()) == 1
+    assert "trained urban agent expects 20: keep 20 under it (--max-urban 20)" in err and len(err.splitlines()) == 1
     assert not (run / "report.html").exists()
+    assert main(["report", str(run), "--inventory", "dc-2019", "--max-urban", "20", "--episodes", "2", "--no-bound",
+                 "--samples", "1", "--quiet"]) == 0  # the option the message names works
+    assert (run / "report.html").is_file()

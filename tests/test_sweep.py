@@ -31,10 +31,13 @@ def _space(tmp_path, space, fixed=FIXED, name="space.yaml"):
     ({"n_step": {"grid": [0, 3]}}, "field 'n_step' = 0"),
     ({"lr": {"between": [1, 2]}}, "field 'lr': give one of grid, choice, uniform"),
     ({"fleet": {"grid": [{}]}}, "field 'fleet': set per sweep (under fixed:), not searched"),
+    ({"n_step": {"grid": [3]}, "_fixed": [1, 2]}, "'fixed' must map TrainConfig fields to values, not list"),
+    ({"n_step": {"grid": [3]}, "_fixed": {"fleet": {"horizon_yearz": 5}}}, "unknown FleetConfig field"),
 ])
 def test_a_bad_space_names_the_field(tmp_path, space, message):
+    fixed = space.pop("_fixed", FIXED)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        load_space(_space(tmp_path, space))
+        load_space(_space(tmp_path, space, fixed))
 
 
 def test_trials_count_grids_samples_and_seeds(tmp_path):
@@ -60,6 +63,7 @@ def test_a_tiny_sweep_matches_its_trials_own_summaries(tmp_path, capsys):
         assert float(r["final_eval_return"]) == pytest.approx(s["final_eval_return"])
         assert int(r["episodes"]) == s["episodes"] == 32 and cfg["threads"] == 1
         assert str(cfg["n_step"]) == r["n_step"] and str(cfg["per"]) == r["per"]
+        assert cfg["fleet"]["horizon_years"] == 5  # the fixed fleet settings reach every trial
     assert "| 1 |" in (out / "sweep.md").read_text()
     assert main(["sweep", str(space), "--out", str(out)]) == 2  # a second sweep into it is refused
     assert "--resume" in capsys.readouterr().err
@@ -67,6 +71,20 @@ def test_a_tiny_sweep_matches_its_trials_own_summaries(tmp_path, capsys):
     assert main(["sweep", "--resume", str(out)]) == 0  # a finished sweep resumed: nothing runs again
     assert (out / "sweep.csv").read_text() == before
     assert all((out / "trials" / f"{r['trial']}.attempts").read_text() == "0\n" for r in rows)
+
+
+def test_trials_asha_stops_keep_their_folder_and_row(tmp_path):
+    space = _space(tmp_path, {"n_step": {"grid": [1, 3]}, "per": {"grid": [False, True]}})
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(space), "--out", str(out)]) == 0
+    with (out / "sweep.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4  # stopped or not, every trial has its row
+    for r in rows:
+        run = out / "trials" / r["trial"]
+        assert list((run / "checkpoints").glob("ckpt_*.pt")), r  # a stopped trial can be evaluated or resumed
+        if r["finished"] == "False":
+            assert int(r["episodes"]) < 32
 
 
 def test_a_killed_trial_resumes_from_its_checkpoint(tmp_path):

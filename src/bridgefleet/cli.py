@@ -167,7 +167,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from bridgefleet.report import build_report
 
     out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
-                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print)
+                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print,
+                       max_urban=args.max_urban)
     print(f"report: {out}")
     return 0
 
@@ -309,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
     r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
     r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
+    r.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (plan agents; default: as "
+                   "trained)")
     r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")
     r.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
     r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")

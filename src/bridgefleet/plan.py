@@ -116,7 +116,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
     if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "
-                         f"trained urban agent expects {trained}: keep {trained} under it (plan --max-urban "
+                         f"trained urban agent expects {trained}: keep {trained} under it (--max-urban "
                          f"{trained}) or train on this inventory")
     sim = FleetSimulator(fleet_cfg, samples, fleet)
     sim.reset(None, [seed + i for i in range(samples)])

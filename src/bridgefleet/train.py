@@ -329,7 +329,8 @@ class Trainer:
                     writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
                     writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
                     metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
-                    if self.on_eval is not None:
+                    if self.on_eval is not None:  # checkpointed first: a scheduler may stop the run here
+                        self.save_checkpoint()
                         self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
                     if self.episodes_to_target is None and self.last_eval >= self.target_return:
                         self.episodes_to_target = self.episodes_done

@@ -286,7 +286,8 @@ class BridgeTrainer:
                     self.best_state = {k: v.detach().clone() for k, v in self.learner.acting.state_dict().items()}
                 writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
                 metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
-                if self.on_eval is not None:
+                if self.on_eval is not None:  # checkpointed first: a scheduler may stop the run here
+                    self.save_checkpoint()
                     self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
                 if self.episodes_to_target is None and self.last_eval >= self.target_return:
                     self.episodes_to_target, self.seconds_to_target = self.episodes_done, self.elapsed()

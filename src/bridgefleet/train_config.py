@@ -250,6 +250,12 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
             continue
         if key in ("inventory", "max_urban", "county", "owner", "inventory_mapping"):
             fleet[key] = value
+        elif key == "fleet":  # a whole fleet section (a sweep's fixed settings): merged, then checked
+            if isinstance(value, FleetConfig):
+                value = dataclasses.asdict(value)
+            if not isinstance(value, dict):
+                raise ConfigError(f"fleet = {value!r}: expected a mapping of fleet options")
+            fleet.update(value)
         else:
             data[key] = value
     data["fleet"] = FleetConfig.from_dict(fleet, "fleet config")

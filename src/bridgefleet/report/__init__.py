@@ -27,7 +27,8 @@ __all__ = ["build_report"]
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
                  episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
-                 progress: bool = False, table: Callable[[str], Any] | None = None) -> Path:
+                 progress: bool = False, table: Callable[[str], Any] | None = None,
+                 max_urban: int | None = None) -> Path:
     """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically; ``table`` (e.g.
     ``print``) also gets the comparison as a text table and the plain-words sentence.
 
@@ -46,7 +47,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     check_writable_file(out, "--out")
     if episodes < 2:
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
-    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress)
+    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban)
     if table is not None:
         table(format_table(data.results, data.bound) + "\n\n" + data.sentence)
     plan = data.plan

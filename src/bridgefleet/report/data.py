@@ -62,18 +62,22 @@ class ReportData:
 
 
 def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = 1_000_000,
-           samples: int = 16, bound: bool = True, progress: bool = False) -> ReportData:
+           samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None) -> ReportData:
     """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.
 
     Raises:
         FileNotFoundError: the run has no final.pt. ValueError: the inventory does not match the run's fleet.
     """
+    if not (run_dir / "config.yaml").is_file():
+        raise FileNotFoundError(f"{run_dir}: not a bridgefleet run directory (no config.yaml)")
     if not (run_dir / "final.pt").is_file():
         raise FileNotFoundError(f"{run_dir}: no final.pt (training has not finished): finish it with "
                                 f"bridgefleet train --resume {run_dir}")
     cfg, policy = load_policy(run_dir, "cpu")
     fleet_cfg = cfg.fleet if inventory is None else cfg.fleet.replace(inventory=inventory)
-    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu")  # checks the match
+    if max_urban is not None:
+        fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
+    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban)  # checks the match
     fleet = fleet_today(fleet_cfg, plan)
     results, bnd = evaluate_with_bound(fleet_cfg, list(HEURISTICS), episodes, seed, {TRAINED: policy},
                                        planner=bound, progress=progress)

@@ -49,7 +49,7 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
     rows = write_results(out, list(space.dims))
     planned = space.trials(samples, seeds)
-    if not resume and len(rows) < planned:  # Ctrl-C: Tune saves its state and returns
-        print(f"note: the sweep stopped with {len(rows)} of {planned} trials evaluated; continue it with "
-              f"bridgefleet sweep --resume {out}")
+    if not resume and len(rows) < planned:  # Ctrl-C: Tune saved its state and returned
+        raise KeyboardInterrupt(f"the sweep stopped with {len(rows)} of {planned} trials evaluated (results so far "
+                                f"in {out / 'sweep.md'}); continue it with bridgefleet sweep --resume {out}")
     return rows

@@ -84,9 +84,10 @@ def ranked(rows: list[dict[str, Any]], fields: list[str]) -> list[dict[str, Any]
 def markdown(rows: list[dict[str, Any]], fields: list[str]) -> str:
     groups = ranked(rows, fields)
     head = "| rank | " + " | ".join(fields) + " | seeds | finished | final eval return | 95 % CI | seconds |"
-    lines = ["# Sweep results", "", f"{len(rows)} trial(s), {len(groups)} configuration(s), best first (final "
-             "evaluation return on the validation fleets; trials stopped early by ASHA count with their last "
-             "evaluation).", "", head, "|" + "---|" * (len(fields) + 6)]
+    lines = ["# Sweep results", "",
+             f"{len(rows)} trial(s), {len(groups)} configuration(s), best first (final evaluation return on the "
+             "validation fleets; a trial stopped early counts with its last evaluation).", "", head,
+             "|" + "---|" * (len(fields) + 6)]
     for i, g in enumerate(groups, 1):
         ci = f"± {g['ci95']:.2f}" if g["ci95"] is not None else "–"
         lines.append(f"| {i} | " + " | ".join(str(g[k]) for k in fields)

@@ -75,7 +75,10 @@ def load_space(path: str | Path) -> SweepSpace:
     preset = str(data.get("preset") or "default")
     if preset not in PRESETS:
         raise ConfigError(f"{where}: preset {preset!r} unknown; known: {', '.join(PRESETS)}")
-    fixed = dict(data.get("fixed") or {})
+    fixed = data.get("fixed") or {}
+    if not isinstance(fixed, dict):
+        raise ConfigError(f"{where}: 'fixed' must map TrainConfig fields to values, not {type(fixed).__name__}")
+    fixed = dict(fixed)
     raw = data.get("space") or {}
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"{where}: 'space' must map at least one TrainConfig field to grid/choice/uniform")
