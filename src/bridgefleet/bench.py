@@ -360,15 +360,16 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     except (RuntimeError, ValueError) as exc:
         raise ConfigError(f"--device {device!r}: {exc}") from None
     out = Path(out)
+    if ray is not None:  # an unreachable cluster is refused before anything is written
+        from bridgefleet.sweep import ray_run
+
+        ray_run.connect(None if ray == "local" else ray, option="--ray")
     out.mkdir(parents=True, exist_ok=True)
     plan = [(p, s) for s in range(n_seeds) for p in names]  # interleaved: A B C … per seed
     cfgs = {(p, s): bench_config(p, s, profile, device, tiny, caps) for p, s in plan}
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     if ray is not None:
-        from bridgefleet.sweep import ray_run
-
-        ray_run.connect(None if ray == "local" else ray)
         rows = ray_run.bench_on_ray([cfgs[k] for k in plan], [out / "runs" / f"{p}-s{s}" for p, s in plan])
     bar = tqdm(plan if ray is None else [], unit="run", desc="bench", disable=not progress, dynamic_ncols=True)
     for p, s in bar:

@@ -89,6 +89,7 @@ def map_chart(lat: np.ndarray, lon: np.ndarray, condition: np.ndarray, deck_area
     for b, colour in BAND_COLOURS.items():
         ax.scatter([], [], c=colour, s=40, label=f"{b} today")
     ax.set_xlabel("longitude, °")
+    ax.xaxis.set_major_locator(_plt().MaxNLocator(5))  # degree labels are long: few enough not to overlap
     ax.set_ylabel("latitude, °")
     ax.set_aspect(1.0 / np.cos(np.deg2rad(np.nanmean(lat[ok]))))  # degrees of longitude shrink with latitude
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)

@@ -118,8 +118,12 @@ def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
         ok = idx >= 0
         lat[ok], lon[ok] = inv.latitude[idx[ok]], inv.longitude[idx[ok]]
         path = Path(inv.source)
-        stamp = datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() if path.exists() else ""
-        source, date = str(inv.source), f"inventory year {inv.year}" + (f"; file dated {stamp}" if stamp else "")
+        bundled = Path(__file__).resolve().parents[1] / "data"
+        if path.resolve().parent == bundled:  # its file date is the install's, not the data's
+            source, date = f"{cfg.inventory} (FHWA NBI file {path.name}, bundled)", f"inventory year {inv.year}"
+        else:
+            stamp = datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() if path.exists() else ""
+            source, date = str(inv.source), f"inventory year {inv.year}" + (f"; file dated {stamp}" if stamp else "")
     else:
         source = (f"synthetic fleet ({rcfg.n_urban} urban + {rcfg.n_rural} rural bridges, "
                   f"bridgefleet's default model; draw of seed 0)")
@@ -147,6 +151,7 @@ def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
             "machine": s.get("machine"), "torch": s.get("torch_version"), "device": s.get("device"),
             "precision": s.get("amp"), "threads": s.get("threads"), "seed": cfg.get("seed"),
             "training target": s.get("target_policy"),
+            "training fleet": (cfg.get("fleet") or {}).get("inventory") or "synthetic (bridgefleet's default model)",
             "run folder": str(run_dir.resolve())}
 
 
@@ -159,7 +164,7 @@ def plain_words(results: list[EvalResult], n_bridges: int) -> str:
     spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
     more = "fewer" if diff >= 0 else "more"
     gain = (trained.mean_return - best.mean_return) / abs(best.mean_return)
-    spends = f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'}"
+    spends = "the same" if abs(spend) < 0.005 else f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'}"
     return (f"The trained policy keeps {abs(diff):.1f} {more} bridges poor at year {year} than today's best rule "
             f"of thumb ({best.policy}) under the same annual budgets (it spends {spends} per year), and scores "
             f"{gain:+.1%} on the return that weighs condition, traffic and cost.")

@@ -23,7 +23,7 @@ def import_ray():
     return ray, tune
 
 
-def connect(address: str | None) -> None:
+def connect(address: str | None, option: str = "--ray-address") -> None:
     """Start Ray on this machine with its cores (no address), or join the cluster at ``address`` (host:port).
 
     Raises:
@@ -36,7 +36,7 @@ def connect(address: str | None) -> None:
             with socket.create_connection((host or "127.0.0.1", int(port)), timeout=3):
                 pass
         except (OSError, ValueError):
-            raise ConnectionError(f"--ray-address {address}: no Ray head answers there (start one with "
+            raise ConnectionError(f"{option} {address}: no Ray head answers there (start one with "
                                   "`ray start --head`; give host:port)") from None
     if ray.is_initialized():
         return
