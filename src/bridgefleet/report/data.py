@@ -151,7 +151,7 @@ def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
             "machine": s.get("machine"), "torch": s.get("torch_version"), "device": s.get("device"),
             "precision": s.get("amp"), "threads": s.get("threads"), "seed": cfg.get("seed"),
             "training target": s.get("target_policy"),
-            "training fleet": (cfg.get("fleet") or {}).get("inventory") or "synthetic (bridgefleet's default model)",
+            "training fleet": (cfg.get("fleet") or {}).get("inventory") or "synthetic, bridgefleet's default model",
             "run folder": str(run_dir.resolve())}
 
 
