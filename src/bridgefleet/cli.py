@@ -28,7 +28,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from bridgefleet.evaluate import best_heuristic, evaluate_with_bound, format_table, to_json
     from bridgefleet.policies import HEURISTICS, get_policy
 
-    _check_json_path(args.json)
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
     extra = {}
     if args.run_dir:
         from bridgefleet.train import load_policy
@@ -64,11 +65,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_json_path(path: str | None) -> None:
-    if path is not None:
-        check_writable_file(path, "--json")
-
-
 def _write_json(path: str, data: dict) -> None:
     import json
 
@@ -87,7 +83,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
-    _check_json_path(args.json)
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
     cfg, fleet = resolve_fleet(_fleet_config(args))
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])

@@ -67,7 +67,6 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     rng = np.random.default_rng(seed)
     gamma = sim.config.discount
     ret = np.zeros(episodes)
-    cost = np.zeros(episodes)
     deferred = np.zeros(episodes)
     by_agency = np.zeros(2)
     treatments = np.zeros(5)
@@ -81,7 +80,6 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
             urban, rural = decision
             res = sim.step(np.broadcast_to(urban, (episodes, sim.n_urban)), np.broadcast_to(rural, (episodes,)))
         ret += gamma**t * res.reward
-        cost += res.cost.sum(1)
         by_agency += res.cost.mean(0)
         treatments += np.bincount(res.actions.ravel(), minlength=5)[:5] / episodes
         deferred += res.deferred.sum(1)
@@ -89,7 +87,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     poor = (sim.state.condition < POOR_BELOW).mean(1)
     sd = ret.std(ddof=1) if episodes > 1 else 0.0
     return EvalResult(name, episodes, float(ret.mean()), 1.96 * sd / math.sqrt(episodes),
-                      float(cost.mean() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
+                      float(by_agency.sum() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
                       by_agency / horizon, np.array(poor_by_year), treatments / horizon)
 
 

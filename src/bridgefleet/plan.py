@@ -147,7 +147,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
     """Shares good / fair / poor by year (%) and each agency's yearly spend against its budget; written to
-    ``path``, or returned as SVG text when ``path`` is None."""
+    ``path``, or returned as an ``<svg>`` element (text) when ``path`` is None."""
     import io
 
     import matplotlib
@@ -180,4 +180,5 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     plt.close(fig)
-    return buf.getvalue()
+    text = buf.getvalue()
+    return text[text.index("<svg"):]  # without the XML prolog: it sits inside an HTML page

@@ -38,7 +38,7 @@ from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
 from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.rundir import RunInterrupted, abandon, clear, preflight, rollback_metrics, start, write_config
-from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
+from bridgefleet.runlog import Metrics, progress_bar, record_evaluation, tensorboard, write_summary
 from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
 __all__ = [
@@ -326,17 +326,9 @@ class Trainer:
                 if self.episodes_done >= next_eval or self.episodes_done >= cfg.episodes:
                     next_eval += cfg.eval_every
                     self.last_eval = self.evaluate()
-                    writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
-                    writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
-                    metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
-                    if self.on_eval is not None:  # checkpointed first: a scheduler may stop the run here
-                        self.save_checkpoint()
-                        self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
-                    if self.episodes_to_target is None and self.last_eval >= self.target_return:
-                        self.episodes_to_target = self.episodes_done
-                        self.seconds_to_target = self.elapsed()
-                        if cfg.stop_at_target:
-                            break
+                    record_evaluation(self, writer, metrics)
+                    if cfg.stop_at_target and self.episodes_to_target == self.episodes_done:
+                        break
                 if self.episodes_done >= next_ckpt:
                     next_ckpt += cfg.checkpoint_every
                     self.save_checkpoint()

@@ -30,7 +30,7 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import choose, cpu_model, time_updates
 from bridgefleet.learner import resolve_device
 from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
-from bridgefleet.runlog import Metrics, progress_bar, tensorboard, write_summary
+from bridgefleet.runlog import Metrics, progress_bar, record_evaluation, tensorboard, write_summary
 
 SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
         "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
@@ -284,13 +284,7 @@ class BridgeTrainer:
                 if self.best_eval is None or self.last_eval > self.best_eval:
                     self.best_eval = self.last_eval
                     self.best_state = {k: v.detach().clone() for k, v in self.learner.acting.state_dict().items()}
-                writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
-                metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
-                if self.on_eval is not None:  # checkpointed first: a scheduler may stop the run here
-                    self.save_checkpoint()
-                    self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
-                if self.episodes_to_target is None and self.last_eval >= self.target_return:
-                    self.episodes_to_target, self.seconds_to_target = self.episodes_done, self.elapsed()
+                record_evaluation(self, writer, metrics)
             if self.episodes_done >= next_ckpt:
                 next_ckpt += cfg.checkpoint_every
                 self.save_checkpoint()

@@ -19,6 +19,7 @@ import numpy as np
 
 from bridgefleet.evaluate import format_table
 from bridgefleet.paths import check_writable_file
+from bridgefleet.plan import plot_plan
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
 
@@ -55,7 +56,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     first = np.where(acted.any(0), acted.argmax(0) + 1, 0)
     target_name = data.settings.get("training target") or "best heuristic"
     charts = {"policies": policies_chart(data.results, data.bound, TRAINED),
-              "plan": _plan_svg(plan),
+              "plan": plot_plan(plan),
               "map": map_chart(data.fleet.latitude, data.fleet.longitude, data.fleet.condition,
                                data.fleet.deck_area, first),
               "training": training_chart(data.curve, target_name)}
@@ -76,10 +77,3 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         tmp.unlink(missing_ok=True)
     return out
 
-
-def _plan_svg(plan) -> str:
-    from bridgefleet.plan import plot_plan
-
-    svg = plot_plan(plan)
-    assert svg is not None
-    return svg[svg.index("<svg"):]
