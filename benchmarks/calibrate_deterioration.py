@@ -1,5 +1,5 @@
 """Deterioration of the fleet model against Ontario's inspection histories: observed vs modelled two-year
-transition shares between condition bands, and the band rates fitted to them.
+transition shares between condition bands, and the fit behind the default model's band rate factors.
 
     python benchmarks/calibrate_deterioration.py [--data ../shared/data/ontario/bridge_data.csv]
 
@@ -13,12 +13,13 @@ Licence – Ontario). Method:
   (BCI 100 → rating 9, 70 → 7, 60 → 5, 0 → 0), so that the bands coincide with FHWA's good ≥ 7, fair 5–6,
   poor ≤ 4 (an approximation: the BCI is a weighted element condition, not an NBI rating).
 - Model: each pair's start (rating, years since the last rehabilitation or construction, capped at 15) is
-  deteriorated for two years by the simulator's law, drop = rate × (1 + a × ysm) × Gamma(mean 1, cv 0.3),
-  with the rate of its band (``RATE_BY_BAND``) and a = ``ysm_acceleration``; 64 noise draws per pair.
-- Fit: the good and fair rates (and a) that maximise the multinomial likelihood of the observed end bands,
-  by grid search; the poor rate matches the mean two-year drop (a poor bridge cannot leave its band without
-  work, so band shares cannot inform it). The fit's error is the mean absolute difference of the nine
-  transition shares (percentage points); the mean drops are printed beside it.
+  deteriorated for two years by the simulator's own kernel (``model.maintain_and_deteriorate``: drop = rate ×
+  band factor × (1 + a × ysm) × Gamma(mean 1, cv 0.3), the band that of the rating at the start of each
+  year), with rates drawn as for a synthetic fleet (U(0.03, 0.05)); 64 draws per pair.
+- Fit: the good and fair band factors (and a) that maximise the multinomial likelihood of the observed end
+  bands, by grid search (coordinate-wise, twice); the poor factor matches the mean two-year drop (a poor
+  bridge cannot leave its band without work, so band shares cannot inform it). The fit's error is the mean
+  absolute difference of the nine transition shares (percentage points); the mean drops are printed beside.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.inventory_model import RATE_BY_BAND, YSM_CAP
+from bridgefleet.fleet import model
+from bridgefleet.fleet.inventory_model import YSM_CAP
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ontario" / "bridge_data.csv"
 BANDS = ("good", "fair", "poor")
@@ -73,99 +75,109 @@ def read_pairs(path: Path) -> dict[str, np.ndarray]:
     return {"bci0": np.array(b0), "bci1": np.array(b1), "ysm": np.array(ysm, dtype=float)}
 
 
-def transitions(start: np.ndarray, end: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def transitions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """3 × 3 shares P[from band, to band] (rows sum to 1)."""
     m = np.zeros((3, 3))
-    np.add.at(m, (start, end), 1.0 if weights is None else weights)
+    np.add.at(m, (start, end), 1.0)
     return m / np.maximum(m.sum(1, keepdims=True), 1e-12)
 
 
-def model_end_bands(rating0: np.ndarray, ysm0: np.ndarray, rates: np.ndarray, accel: float, cv: float,
-                    noise: np.ndarray) -> np.ndarray:
-    """End band shares per pair after two years, float (N, 3), averaged over the noise draws (D, 2, N)."""
-    r = rates[band(rating0)]
-    drop = r * (1 + accel * ysm0) * noise[:, 0] + r * (1 + accel * (ysm0 + 1)) * noise[:, 1]  # (D, N)
-    end = band(np.maximum(rating0 - drop, 0.0))
-    return np.stack([(end == k).mean(0) for k in range(3)], axis=1)
+class TwoYears:
+    """Two years of the simulator's deterioration from each pair's start, for D draws (fixed noise and rates)."""
+
+    def __init__(self, rating0: np.ndarray, ysm0: np.ndarray, cv: float, draws: int, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        n = len(rating0)
+        self.rating0 = np.broadcast_to(rating0.astype(np.float32), (draws, n))
+        self.ysm0 = np.broadcast_to(ysm0.astype(np.float32), (draws, n))
+        self.noise = [model.standard_gamma_noise(rng, cv, (draws, n)) for _ in range(2)]
+        lo, hi = model.RATE_RANGE
+        self.rate = (lo + (hi - lo) * rng.random((draws, n))).astype(np.float32)
+
+    def end_ratings(self, factors: tuple[float, float, float], accel: float, sel: np.ndarray | None = None
+                    ) -> np.ndarray:
+        """Ratings after two years, float32 (D, N) (or (D, n_sel) for the pairs ``sel``)."""
+        cols = slice(None) if sel is None else sel
+        state = model.FleetState(self.rating0[:, cols].copy(), np.zeros_like(self.rating0[:, cols]),
+                                 self.ysm0[:, cols].copy(), self.rate[:, cols].copy())
+        nothing = np.zeros(state.condition.shape, dtype=np.int64)
+        for noise in self.noise:
+            model.maintain_and_deteriorate(state, nothing, noise[:, cols], 0.035, accel, factors)
+        return state.condition
+
+    def end_bands(self, factors: tuple[float, float, float], accel: float, sel: np.ndarray | None = None
+                  ) -> np.ndarray:
+        """End band shares per pair, float (N, 3), averaged over the draws."""
+        end = band(self.end_ratings(factors, accel, sel))
+        return np.stack([(end == k).mean(0) for k in range(3)], axis=1)
 
 
 def log_likelihood(p_end: np.ndarray, observed_end: np.ndarray) -> float:
     return float(np.log(np.maximum(p_end[np.arange(len(observed_end)), observed_end], 1e-6)).sum())
 
 
+def fit(sim: TwoYears, start: np.ndarray, end: np.ndarray, drop: np.ndarray,
+        grid: np.ndarray = np.round(np.arange(0.1, 6.01, 0.1), 2)) -> tuple[float, tuple[float, ...], float]:
+    """(log-likelihood, band factors, a) of the best fit (see the module's docstring)."""
+    best: tuple[float, tuple[float, ...], float] = (-np.inf, (1.0, 1.0, 1.0), 0.0)
+    poor = start == 2
+    for accel in (0.0, 0.05, 0.1, 0.2):
+        f = [1.0, 1.0, 1.0]
+        for _ in range(2):
+            for k in (0, 1):
+                sel = start == k
+                lls = [log_likelihood(sim.end_bands(tuple(f[:k] + [g] + f[k + 1:]), accel, sel), end[sel])
+                       for g in grid]
+                f[k] = float(grid[int(np.argmax(lls))])
+        mean_rate = sum(model.RATE_RANGE) / 2
+        f[2] = round(float(drop[poor].mean() / np.mean(mean_rate * (2 + accel * (2 * sim.ysm0[0, poor] + 1)))), 1)
+        ll = log_likelihood(sim.end_bands(tuple(f), accel), end)
+        if ll > best[0]:
+            best = (ll, tuple(f), accel)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--draws", type=int, default=64, help="noise draws per pair")
+    ap.add_argument("--draws", type=int, default=64, help="draws of noise and rate per pair")
+    ap.add_argument("--no-fit", action="store_true", help="only compare the named fleet models")
     args = ap.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (the Ontario histories of ../shared/data/ontario/)")
     pairs = read_pairs(args.data)
     rating0, rating1 = bci_to_rating(pairs["bci0"]), bci_to_rating(pairs["bci1"])
     start, end = band(rating0), band(rating1)
-    cfg = FleetConfig()
-    cv = cfg.deterioration_cv
-    rng = np.random.default_rng(0)
-    noise = rng.gamma(1 / cv**2, cv**2, size=(args.draws, 2, len(rating0))) if cv > 0 else np.ones((1, 2, len(rating0)))
+    drop = rating0 - rating1
+    sim = TwoYears(rating0, pairs["ysm"], FleetConfig().deterioration_cv, args.draws)
     observed = transitions(start, end)
     counts = np.bincount(start, minlength=3)
     print(f"{len(start):,} two-year do-nothing pairs from {args.data.name} (start bands: "
           + ", ".join(f"{b} {c:,}" for b, c in zip(BANDS, counts, strict=True)) + ")")
-    print("mean two-year BCI drop: " + ", ".join(
-        f"{b} {np.mean(pairs['bci0'][start == k] - pairs['bci1'][start == k]):.2f}" for k, b in enumerate(BANDS)))
 
-    def shares(rates: np.ndarray, accel: float) -> tuple[np.ndarray, float]:
-        p_end = model_end_bands(rating0, pairs["ysm"], rates, accel, cv, noise)
-        modelled = np.stack([p_end[start == k].mean(0) for k in range(3)])
-        return modelled, log_likelihood(p_end, end)
+    def row(factors: tuple[float, ...], accel: float) -> tuple[np.ndarray, float, list[float]]:
+        p_end = sim.end_bands(tuple(factors), accel)
+        ratings = sim.end_ratings(tuple(factors), accel)
+        drops = [float((sim.rating0[:, start == k] - ratings[:, start == k]).mean()) for k in range(3)]
+        return np.stack([p_end[start == k].mean(0) for k in range(3)]), log_likelihood(p_end, end), drops
 
-    current = np.array([RATE_BY_BAND[b] for b in BANDS])
-    cur, cur_ll = shares(current, cfg.ysm_acceleration)
-    grid = np.round(np.arange(0.01, 0.301, 0.01), 3)
-    best = (-np.inf, None, None)
-    for accel in (0.0, 0.05, 0.1, 0.2):
-        # the end band of a pair depends only on its own start band's rate: fit each band on its own
-        rates = np.zeros(3)
-        for k in range(3):
-            lls = []
-            for g in grid:
-                trial = current.copy()
-                trial[k] = g
-                p_end = model_end_bands(rating0[start == k], pairs["ysm"][start == k], trial, accel, cv,
-                                        noise[:, :, start == k])
-                lls.append(log_likelihood(p_end, end[start == k]))
-            rates[k] = grid[int(np.argmax(lls))]
-        # A poor bridge cannot leave its band without work, so band shares say nothing of the poor rate: match
-        # the mean two-year drop (rating points) instead.
-        k = 2
-        obs_drop = np.mean(rating0[start == k] - rating1[start == k])
-        rates[k] = obs_drop / np.mean(2 + accel * (2 * pairs["ysm"][start == k] + 1))
-        _, ll = shares(rates, accel)
-        if ll > best[0]:
-            best = (ll, rates, accel)
-    ll, rates, accel = best
-    fit, _ = shares(rates, accel)
-
-    def drops(rates: np.ndarray, a: float) -> list[float]:
-        r = rates[start]
-        mean = r * (2 + a * (2 * pairs["ysm"] + 1))
-        return [float(mean[start == k].mean()) for k in range(3)]
-
-    obs_drops = [float(np.mean(rating0[start == k] - rating1[start == k])) for k in range(3)]
-
-    def table(title: str, model: np.ndarray, model_drops: list[float]) -> None:
-        print(f"\n{title}")
-        print(f"{'from → to':<14}" + "".join(f"{'observed':>10}{'model':>8}" for _ in range(1)))
-        for i, j in itertools.product(range(3), range(3)):
-            print(f"{BANDS[i] + ' → ' + BANDS[j]:<14}{100 * observed[i, j]:>9.1f}%{100 * model[i, j]:>7.1f}%")
-        print(f"mean absolute error {100 * np.abs(observed - model).mean():.2f} percentage points")
-        print("mean two-year drop, rating points (observed / model): " + ", ".join(
-            f"{b} {o:.3f} / {m:.3f}" for b, o, m in zip(BANDS, obs_drops, model_drops, strict=True)))
-
-    table(f"today's model: rates good/fair/poor {current.tolist()} rating points/yr, ysm_acceleration "
-          f"{cfg.ysm_acceleration} (log-likelihood {cur_ll:,.1f})", cur, drops(current, cfg.ysm_acceleration))
-    table(f"fitted: rates {np.round(rates, 3).tolist()} rating points/yr, ysm_acceleration {accel} "
-          f"(log-likelihood {ll:,.1f})", fit, drops(rates, accel))
+    models = {name: FleetConfig.named(name) for name in ("plan-2025", "default")}
+    if not args.no_fit:
+        ll, factors, accel = fit(sim, start, end, drop)
+        print(f"fit: band_rate_factors {list(factors)}, ysm_acceleration {accel} (log-likelihood {ll:,.1f})")
+        models["fit"] = FleetConfig(band_rate_factors=factors, ysm_acceleration=accel)
+    rows = {name: row(cfg.band_rate_factors, cfg.ysm_acceleration) for name, cfg in models.items()}
+    print(f"\n{'from → to':<14}{'observed':>10}" + "".join(f"{name:>12}" for name in rows))
+    for i, j in itertools.product(range(3), range(3)):
+        print(f"{BANDS[i] + ' → ' + BANDS[j]:<14}{100 * observed[i, j]:>9.1f}%"
+              + "".join(f"{100 * r[0][i, j]:>11.1f}%" for r in rows.values()))
+    print(f"{'MAE (points)':<24}" + "".join(f"{100 * np.abs(observed - r[0]).mean():>12.2f}" for r in rows.values()))
+    print(f"{'log-likelihood':<24}" + "".join(f"{r[1]:>12,.1f}" for r in rows.values()))
+    for k, b in enumerate(BANDS):
+        print(f"{'drop ' + b + ' (rating pts)':<14}{drop[start == k].mean():>10.3f}"
+              + "".join(f"{r[2][k]:>12.3f}" for r in rows.values()))
+    for name, cfg in models.items():
+        print(f"{name}: band_rate_factors {list(cfg.band_rate_factors)}, ysm_acceleration {cfg.ysm_acceleration}")
 
 
 if __name__ == "__main__":

@@ -36,3 +36,24 @@ def test_pairs_skip_work_and_gaps(tmp_path):
 def test_the_ontario_histories_give_thousands_of_do_nothing_pairs():
     pairs = calibrate.read_pairs(calibrate.DATA)
     assert len(pairs["bci0"]) == 9055 and (pairs["bci1"] <= pairs["bci0"] + 1.0).all()
+
+
+@pytest.mark.skipif(not calibrate.DATA.is_file(), reason="shared Ontario histories not available")
+def test_the_default_model_reproduces_ontarios_band_transitions_and_plan_2025_does_not():
+    from bridgefleet.config import FleetConfig
+
+    pairs = calibrate.read_pairs(calibrate.DATA)
+    r0, r1 = calibrate.bci_to_rating(pairs["bci0"]), calibrate.bci_to_rating(pairs["bci1"])
+    start, end = calibrate.band(r0), calibrate.band(r1)
+    observed = calibrate.transitions(start, end)
+    sim = calibrate.TwoYears(r0, pairs["ysm"], 0.3, draws=16)
+
+    def mae(cfg):
+        p_end = sim.end_bands(cfg.band_rate_factors, cfg.ysm_acceleration)
+        modelled = np.stack([p_end[start == k].mean(0) for k in range(3)])
+        return 100 * np.abs(observed - modelled).mean(), modelled
+
+    err, modelled = mae(FleetConfig())
+    assert err < 1.6  # 1.27 points with 64 draws (docs/fleet-model.md)
+    assert abs(modelled[0, 0] - observed[0, 0]) < 0.02 and abs(modelled[1, 2] - observed[1, 2]) < 0.02
+    assert mae(FleetConfig.named("plan-2025"))[0] > 5.0  # 6.47: good bridges leave good three times too often

@@ -52,16 +52,26 @@ class FleetConfig:
     """Rural bridges under strategy-level control (rural agent), count."""
     horizon_years: int = 30
     """Episode length in years; the end is a time limit (``truncated=True``)."""
-    annual_budget_usd: float = 282_000.0
-    """Annual maintenance budget of the municipality, USD per year."""
-    urban_budget_share: float = 0.34
-    """Share of the annual budget given to the urban agency (the rest goes to the rural agency), 0–1."""
-    carry_over_budget: bool = False
-    """If true, unspent budget carries over to the next year."""
+    annual_budget_usd: float | None = None
+    """Annual maintenance budget of the municipality, USD per year; None = sized from the fleet's replacement
+    value (``budget_share_of_replacement``)."""
+    urban_budget_share: float | None = None
+    """Share of the annual budget given to the urban agency (the rest goes to the rural agency), 0–1; None =
+    each agency's share of the replacement value."""
+    budget_share_of_replacement: float = 1.0 / 75.0
+    """With a budget sized from the fleet: each agency's annual budget is this share of the replacement value
+    of its bridges (deck area × replacement unit cost × cost factor), per year. Default 1/75: the renewal need
+    of bridges that last their 75-year design life (AASHTO LRFD Bridge Design Specifications, art. 1.2)."""
+    carry_over_budget: bool = True
+    """If true, unspent budget carries over to the next year (a capital programme saves for major work)."""
     deterioration_cv: float = 0.3
     """Coefficient of variation of the gamma-distributed yearly deterioration (0 = deterministic)."""
-    ysm_acceleration: float = 0.1
-    """Growth of the mean drop per year since maintenance: drop = rate × (1 + this × ysm)."""
+    ysm_acceleration: float = 0.05
+    """Growth of the mean drop per year since maintenance: drop = rate × factor × (1 + this × ysm) (fitted to
+    Ontario's inspection histories, ``benchmarks/calibrate_deterioration.py``)."""
+    band_rate_factors: tuple[float, float, float] = (0.6, 4.1, 2.6)
+    """Multiplier of the rate by the FHWA band of the rating before the year's drop (good ≥ 7, fair 5 to < 7,
+    poor < 5), maximum-likelihood fit to Ontario's two-year band transitions (docs/fleet-model.md)."""
     new_structure_rate: float = 0.035
     """Deterioration rate of a new structure after replacement, rating points per year."""
     target_condition: float = 7.0
@@ -74,6 +84,11 @@ class FleetConfig:
     """AADT that gets weight 1 in the reward, vehicles/day."""
     aadt_exponent: float = 0.5
     """Traffic weight = (AADT / aadt_reference) ** aadt_exponent."""
+    poor_user_cost_usd_per_aadt: float = 0.10 * 365.0 * 8.0 * 1.41
+    """Yearly user cost of a poor bridge (rating < 5) per vehicle/day of its AADT, USD: it is load posted and
+    its trucks detour (10 % trucks × 365 days × 8 km detour × USD 1.41 per truck-km, ATRI 2023 operational
+    cost of trucking, USD 2.270 per mile); 0 leaves it out. Enters the reward as λ × USD, like the agency's
+    spend."""
     cost_lambda: float = 1.0e-5
     """Reward units lost per USD spent (10 per million USD)."""
     unit_costs_usd_per_m2: tuple[float, float, float, float, float] = (0.0, 70.0, 131.0, 1698.0, 2497.0)
@@ -92,10 +107,9 @@ class FleetConfig:
     """With an inventory: keep only this county (NBI item 3)."""
     owner: str | None = None
     """With an inventory: keep only this owner (NBI item 22)."""
-    inventory_budget_usd_per_m2: float = 282_000.0 / 56_000.0
-    """With an inventory: annual budget per m² of deck, USD/m²/year (default: the synthetic default
-    budget over the synthetic fleet's expected deck area, 20 × 1,000 + 80 × 450 m²). The split between
-    agencies follows the deck area each controls."""
+    inventory_budget_usd_per_m2: float | None = None
+    """With an inventory: annual budget per m² of deck, USD/m²/year, split between the agencies by the deck
+    area each controls; None = sized from the replacement value as for synthetic fleets."""
     discount: float = 0.95
     """Discount factor per year used for returns (IMP-MARL convention)."""
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -103,6 +117,7 @@ class FleetConfig:
 
     def __post_init__(self) -> None:
         self.unit_costs_usd_per_m2 = tuple(float(x) for x in self.unit_costs_usd_per_m2)  # type: ignore[assignment]
+        self.band_rate_factors = tuple(float(x) for x in self.band_rate_factors)  # type: ignore[assignment]
         self.validate()
 
     @property
@@ -110,12 +125,35 @@ class FleetConfig:
         return self.n_urban + self.n_rural
 
     @property
+    def replacement_value_usd(self) -> tuple[float, float]:
+        """Expected replacement value of the synthetic fleet's (urban, rural) bridges, USD: count × mean deck
+        area × replacement unit cost (the mean cost factor is 1)."""
+        from bridgefleet.fleet.model import RURAL_RANGES, URBAN_RANGES
+
+        unit = self.unit_costs_usd_per_m2[4]
+        return (self.n_urban * sum(URBAN_RANGES["deck"]) / 2 * unit, self.n_rural * sum(RURAL_RANGES["deck"]) / 2 * unit)
+
+    @property
+    def budgets_usd(self) -> tuple[float, float]:
+        """(urban, rural) annual budgets, USD per year: ``annual_budget_usd`` split by ``urban_budget_share``,
+        each None sized from :attr:`replacement_value_usd` (see the fields)."""
+        value = self.replacement_value_usd
+        total = (self.annual_budget_usd if self.annual_budget_usd is not None
+                 else self.budget_share_of_replacement * sum(value))
+        share = self.urban_budget_share if self.urban_budget_share is not None else value[0] / sum(value)
+        return total * share, total * (1.0 - share)
+
+    @property
     def urban_budget_usd(self) -> float:
-        return self.annual_budget_usd * self.urban_budget_share
+        return self.budgets_usd[0]
 
     @property
     def rural_budget_usd(self) -> float:
-        return self.annual_budget_usd * (1.0 - self.urban_budget_share)
+        return self.budgets_usd[1]
+
+    @property
+    def total_budget_usd(self) -> float:
+        return sum(self.budgets_usd)
 
     def validate(self) -> None:
         def bad(name: str, why: str) -> ConfigError:
@@ -135,14 +173,24 @@ class FleetConfig:
             "annual_budget_usd", "urban_budget_share", "deterioration_cv", "ysm_acceleration",
             "new_structure_rate", "target_condition", "critical_rating", "critical_penalty",
             "aadt_reference", "aadt_exponent", "cost_lambda", "discount", "inventory_budget_usd_per_m2",
+            "budget_share_of_replacement", "poor_user_cost_usd_per_aadt",
         ):
             value = getattr(self, name)
+            if value is None and name in ("annual_budget_usd", "urban_budget_share", "inventory_budget_usd_per_m2"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise bad(name, "must be a finite number")
-        if self.annual_budget_usd < 0:
+        if self.annual_budget_usd is not None and self.annual_budget_usd < 0:
             raise bad("annual_budget_usd", "must be ≥ 0 USD")
-        if not 0.0 <= self.urban_budget_share <= 1.0:
+        if self.urban_budget_share is not None and not 0.0 <= self.urban_budget_share <= 1.0:
             raise bad("urban_budget_share", "must be in [0, 1]")
+        if self.budget_share_of_replacement < 0:
+            raise bad("budget_share_of_replacement", "must be ≥ 0 (a share of the replacement value per year)")
+        if self.poor_user_cost_usd_per_aadt < 0:
+            raise bad("poor_user_cost_usd_per_aadt", "must be ≥ 0 USD per vehicle/day")
+        factors = self.band_rate_factors
+        if len(factors) != 3 or any(not math.isfinite(f) or f < 0 for f in factors):
+            raise bad("band_rate_factors", "must be 3 finite, non-negative multipliers (good, fair, poor)")
         if self.deterioration_cv < 0:
             raise bad("deterioration_cv", "must be ≥ 0")
         if self.ysm_acceleration < 0:
@@ -156,7 +204,7 @@ class FleetConfig:
             raise bad("critical_penalty", "must be ≥ 0")
         if self.aadt_reference <= 0:
             raise bad("aadt_reference", "must be > 0 vehicles/day")
-        if self.inventory_budget_usd_per_m2 < 0:
+        if self.inventory_budget_usd_per_m2 is not None and self.inventory_budget_usd_per_m2 < 0:
             raise bad("inventory_budget_usd_per_m2", "must be ≥ 0 USD/m²")
         for name in ("county", "owner", "inventory_mapping", "inventory"):
             value = getattr(self, name)
@@ -188,13 +236,33 @@ class FleetConfig:
         d = dataclasses.asdict(self)
         d.pop("extra")
         d["unit_costs_usd_per_m2"] = list(self.unit_costs_usd_per_m2)
+        d["band_rate_factors"] = list(self.band_rate_factors)
         return d
 
     @classmethod
+    def named(cls, name: str, **changes: Any) -> FleetConfig:
+        """The named fleet model (:data:`FLEET_MODELS`) with some fields changed.
+
+        Raises:
+            ConfigError: unknown name (the message lists the known ones) or invalid change.
+        """
+        return cls.from_dict({"model": name, **changes}, source=f"fleet model {name!r}")
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> FleetConfig:
-        """Build from a mapping; unknown keys raise ConfigError naming them and ``source``."""
+        """Build from a mapping; unknown keys raise ConfigError naming them and ``source``.
+
+        A ``model: NAME`` key starts from the named fleet model (:data:`FLEET_MODELS`); the other keys
+        change it.
+        """
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a mapping of FleetConfig fields, got {type(data).__name__}")
+        if "model" in data:
+            data = dict(data)
+            name = str(data.pop("model"))
+            if name not in FLEET_MODELS:
+                raise ConfigError(f"{source}: unknown fleet model {name!r}; known: {', '.join(FLEET_MODELS)}")
+            data = {**FLEET_MODELS[name], **data}
         known = {f.name for f in fields(cls)} - {"extra"}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -208,8 +276,23 @@ class FleetConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> FleetConfig:
-        """Load from a YAML file (a mapping of field names to values, optionally under a ``fleet:`` key)."""
+        """Load from a YAML file (a mapping of field names to values, optionally under a ``fleet:`` key), or a
+        fleet model's name (:data:`FLEET_MODELS`) where no such file exists."""
+        if str(path) in FLEET_MODELS and not Path(path).exists():
+            return cls.named(str(path))
         data = read_yaml(path)
         if isinstance(data, dict) and "fleet" in data:
             data = data["fleet"]
         return cls.from_dict(data or {}, source=str(path))
+
+
+FLEET_MODELS: dict[str, dict[str, Any]] = {
+    "default": {},
+    # The model every figure before issue 16 was measured on (the plan's benchmark table among them): a fixed
+    # budget of 0.2 % of the replacement value that lapses each year (rehabilitation and replacement never fit
+    # it), one deterioration rate for every band, no user cost of poor bridges.
+    "plan-2025": {"annual_budget_usd": 282_000.0, "urban_budget_share": 0.34, "carry_over_budget": False,
+                  "ysm_acceleration": 0.1, "band_rate_factors": (1.0, 1.0, 1.0), "poor_user_cost_usd_per_aadt": 0.0,
+                  "inventory_budget_usd_per_m2": 282_000.0 / 56_000.0},
+}
+"""Named fleet models: field values over the defaults (``model: NAME`` in a fleet mapping, ``--fleet-model``)."""

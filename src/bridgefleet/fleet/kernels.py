@@ -70,11 +70,12 @@ def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, s
 
 @nb.njit(**_JIT)
 def maintain_and_deteriorate(actions, condition, age, ysm, rate, noise, gain, new_rate,
-                             ysm_acceleration):  # pragma: no cover - compiled
+                             ysm_acceleration, band_factors, good, poor_below):  # pragma: no cover - compiled
     """Apply funded actions, then one year of deterioration, in place (arrays (E, B), float32 state).
 
     Actions 1–3 add ``gain[a]`` rating points (cap 9), 4 replaces (rating 9, age 0, rate ``new_rate``);
-    actions 1–4 reset years since maintenance. Then drop = rate × (1 + ysm_acceleration × ysm) × noise,
+    actions 1–4 reset years since maintenance. Then drop = rate × band_factors[band] × (1 + ysm_acceleration
+    × ysm) × noise, band of the rating after the action (0 ≥ good, 1 fair, 2 < poor_below),
     rating = max(rating − drop, 0), age and ysm + 1.
     """
     e_n, b_n = actions.shape
@@ -94,16 +95,18 @@ def maintain_and_deteriorate(actions, condition, age, ysm, rate, noise, gain, ne
                 c = min(c + gain[a], nine)
             if a > 0:
                 ysm[e, j] = 0.0
-            drop = (ysm[e, j] * acc + one) * rate[e, j] * noise[e, j]
+            f = band_factors[0] if c >= good else (band_factors[1] if c >= poor_below else band_factors[2])
+            drop = (ysm[e, j] * acc + one) * rate[e, j] * f * noise[e, j]
             condition[e, j] = max(c - drop, np.float32(0.0))
             age[e, j] += one
             ysm[e, j] += one
 
 
 @nb.njit(**_JIT)
-def rewards(condition, target, weight, funded, cost, n_urban, critical, penalty, cost_lambda,
-            bridge_reward, urban_reward, rural_reward):  # pragma: no cover
-    """u = w × [(c − target) − p × max(0, c_crit − c)²] − λ × USD spent; sums per agency (float64)."""
+def rewards(condition, target, weight, funded, cost, user_cost, poor_below, n_urban, critical, penalty,
+            cost_lambda, bridge_reward, urban_reward, rural_reward):  # pragma: no cover
+    """u = w × [(c − target) − p × max(0, c_crit − c)²] − λ × (USD spent + user cost USD if c < poor_below);
+    sums per agency (float64). ``user_cost`` float64 (E, B), USD per year of a poor bridge."""
     e_n, b_n = condition.shape
     crit = np.float32(critical)
     pen = np.float32(penalty)
@@ -114,8 +117,11 @@ def rewards(condition, target, weight, funded, cost, n_urban, critical, penalty,
             c = condition[e, j]
             short = max(crit - c, np.float32(0.0))
             u = ((c - target[e, j]) - pen * short * short) * weight[e, j]
-            if funded[e, j] > 0:
-                u -= np.float32(cost_lambda * cost[e, j])
+            usd = cost[e, j] if funded[e, j] > 0 else 0.0
+            if c < poor_below:
+                usd += user_cost[e, j]
+            if usd > 0.0:
+                u -= np.float32(cost_lambda * usd)
             bridge_reward[e, j] = u
             if j < n_urban:
                 su += u

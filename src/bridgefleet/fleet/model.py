@@ -159,17 +159,26 @@ def fund_actions(
 
 
 def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.ndarray, new_rate: float,
-                             ysm_acceleration: float) -> None:
+                             ysm_acceleration: float, band_factors: tuple[float, float, float] = (1.0, 1.0, 1.0)
+                             ) -> None:
     """One year in place: funded actions, then deterioration.
 
     Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to
     ``new_rate``; actions 1–4 set years since maintenance to 0. Then the mean drop is
-    rate × (1 + ysm_acceleration × ysm), the drop that mean times ``noise`` (mean-1 gamma draws, float32
+    rate × band factor × (1 + ysm_acceleration × ysm), the band factor that of the rating after the action
+    (good ≥ 7, fair 5 to < 7, poor < 5), the drop that mean times ``noise`` (mean-1 gamma draws, float32
     (E, B)); ratings stay ≥ 0 (drops are ≥ 0, so never above 9); age and years since maintenance grow by 1.
     """
     kernels.maintain_and_deteriorate(actions, state.condition, state.age, state.ysm, state.rate,
                                      np.ascontiguousarray(noise, dtype=np.float32), RATING_GAIN, new_rate,
-                                     ysm_acceleration)
+                                     ysm_acceleration, np.asarray(band_factors, dtype=np.float32),
+                                     np.float32(GOOD_RATING), np.float32(POOR_BELOW))
+
+
+def band_index(condition: np.ndarray) -> np.ndarray:
+    """FHWA band of float ratings: 0 good (≥ 7), 1 fair (5 to < 7), 2 poor (< 5), int64 like ``condition``."""
+    c = np.asarray(condition)
+    return np.where(c >= GOOD_RATING, 0, np.where(c >= POOR_BELOW, 1, 2)).astype(np.int64)
 
 
 def traffic_weight(aadt: np.ndarray, config: FleetConfig) -> np.ndarray:

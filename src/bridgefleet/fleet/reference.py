@@ -44,12 +44,14 @@ def reference_year(
             condition[i] = min(condition[i] + GAIN[a], 9.0)
         if a > 0:
             ysm[i] = 0.0
-        drop = rate[i] * (1.0 + config.ysm_acceleration * ysm[i]) * noise[i]
+        band = 0 if condition[i] >= 7.0 else (1 if condition[i] >= 5.0 else 2)
+        drop = rate[i] * config.band_rate_factors[band] * (1.0 + config.ysm_acceleration * ysm[i]) * noise[i]
         condition[i] = min(max(condition[i] - drop, 0.0), 9.0)
         age[i] += 1.0
         ysm[i] += 1.0
         w = (aadt[i] / config.aadt_reference) ** config.aadt_exponent
         shortfall = max(config.critical_rating - condition[i], 0.0)
         utility = w * ((condition[i] - target[i]) - config.critical_penalty * shortfall**2)
-        rewards.append(utility - config.cost_lambda * (cost[i] if a > 0 else 0.0))
+        user_cost = config.poor_user_cost_usd_per_aadt * aadt[i] if condition[i] < 5.0 else 0.0
+        rewards.append(utility - config.cost_lambda * ((cost[i] if a > 0 else 0.0) + user_cost))
     return rewards, deferred, (spent[0], spent[1])

@@ -36,7 +36,8 @@ class StepResult:
     Attributes:
         reward: float64 (E,), municipality reward (urban + rural).
         urban_reward, rural_reward: float64 (E,), the two agencies' parts.
-        bridge_reward: float32 (E, B), per-bridge utility minus cost_lambda × USD spent on it.
+        bridge_reward: float32 (E, B), per-bridge utility minus cost_lambda × (USD spent on it + its user cost
+            in USD if it ends the year poor).
         cost: float64 (E, 2), USD spent by the urban and rural agency.
         deferred: bool (E, B), requested actions not funded.
         actions: int64 (E, B), actions carried out.
@@ -94,6 +95,7 @@ class FleetSimulator:
                                     np.full((e, b), config.target_condition, dtype=np.float32))
         self.state = FleetState(z.copy(), z.copy(), z.copy(), z.copy())
         self.weight = z.copy()
+        self.user_cost = np.zeros((e, b), dtype=np.float64)
         self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
         self.budget = np.tile(self.annual_budget, (e, 1))
         self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
@@ -125,6 +127,7 @@ class FleetSimulator:
                 elif fleets and name in fleets[0][part]:
                     getattr(target, name)[ids] = np.stack([f[part][name] for f in fleets])
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
+        self.user_cost[ids] = cfg.poor_user_cost_usd_per_aadt * self.profile.aadt[ids].astype(np.float64)
         self.budget[ids] = self.annual_budget
         self.t[ids] = 0
         for name in ("condition", "age", "ysm", "rate"):
@@ -164,13 +167,14 @@ class FleetSimulator:
                                                       self.n_urban)
         year = np.minimum(self.t, cfg.horizon_years - 1)
         noise = self.noise[np.arange(self.num_envs), year]
-        model.maintain_and_deteriorate(self.state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration)
+        model.maintain_and_deteriorate(self.state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration,
+                                       cfg.band_rate_factors)
         e = self.num_envs
         bridge_reward = np.empty((e, self.n_bridges), dtype=np.float32)
         urban_reward = np.empty(e)
         rural_reward = np.empty(e)
         kernels.rewards(self.state.condition, self.profile.target_condition, self.weight, actions, cost,
-                        self.n_urban, cfg.critical_rating, cfg.critical_penalty, cfg.cost_lambda, bridge_reward,
+                        self.user_cost, np.float32(model.POOR_BELOW), self.n_urban, cfg.critical_rating, cfg.critical_penalty, cfg.cost_lambda, bridge_reward,
                         urban_reward, rural_reward)
         if cfg.carry_over_budget:
             self.budget = self.budget - spent + self.annual_budget
@@ -197,21 +201,36 @@ class FleetSimulator:
 def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] | None]:
     """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
 
-    For an inventory the annual budget is ``inventory_budget_usd_per_m2`` × the fleet's total deck area,
-    split between the agencies by the deck area each controls. A training run resolves its fleet in several
-    places (trainer, vector env, every evaluation), so the loaded fleet is cached per file version
-    (path, size, modification time) and options; its arrays are read-only, and it warns once.
+    For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of
+    its bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck
+    area where that is set. Deterioration rates come by condition band (``RATE_BY_BAND``); where the fleet
+    model has band factors of its own (``band_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean
+    rate instead, so the band does not count twice. A training run resolves its fleet in several places
+    (trainer, vector env, every evaluation), so the loaded fleet is cached per file version (path, size,
+    modification time) and options; its arrays are read-only, and it warns once.
 
     Returns:
         (config with n_urban / n_rural / budget taken from the inventory, fleet tuple or None for synthetic).
     """
     if config.inventory is None:
         return config, None
-    n_urban, n_rural, budget, share, fleet = _load_fixed_fleet(
+    n_urban, n_rural, fleet = _load_fixed_fleet(
         config.inventory, config.inventory_mapping, config.county, config.owner, config.max_urban,
-        config.inventory_budget_usd_per_m2, _file_version(config.inventory))
+        _file_version(config.inventory))
+    profile, state = fleet
+    if config.inventory_budget_usd_per_m2 is not None:
+        size = profile["deck_area"].astype(np.float64)
+        per_year = config.inventory_budget_usd_per_m2
+    else:
+        size = profile["deck_area"].astype(np.float64) * profile["cost_factor"]
+        per_year = config.budget_share_of_replacement * config.unit_costs_usd_per_m2[4]
+    budget = per_year * float(size.sum())
+    share = float(size[:n_urban].sum() / size.sum())
+    if any(f != 1.0 for f in config.band_rate_factors):
+        state = {**state, "rate": np.full_like(state["rate"], sum(model.RATE_RANGE) / 2)}
+        state["rate"].flags.writeable = False
     return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
-                          urban_budget_share=share), fleet
+                          urban_budget_share=share), (profile, state)
 
 
 def _file_version(name_or_path: str) -> tuple[int, int] | None:
@@ -225,8 +244,8 @@ def _file_version(name_or_path: str) -> tuple[int, int] | None:
 
 @functools.lru_cache(maxsize=8)
 def _load_fixed_fleet(inventory: str, mapping: str | None, county: str | None, owner: str | None,
-                      max_urban: int | None, usd_per_m2: float, version: tuple[int, int] | None
-                      ) -> tuple[int, int, float, float, tuple[dict, dict]]:
+                      max_urban: int | None, version: tuple[int, int] | None
+                      ) -> tuple[int, int, tuple[dict, dict]]:
     from bridgefleet.fleet.inventory import load_inventory
 
     inv = load_inventory(inventory, mapping=mapping)
@@ -244,9 +263,7 @@ def _load_fixed_fleet(inventory: str, mapping: str | None, county: str | None, o
         for arr in part.values():
             if isinstance(arr, np.ndarray):
                 arr.flags.writeable = False  # shared by every caller of the cache
-    area = fleet[0]["deck_area"].astype(np.float64)
-    budget = usd_per_m2 * area.sum()
-    return n_urban, n_rural, float(budget), float(area[:n_urban].sum() / area.sum()), fleet
+    return n_urban, n_rural, fleet
 
 
 def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:

@@ -127,7 +127,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     per_year = annual[:, agency]  # (E, B)
     cap = per_year * (t_n if config.carry_over_budget else 1)
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
-                       weight, profile.target_condition, cap, step)
+                       weight, profile.target_condition, cap, step, aadt=profile.aadt)
     if config.carry_over_budget:
         return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None)
     # The most treatments one year's budget can buy: the cheapest treatment of each bridge, cheapest first.

@@ -23,21 +23,23 @@ from bridgefleet.planning.transitions import BridgeMDPs
 
 
 @nb.njit(cache=True, nogil=True)
-def _expect(x, weights, taps, out):  # pragma: no cover - compiled
-    """out[j] = Σ_k w_k x[j − k] for j − k ≥ 1, plus the rest of the mass on x[0] (the rating floor)."""
+def _expect(x, weights, taps, band, out):  # pragma: no cover - compiled
+    """out[j] = Σ_k w_k x[j − k] for j − k ≥ 1, plus the rest of the mass on x[0] (the rating floor); the
+    weights (NB, K) and taps (NB,) of the band of grid point j."""
     g_n = x.shape[0]
     for j in range(g_n):
         acc = 0.0
         cum = 0.0
-        for k in range(min(taps, j)):
-            wk = weights[k]
+        b = band[j]
+        for k in range(min(taps[b], j)):
+            wk = weights[b, k]
             acc += wk * x[j - k]
             cum += wk
         out[j] = acc + (1.0 - cum) * x[0]
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def solve_kernel(utility, cost, feasible, weights, n_taps, c0, shift, h, horizon, gamma, cost_lambda,
+def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, horizon, gamma, cost_lambda,
                  price_cost, price_count, active, store_lo, store_hi, eu_out, value0, exp_cost,
                  exp_count):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
@@ -58,7 +60,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, c0, shift, h, horizon
                     kidx = r if r <= t else t_n + t
                     for j in range(g_n):
                         x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j]
-                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], eu[rt, r])
+                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, eu[rt, r])
             if store_lo <= t < store_hi:
                 eu_out[n, t - store_lo] = eu.astype(np.float32)
             pc = cost_lambda + price_cost[n, t]
@@ -112,10 +114,11 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, c0, shift, h, horizon
                             ec += m * cost[n, a]
                             en += m
                         kidx = r2 if r2 <= t else t_n + t
-                        taps = n_taps[n, rt2, kidx]
+                        bj = band[j2]
+                        taps = n_taps[n, rt2, kidx, bj]
                         cum = 0.0
                         for k in range(min(taps, j2)):
-                            wk = weights[n, rt2, kidx, k]
+                            wk = weights[n, rt2, kidx, bj, k]
                             d_next[rt2, r2 + 1, j2 - k] += m * wk
                             cum += wk
                         d_next[rt2, r2 + 1, 0] += m * (1.0 - cum)
@@ -152,7 +155,7 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
-    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.c0, mdps.shift, mdps.h,
+    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.c0, mdps.shift, mdps.h,
                  t_n, mdps.gamma, mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), active, lo, hi, eu, value0, exp_cost,
                  exp_count)

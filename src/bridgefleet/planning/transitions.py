@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import MAX_RATING, RATING_GAIN
+from bridgefleet.fleet.model import MAX_RATING, POOR_BELOW, RATING_GAIN, band_index
 
 
 def grid_points(step: float) -> tuple[int, float]:
@@ -94,13 +94,16 @@ class BridgeMDPs:
     """N single-bridge MDPs (flattened over fleets) in the arrays the DP kernel takes.
 
     Attributes:
-        utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] at each grid rating.
+        utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] − λ × user cost
+            (USD, poor ratings only) at each grid rating.
         cost: float64 (N, 5), USD cost of each action.
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
-        weights: float64 (N, R, 2T, K) deterioration weights by rate kind (0 own rate, 1 new structure after a
-            replacement; R = 1 when no bridge can be replaced) and ysm after the action: index y < T is
-            ysm y, index T + t is the never-maintained ysm0 + t.
-        n_taps: int64 (N, R, 2T), number of non-negligible weights of each case.
+        weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
+            a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
+            index T + t is the never-maintained ysm0 + t) and band of the rating after the action (NB = 3 with
+            band rate factors, good / fair / poor; NB = 1 without).
+        n_taps: int64 (N, R, 2T, NB), number of non-negligible weights of each case.
+        band: int64 (G,), weight band of each grid rating (0 when NB = 1).
         c0: float64 (N,), initial rating; ysm0: float64 (N,), initial years since maintenance.
         agency: int64 (N,), 0 urban, 1 rural; fleet: int64 (N,), fleet index.
         shift: int64 (5,), grid steps gained by actions 1–3 (action 4 goes to the top of the grid).
@@ -117,6 +120,7 @@ class BridgeMDPs:
     agency: np.ndarray
     fleet: np.ndarray
     shift: np.ndarray
+    band: np.ndarray
     h: float
     horizon: int
     gamma: float
@@ -129,12 +133,13 @@ class BridgeMDPs:
 
 def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray,
                 deck_area: np.ndarray, cost_factor: np.ndarray, weight: np.ndarray, target: np.ndarray,
-                cap_usd: np.ndarray, step: float = 0.05) -> BridgeMDPs:
+                cap_usd: np.ndarray, step: float = 0.05, aadt: np.ndarray | None = None) -> BridgeMDPs:
     """Build the MDPs of E fleets of B bridges (urban columns first) from their state and profile.
 
     Args:
         condition, ysm, rate, deck_area, cost_factor, weight, target: float (E, B) as in the simulator
             (rating points, years, rating points/year, m², –, AADT weight, rating points).
+        aadt: float (E, B), vehicles/day, for the user cost of poor bridges (None: no user cost).
         cap_usd: float (E, B), the most one action of this bridge may cost (its agency's yearly budget, or
             what the horizon's budgets add up to when budgets carry over), USD.
         step: grid step, rating points.
@@ -147,6 +152,9 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     tgt = np.asarray(target, dtype=np.float64).reshape(-1, 1)
     short = np.maximum(config.critical_rating - c, 0.0)
     utility = w * ((c - tgt) - config.critical_penalty * short**2)
+    if aadt is not None and config.poor_user_cost_usd_per_aadt > 0:
+        user = config.poor_user_cost_usd_per_aadt * np.asarray(aadt, dtype=np.float64).reshape(-1, 1)
+        utility = utility - config.cost_lambda * user * (c < POOR_BELOW)
     unit = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
     size = (np.asarray(deck_area, dtype=np.float64) * np.asarray(cost_factor, dtype=np.float64)).reshape(-1, 1)
     cost = unit * size
@@ -158,6 +166,13 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     ysm_after = np.concatenate([np.broadcast_to(years, (len(rates), t_n)), ysm0[:, None] + years], axis=1)
     kinds = [rates] + ([np.full_like(rates, config.new_structure_rate)] if feasible[:, 4].any() else [])
     drop = np.stack([r[:, None] * (1.0 + config.ysm_acceleration * ysm_after) for r in kinds], axis=1)
+    factors = np.asarray(config.band_rate_factors, dtype=np.float64)
+    if np.all(factors == factors[0]):
+        drop = drop[..., None] * factors[0]
+        band = np.zeros(g_n, dtype=np.int64)
+    else:
+        drop = drop[..., None] * factors
+        band = band_index(c)
     wts = deterioration_weights(drop, config.deterioration_cv, h)
     nz = wts > 1e-13
     n_taps = np.where(nz.any(-1), wts.shape[-1] - np.argmax(nz[..., ::-1], axis=-1), 1)
@@ -167,5 +182,5 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
     fleet = np.repeat(np.arange(e_n), b_n)
     return BridgeMDPs(utility, cost, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
-                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, h, t_n,
+                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band, h, t_n,
                       float(config.discount), float(config.cost_lambda))
