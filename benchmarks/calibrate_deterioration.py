@@ -116,8 +116,11 @@ def log_likelihood(p_end: np.ndarray, observed_end: np.ndarray) -> float:
     return float(np.log(np.maximum(p_end[np.arange(len(observed_end)), observed_end], 1e-6)).sum())
 
 
+FACTOR_GRID = np.round(np.arange(0.1, 6.01, 0.1), 2)
+
+
 def fit(sim: TwoYears, start: np.ndarray, end: np.ndarray, drop: np.ndarray,
-        grid: np.ndarray = np.round(np.arange(0.1, 6.01, 0.1), 2)) -> tuple[float, tuple[float, ...], float]:
+        grid: np.ndarray = FACTOR_GRID) -> tuple[float, tuple[float, ...], float]:
     """(log-likelihood, band factors, a) of the best fit (see the module's docstring)."""
     best: tuple[float, tuple[float, ...], float] = (-np.inf, (1.0, 1.0, 1.0), 0.0)
     poor = start == 2
@@ -126,7 +129,7 @@ def fit(sim: TwoYears, start: np.ndarray, end: np.ndarray, drop: np.ndarray,
         for _ in range(2):
             for k in (0, 1):
                 sel = start == k
-                lls = [log_likelihood(sim.end_bands(tuple(f[:k] + [g] + f[k + 1:]), accel, sel), end[sel])
+                lls = [log_likelihood(sim.end_bands(tuple([*f[:k], g, *f[k + 1:]]), accel, sel), end[sel])
                        for g in grid]
                 f[k] = float(grid[int(np.argmax(lls))])
         mean_rate = sum(model.RATE_RANGE) / 2

@@ -152,3 +152,52 @@ def test_config_from_yaml_rejects_unknown_keys(tmp_path):
         FleetConfig.from_yaml(p)
     p.write_text("n_urban: 5\nhorizon_years: 10\n")
     assert FleetConfig.from_yaml(p).n_urban == 5
+
+
+def test_every_rural_strategy_does_something_distinct_on_the_default_fleet():
+    # Issue 16: under plan-2025's budget strategies 1, 5 and 7 could never be afforded and all returned
+    # -2,057.68, like doing nothing. Under the default model each of the 8 gives its own return.
+    from bridgefleet.evaluate import evaluate_policy
+    from bridgefleet.policies import rural_fixed
+
+    returns = [evaluate_policy(rural_fixed(k), FleetConfig(), episodes=8, seed=1_000_000).mean for k in range(8)]
+    gaps = np.abs(np.subtract.outer(returns, returns))[np.triu_indices(8, 1)]
+    assert gaps.min() > 1.0, returns
+
+
+def test_plan_2025_reproduces_the_published_worst_first_return():
+    # docs/fleet-model.md, "Heuristics on the default fleet" before issue 16: worst_first -735.70 on the 100
+    # evaluation fleets (seeds 1,000,000 …). The named model keeps that figure reproducible.
+    from bridgefleet.evaluate import evaluate_policy
+    from bridgefleet.policies import get_policy
+
+    result = evaluate_policy(get_policy("worst_first"), FleetConfig.named("plan-2025"), episodes=100, seed=1_000_000)
+    assert round(result.mean, 2) == -735.70
+
+
+def test_budgets_are_a_share_of_each_agencys_replacement_value():
+    cfg = FleetConfig()
+    # 20 urban bridges × 1,000 m² and 80 rural × 450 m² (mean decks) × USD 2,497/m², over 75 years
+    assert cfg.urban_budget_usd == pytest.approx(20 * 1000 * 2497 / 75)
+    assert cfg.rural_budget_usd == pytest.approx(80 * 450 * 2497 / 75)
+    assert FleetConfig.named("plan-2025").budgets_usd == pytest.approx((282_000 * 0.34, 282_000 * 0.66))
+    assert FleetConfig(annual_budget_usd=1e6).urban_budget_usd == pytest.approx(1e6 * 20_000 / 56_000)
+
+
+def test_a_poor_bridge_costs_its_users_the_detour_of_its_trucks():
+    cfg = FleetConfig(n_urban=1, n_rural=1, horizon_years=2)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    sim.noise[:] = 1.0
+    sim.state.condition[:] = [[4.9, 8.0]]
+    sim.state.ysm[:] = 0.0
+    sim.state.rate[:] = 0.04
+    sim.profile.aadt[:] = 10_000.0
+    sim.weight[:] = 1.0
+    sim.user_cost[:] = cfg.poor_user_cost_usd_per_aadt * 10_000.0
+    step = sim.step(np.zeros((1, 1), np.int64), np.zeros(1, np.int64))
+    # poor: drop 0.04 × 2.6 = 0.104 → 4.796; utility (4.796 − 7) − 2 × 0 = −2.204; user cost 10,000 vehicles/day
+    # × 0.10 trucks × 365 days × 8 km × USD 1.41 = USD 411,720 → 4.1172 reward units at λ = 1e-5 per USD
+    assert step.bridge_reward[0, 0] == pytest.approx(4.796 - 7 - 4.1172, abs=1e-4)
+    # good: drop 0.04 × 0.6 = 0.024 → 7.976, no user cost
+    assert step.bridge_reward[0, 1] == pytest.approx(0.976, abs=1e-5)

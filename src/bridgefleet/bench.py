@@ -125,7 +125,7 @@ def _pick(table: dict[str, int], preset: str, num_envs: int) -> int:
 
 
 def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "auto", tiny: bool = False,
-                 caps: dict[str, int] | None = None):
+                 caps: dict[str, int] | None = None, fleet_model: str = "plan-2025"):
     """The :class:`~bridgefleet.train.TrainConfig` of one bench run (stop at target, rare checkpoints).
 
     Args:
@@ -135,9 +135,10 @@ def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "
         device: torch device string ("auto", "cpu", "cuda").
         tiny: CI smoke settings (:data:`TINY_OVERRIDES`, :data:`TINY_EPISODES`).
         caps: episode caps overriding the profile's, keyed by preset name or "1env"/"vec".
+        fleet_model: the named fleet model trained on (default plan-2025, the model of the plan's table).
 
     Raises:
-        ConfigError: unknown preset or profile.
+        ConfigError: unknown preset, profile or fleet model.
     """
     from bridgefleet.config import ConfigError
     from bridgefleet.train import resolve_config
@@ -145,7 +146,7 @@ def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "
     if profile not in PROFILES:
         raise ConfigError(f"unknown bench profile {profile!r}; known: {', '.join(PROFILES)}")
     prof = PROFILES[profile]
-    cfg = resolve_config(preset, None, {"device": device})
+    cfg = resolve_config(preset, None, {"device": device, "fleet": {"model": fleet_model}})
     table = {**prof.caps, **(caps or {})}
     cap = _pick(table, preset, cfg.num_envs)
     every = _pick(prof.eval_every, preset, cfg.num_envs)
@@ -316,7 +317,7 @@ def summarize(rows: Sequence[dict[str, Any]], baseline: str = "baseline") -> lis
 def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequence[str] | None = None,
               device: str = "auto", out: str | Path = "bench-out", tiny: bool = False,
               caps: dict[str, int] | None = None, isolate: bool = True, progress: bool = True,
-              ray: str | None = None) -> list[dict[str, Any]]:
+              ray: str | None = None, fleet_model: str = "plan-2025") -> list[dict[str, Any]]:
     """Run the bench and write bench.csv, bench_summary.csv, bench.md and bench.png into ``out``.
 
     Args:
@@ -328,6 +329,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
         out: output folder; runs go to ``out/runs/<preset>-s<seed>``.
         tiny: tiny networks and 4-episode caps (CI smoke test, well under a minute).
         caps: episode caps overriding the profile's, keyed by preset name or "1env"/"vec".
+        fleet_model: the named fleet model trained on (plan-2025: the plan's table was measured on it).
         isolate: run each training in a fresh process (default) rather than in this one.
         ray: run the matrix as Ray tasks, one core and one torch thread each ("local": this machine, else
             a cluster's host:port); the rows and files are the same.
@@ -366,7 +368,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
         ray_run.connect(None if ray == "local" else ray, option="--ray")
     out.mkdir(parents=True, exist_ok=True)
     plan = [(p, s) for s in range(n_seeds) for p in names]  # interleaved: A B C … per seed
-    cfgs = {(p, s): bench_config(p, s, profile, device, tiny, caps) for p, s in plan}
+    cfgs = {(p, s): bench_config(p, s, profile, device, tiny, caps, fleet_model) for p, s in plan}
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     if ray is not None:
@@ -430,6 +432,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--in-process", action="store_true", help="run all trainings in this process")
     parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                         help="run the matrix on Ray (this machine, or the cluster at ADDRESS; bridgefleet[ray])")
+    from bridgefleet.config import FLEET_MODELS
+
+    parser.add_argument("--fleet-model", choices=list(FLEET_MODELS), default="plan-2025",
+                        help="fleet model the presets train on (default plan-2025: the model the plan's table was "
+                        "measured on; docs/fleet-model.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -440,7 +447,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     out = Path(args.out)
     run_bench(profile=args.profile, seeds=args.seeds, presets=presets, device=args.device, out=out,
               tiny=args.tiny, caps=_parse_caps(args.caps), isolate=not args.in_process, progress=not args.quiet,
-              ray=args.ray)
+              ray=args.ray, fleet_model=args.fleet_model)
     print((out / "bench.md").read_text(encoding="utf-8"))
     print(f"written: {out / 'bench.csv'}, {out / 'bench_summary.csv'}, {out / 'bench.md'}, {out / 'bench.png'}")
     return 0

@@ -7,12 +7,20 @@ import os
 import sys
 import warnings
 
-from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig, read_yaml
 from bridgefleet.paths import check_writable_file
 
 
 def _fleet_config(args: argparse.Namespace) -> FleetConfig:
-    cfg = FleetConfig.from_yaml(args.config) if getattr(args, "config", None) else FleetConfig()
+    path, name = getattr(args, "config", None), getattr(args, "fleet_model", None)
+    if path and name:  # the named model, then the file's values
+        data = read_yaml(path)
+        data = data.get("fleet", data) if isinstance(data, dict) else data
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping of FleetConfig fields")
+        cfg = FleetConfig.from_dict({"model": name, **(data or {})}, source=str(path))
+    else:
+        cfg = FleetConfig.from_yaml(path) if path else FleetConfig.named(name) if name else FleetConfig()
     changes = {}
     if getattr(args, "inventory", None):
         changes["inventory"] = args.inventory
@@ -117,7 +125,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume:
         ignored = [f"--{k.replace('_', '-')}" for k in ("preset", "config", "agent", "num_envs", "vector", "seed",
                                                          "inventory", "max_urban", "mapping", "county",
-                                                         "owner", "amp", "threads", "out", "checkpoint_replay")
+                                                         "owner", "amp", "threads", "out", "checkpoint_replay",
+                                                         "fleet_model")
                    if getattr(args, k) not in (None, False)]
         if ignored:
             raise ValueError(f"--resume continues the run with its own config.yaml; {', '.join(ignored)} cannot "
@@ -131,7 +140,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
                      "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
                      "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent,
-                     "checkpoint_replay": True if args.checkpoint_replay else None}
+                     "checkpoint_replay": True if args.checkpoint_replay else None,
+                     "fleet": {"model": args.fleet_model} if args.fleet_model else None}
         cfg = resolve_config(args.preset, args.config, overrides)
         run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
     print(f"run directory: {run_dir}")
@@ -269,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--num-envs", type=int, help=f"fleets simulated in parallel (default: {d['num_envs']})")
     t.add_argument("--vector", choices=["native", "sync", "async"],
                    help=f"vector env implementation (default: {d['vector']})")
+    _fleet_model_option(t)
     t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
     t.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
@@ -356,11 +367,20 @@ def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) ->
     p.add_argument("--episodes", type=int, default=100, help=episodes_help)
     p.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
     p.add_argument("--config", help="fleet config YAML")
+    _fleet_model_option(p)
     p.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     p.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
     p.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
     p.add_argument("--county", help="keep one county (NBI item 3)")
     p.add_argument("--owner", help="keep one owner (NBI item 22)")
+
+
+def _fleet_model_option(p: argparse.ArgumentParser) -> None:
+    from bridgefleet.config import FLEET_MODELS
+
+    p.add_argument("--fleet-model", choices=list(FLEET_MODELS),
+                   help="named fleet model (default: default; plan-2025 = the model of the plan's published "
+                        "figures, docs/fleet-model.md)")
 
 
 def _bound_options(p: argparse.ArgumentParser) -> None:

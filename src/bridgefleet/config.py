@@ -131,7 +131,8 @@ class FleetConfig:
         from bridgefleet.fleet.model import RURAL_RANGES, URBAN_RANGES
 
         unit = self.unit_costs_usd_per_m2[4]
-        return (self.n_urban * sum(URBAN_RANGES["deck"]) / 2 * unit, self.n_rural * sum(RURAL_RANGES["deck"]) / 2 * unit)
+        return (self.n_urban * sum(URBAN_RANGES["deck"]) / 2 * unit,
+                self.n_rural * sum(RURAL_RANGES["deck"]) / 2 * unit)
 
     @property
     def budgets_usd(self) -> tuple[float, float]:

@@ -174,8 +174,8 @@ class FleetSimulator:
         urban_reward = np.empty(e)
         rural_reward = np.empty(e)
         kernels.rewards(self.state.condition, self.profile.target_condition, self.weight, actions, cost,
-                        self.user_cost, np.float32(model.POOR_BELOW), self.n_urban, cfg.critical_rating, cfg.critical_penalty, cfg.cost_lambda, bridge_reward,
-                        urban_reward, rural_reward)
+                        self.user_cost, np.float32(model.POOR_BELOW), self.n_urban, cfg.critical_rating,
+                        cfg.critical_penalty, cfg.cost_lambda, bridge_reward, urban_reward, rural_reward)
         if cfg.carry_over_budget:
             self.budget = self.budget - spent + self.annual_budget
         self.t += 1

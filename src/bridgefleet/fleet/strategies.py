@@ -75,9 +75,10 @@ def rural_actions(
 
     Strategies: 0 do nothing; 1 reactive rehabilitation of poor bridges (< 5); 2 repair of fair bridges
     (5 to < 7); 3 preventive maintenance of good bridges (≥ 7) every 5 years; 4 the condition-based
-    threshold rule; 5 age-based replacement (age ≥ 60 or rating < 3); 6 AADT-risk-weighted: the threshold
-    rule on the bridges whose risk = weight × max(0, 7 − rating) is above the fleet's mean risk;
-    7 minimal critical-only: rehabilitation below rating 4.
+    threshold rule; 5 age-based replacement (age ≥ 60 or rating < 3); 6 AADT-risk-weighted: poor bridges get
+    the threshold rule (rehabilitation, replacement below 3), and fair ones (5 to < 7) a repair only where
+    their risk = weight × max(0, 7 − rating) is above the fleet's mean risk; 7 minimal critical-only:
+    rehabilitation below rating 4.
     """
     strategy = np.ascontiguousarray(strategy, dtype=np.int64)
     out = np.empty(condition.shape, dtype=np.int64)
@@ -103,7 +104,7 @@ def _strategy_table() -> np.ndarray:
         np.where((level == 5) & (ysm5 == 1), 1, 0),
         rule,
         np.where((old == 1) | (level == 0), 4, 0),
-        np.where(risky == 1, rule, 0),
+        np.where(level <= 2, rule, np.where((risky == 1) & (level <= 4), 2, 0)),
         np.where(level <= 1, 3, 0),
     ])
     return table.reshape(N_STRATEGIES, -1).astype(np.int64)

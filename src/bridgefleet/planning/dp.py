@@ -155,8 +155,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
-    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.c0, mdps.shift, mdps.h,
-                 t_n, mdps.gamma, mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
+    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.c0, mdps.shift,
+                 mdps.h, t_n, mdps.gamma, mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), active, lo, hi, eu, value0, exp_cost,
                  exp_count)
     return value0, exp_cost, exp_count, (eu if hi > lo else None)
