@@ -19,8 +19,9 @@ from bridgefleet.policies import condition_based
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--episodes", type=int, default=500)
+    ap.add_argument("--fleet-model", default="default", help="named fleet model (default, plan-2025)")
     args = ap.parse_args()
-    cfg = FleetConfig()
+    cfg = FleetConfig.named(args.fleet_model)
     free = cfg.replace(annual_budget_usd=1e15)
     sim = FleetSimulator(free, args.episodes)
     sim.reset(None, list(range(args.episodes)))
@@ -32,8 +33,9 @@ def main() -> None:
     total = spend.sum()
     print(f"condition_based, no budget limit: mean annual spend USD {total:,.0f} "
           f"(urban {spend[0]:,.0f}, rural {spend[1]:,.0f}; urban share {spend[0] / total:.3f})")
-    print(f"default budget USD {cfg.annual_budget_usd:,.0f} (urban share {cfg.urban_budget_share}): "
-          f"unlimited spend / budget = {total / cfg.annual_budget_usd:.2f}")
+    urban, rural = cfg.budgets_usd
+    print(f"{args.fleet_model} budget USD {urban + rural:,.0f} a year (urban {urban:,.0f}, rural {rural:,.0f}): "
+          f"unlimited spend / budget = {total / (urban + rural):.2f}")
     print(format_table(evaluate_heuristics(cfg, episodes=args.episodes)))
 
 

@@ -36,6 +36,8 @@ from bridgefleet.fleet import model
 from bridgefleet.fleet.inventory_model import YSM_CAP
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ontario" / "bridge_data.csv"
+INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
+AGE_BINS = (0, 10, 20, 30, 40, 50, 60, 70, 80)
 BANDS = ("good", "fair", "poor")
 BCI_POINTS = np.array([0.0, 60.0, 70.0, 100.0])
 RATING_POINTS = np.array([0.0, 5.0, 7.0, 9.0])
@@ -140,11 +142,54 @@ def fit(sim: TwoYears, start: np.ndarray, end: np.ndarray, drop: np.ndarray,
     return best
 
 
+def modelled_age_profile(cfg: FleetConfig, n: int = 4000, years: int = AGE_BINS[-1], seed: int = 0
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Ratings by age of ``n`` bridges built new (rating 9) and kept by the condition-based threshold rule with no
+    budget limit (an agency's reactive practice): (ages int (years·n,), ratings float32 (years·n,))."""
+    from bridgefleet.fleet.strategies import condition_based_actions
+
+    rng = np.random.default_rng(seed)
+    lo, hi = model.RATE_RANGE
+    state = model.FleetState(np.full((1, n), 9.0, np.float32), np.zeros((1, n), np.float32),
+                             np.zeros((1, n), np.float32), (lo + (hi - lo) * rng.random((1, n))).astype(np.float32))
+    ages, ratings = [], []
+    for _ in range(years):
+        ages.append(state.age[0].copy())
+        ratings.append(state.condition[0].copy())
+        actions = condition_based_actions(state.condition)
+        actions[actions == 4] = 3  # a replaced bridge would restart at age 0: rehabilitate instead, keep the age
+        noise = model.standard_gamma_noise(rng, cfg.deterioration_cv, (1, n))
+        model.maintain_and_deteriorate(state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration,
+                                       cfg.band_rate_factors)
+    return np.concatenate(ages).astype(np.int64), np.concatenate(ratings)
+
+
+def age_table(path: Path, models: dict[str, FleetConfig]) -> None:
+    """Mean rating and share poor by age band: Indiana's inventory beside each model's profile."""
+    from bridgefleet.fleet.inventory import load_inventory
+
+    inv = load_inventory(str(path), mapping="indiana")
+    profiles = {name: modelled_age_profile(cfg) for name, cfg in models.items()}
+    print(f"\nage–condition profile: {path.name} ({len(inv.age):,} bridges) vs bridges built new and kept by the "
+          "condition-based rule (no budget limit) in each model")
+    print(f"{'age, years':<12}{'Indiana n':>10}{'mean':>7}{'poor':>7}" + "".join(f"{name + ' mean':>16}{'poor':>7}"
+                                                                            for name in profiles))
+    for a0, a1 in itertools.pairwise(AGE_BINS):
+        sel = (inv.age >= a0) & (inv.age < a1)
+        c = inv.condition[sel]
+        line = f"{f'{a0}–{a1 - 1}':<12}{sel.sum():>10,}{c.mean():>7.2f}{(c < 5).mean():>6.1%}"
+        for ages, ratings in profiles.values():
+            m = (ages >= a0) & (ages < a1)
+            line += f"{ratings[m].mean():>16.2f}{(ratings[m] < 5).mean():>6.1%}"
+        print(line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--draws", type=int, default=64, help="draws of noise and rate per pair")
     ap.add_argument("--no-fit", action="store_true", help="only compare the named fleet models")
+    ap.add_argument("--indiana", type=Path, default=INDIANA, help="NBI table for the age–condition check")
     args = ap.parse_args()
     if not args.data.is_file():
         raise SystemExit(f"{args.data}: not found (the Ontario histories of ../shared/data/ontario/)")
@@ -181,6 +226,10 @@ def main() -> None:
               + "".join(f"{r[2][k]:>12.3f}" for r in rows.values()))
     for name, cfg in models.items():
         print(f"{name}: band_rate_factors {list(cfg.band_rate_factors)}, ysm_acceleration {cfg.ysm_acceleration}")
+    if args.indiana.is_file():
+        age_table(args.indiana, {k: v for k, v in models.items() if k != "fit"})
+    else:
+        print(f"skipped the age–condition check: {args.indiana} not found")
 
 
 if __name__ == "__main__":
