@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bridgefleet.cli import main
-from bridgefleet.config import FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.evaluate import evaluate_policy, evaluate_with_bound
 from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.planner import LagrangianPlanner
@@ -118,3 +118,17 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     assert "is a folder" in capsys.readouterr().err and not list(tmp_path.glob("*.tmp"))
     assert main(["evaluate", "--episodes", "2", "--seed", "-1"]) == 2
     assert "--seed -1: must be ≥ 0" in capsys.readouterr().err
+
+
+def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_path, capsys):
+    assert main(["evaluate", "--policy", "worst_first", "--no-bound", "--fleet-model", "plan-2025", "--quiet"]) == 0
+    assert "| worst_first | -735.70 |" in capsys.readouterr().out  # the published figure (100 fleets)
+    cfg = tmp_path / "fleet.yaml"
+    cfg.write_text("model: plan-2025\nn_urban: 10\n")
+    loaded = FleetConfig.from_yaml(cfg)
+    assert loaded.n_urban == 10 and loaded.annual_budget_usd == 282_000.0 and not loaded.carry_over_budget
+    cfg.write_text("model: plan-2024\n")
+    with pytest.raises(ConfigError, match="unknown fleet model 'plan-2024'; known: default, plan-2025"):
+        FleetConfig.from_yaml(cfg)
+    assert main(["evaluate", "--config", str(cfg), "--episodes", "2", "--no-bound"]) == 2
+    assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err

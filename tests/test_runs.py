@@ -237,7 +237,7 @@ def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
     with pytest.warns(UserWarning, match="--years 12 goes beyond the 5-year horizon the policy was trained on"):
         assert main(["plan", str(run_dir), "--samples", "2", "--years", "12", "--device", "cpu"]) == 0
     capsys.readouterr()
-    for command, shown in (("train", "(default: 1600;"), ("plan", "(default: 30)")):
+    for command, shown in (("train", "(default: 2000;"), ("plan", "(default: 30)")):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert shown in " ".join(capsys.readouterr().out.split())

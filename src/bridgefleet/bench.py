@@ -85,7 +85,7 @@ PROFILES: dict[str, Profile] = {
     # The real table. The plan's 2000 episodes for the 1-env presets would take ~70 min per run on
     # 2 cores (~2 s/episode once learning starts), so they are capped at 150 episodes (speed is measured,
     # reaching the target is not expected); about 2 hours on 2 cores, minutes on a GPU.
-    "full": Profile(seeds=3, caps={"1env": 150, "vec": 600, "fleet": 3000, "default": 1600},
+    "full": Profile(seeds=3, caps={"1env": 150, "vec": 600, "fleet": 3000, "default": 2000},
                     eval_every={"1env": 25, "vec": 50, "fleet": 100, "default": 160}),
 }
 

@@ -21,8 +21,9 @@ from bridgefleet.planning.knapsack import allocate
 
 N_FEATURES = 13
 """Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
-1 rural), years left / horizon, agency budget available / annual budget, cost of actions 1–4 / annual
-budget of the agency (capped at 10)."""
+1 rural), years left / horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 /
+annual budget of the agency (capped at 10)."""
+BUDGET_FEATURE_CAP = 3.0
 
 
 def action_costs(sim: FleetSimulator) -> np.ndarray:
@@ -53,7 +54,9 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
     f[..., 5] = np.broadcast_to(p.target_condition, (e_n, b_n)) / COND_SCALE
     f[..., 6] = ag
     f[..., 7] = ((sim.config.horizon_years - sim.t) / sim.config.horizon_years)[:, None]
-    f[..., 8] = sim.budget[:, ag] / per_bridge
+    # Capped: with carry-over an unspent budget grows year by year; past a few annual budgets it no longer
+    # limits one bridge, and an unbounded input would ask the network to extrapolate (measured: +10 points).
+    f[..., 8] = np.minimum(sim.budget[:, ag] / per_bridge, BUDGET_FEATURE_CAP)
     f[..., 9:13] = np.minimum(cost[..., 1:] / per_bridge[..., None], 10.0)
     return f
 
