@@ -132,3 +132,15 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
         FleetConfig.from_yaml(cfg)
     assert main(["evaluate", "--config", str(cfg), "--episodes", "2", "--no-bound"]) == 2
     assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err
+
+
+def test_the_planner_decides_the_same_whatever_window_of_years_its_memory_holds():
+    # A small memory_mb solves the DP in many windows (each from the horizon down to its first year only, with
+    # the rows a window can reach); the decisions must be those of one window holding every year.
+    cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=12)
+    whole = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=1024), cfg, episodes=3, seed=5)
+    windows = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=0.05), cfg, episodes=3, seed=5)
+    np.testing.assert_array_equal(windows.returns, whole.returns)
+    planner = LagrangianPlanner(max_iter=4, memory_mb=0.05)
+    evaluate_policy(planner, cfg, episodes=3, seed=5)
+    assert planner._window[1] - planner._window[0] < 12  # it did run in windows

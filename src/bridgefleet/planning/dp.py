@@ -46,6 +46,9 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
     t_n = horizon
+    rows_out = eu_out.shape[3]
+    # Storing tables for a window of years: the years before it are not needed, nor the forward pass.
+    t_stop = store_lo if store_hi > store_lo else 0
     for n in nb.prange(n_n):
         if not active[n]:
             continue
@@ -54,7 +57,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
         eu = np.zeros((r_n, t_n + 2, g_n))
         act = np.zeros((t_n, r_n, t_n + 2, g_n), dtype=np.int8)
         x = np.empty(g_n)
-        for t in range(t_n - 1, -1, -1):
+        for t in range(t_n - 1, t_stop - 1, -1):
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
@@ -62,7 +65,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
                         x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j]
                     _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, eu[rt, r])
             if store_lo <= t < store_hi:
-                eu_out[n, t - store_lo] = eu.astype(np.float32)
+                eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)
             pc = cost_lambda + price_cost[n, t]
             pn = price_count[n, t]
             for rt in range(r_n):
@@ -84,6 +87,8 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
                         v_cur[rt, r, j] = best
                         act[t, rt, r, j] = ba
             v_next, v_cur = v_cur, v_next
+        if t_stop > 0:
+            continue
         # v_next now holds V_0; the initial state is row 1 (ysm0), own rate, between two grid points.
         pos = c0[n] / h
         j0 = min(int(np.floor(pos)), g_n - 2)
@@ -136,22 +141,25 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         price_cost: float64 (N, T), price of a USD spent at year t, step-reward units per USD (≥ 0).
         price_count: float64 (N, T), price of one treatment at year t, step-reward units (≥ 0).
         active: bool (N,), bridges to solve (default all); outputs of the others are left at 0.
-        store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner).
+        store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner); with lo > 0
+            the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
 
     Returns:
         value0 float64 (N,): optimal expected discounted return from the initial state, prices included;
         exp_cost float64 (N, T): expected USD spent per year under the optimal policy;
         exp_count float64 (N, T): expected treatments per year;
-        eu float32 (N, hi − lo, R, T + 2, G) or None: EU_t by rate kind, row (0 just maintained, 1 … t
-        maintained y years ago, t + 1 never maintained) and grid rating, for t in [lo, hi).
+        eu float32 (N, hi − lo, R, min(hi + 1, T + 2), G) or None: EU_t by rate kind, row (0 just maintained,
+        1 … t maintained y years ago, t + 1 never maintained: rows above hi are never reached in the window)
+        and grid rating, for t in [lo, hi).
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
     r_n = mdps.weights.shape[1]
     active = np.ones(n, dtype=bool) if active is None else np.ascontiguousarray(active, dtype=bool)
     lo, hi = store if store is not None else (0, 0)
-    eu = np.zeros((n, hi - lo, r_n, t_n + 2, g_n), dtype=np.float32) if hi > lo else np.zeros((1, 1, 1, 1, 1),
-                                                                                                  np.float32)
+    rows = min(hi + 1, t_n + 2)
+    eu = np.zeros((n, hi - lo, r_n, rows, g_n), dtype=np.float32) if hi > lo else np.zeros((1, 1, 1, 1, 1),
+                                                                                             np.float32)
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))

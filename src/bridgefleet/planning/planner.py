@@ -136,8 +136,11 @@ class LagrangianPlanner:
         lo, hi = self._window
         if not lo <= t < hi:
             m = self.mdps
-            per_year = m.n * m.weights.shape[1] * (m.horizon + 2) * m.utility.shape[1] * 4
-            years = int(max(1, min(m.horizon - t, self.memory_mb * 2**20 // per_year)))
+            per_row = m.n * m.weights.shape[1] * m.utility.shape[1] * 4  # bytes of one row of one year
+            budget = self.memory_mb * 2**20 // per_row
+            years = 1  # a window of k years from t keeps t + k + 1 rows a year (older rows are unreachable)
+            while years < m.horizon - t and (years + 1) * min(t + years + 2, m.horizon + 2) <= budget:
+                years += 1
             _, _, _, self._eu = solve(m, self._step_cost, self._step_count, store=(t, t + years))
             self._window = (t, t + years)
         st = sim.state

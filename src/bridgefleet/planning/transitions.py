@@ -57,11 +57,15 @@ def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float) -> np.ndar
     n = int(np.ceil(np.log(hi / lo) / np.log(1.0005))) + 2
     table_a = lo * 1.0005 ** np.arange(n)
     table = _weights_exact(table_a, cv)
-    pos = np.clip(np.log(np.maximum(a, lo) / lo) / np.log(1.0005), 0, n - 1.000001)
-    i = pos.astype(np.int64)
-    f = (pos - i)[..., None]
-    w = (1.0 - f) * table[i] + f * table[i + 1]
-    return w / w.sum(-1, keepdims=True)
+    pos = np.clip(np.log(np.maximum(a, lo) / lo) / np.log(1.0005), 0, n - 1.000001).reshape(-1)
+    out = np.empty((pos.size, table.shape[-1]))
+    for start in range(0, pos.size, 65_536):  # in chunks: whole-array temporaries took GBs for thousands of bridges
+        p = pos[start : start + 65_536]
+        i = p.astype(np.int64)
+        f = (p - i)[:, None]
+        w = (1.0 - f) * table[i] + f * table[i + 1]
+        out[start : start + len(p)] = w / w.sum(-1, keepdims=True)
+    return out.reshape(*a.shape, table.shape[-1])
 
 
 def _weights_exact(a: np.ndarray, cv: float) -> np.ndarray:
