@@ -144,3 +144,23 @@ def test_the_planner_decides_the_same_whatever_window_of_years_its_memory_holds(
     planner = LagrangianPlanner(max_iter=4, memory_mb=0.05)
     evaluate_policy(planner, cfg, episodes=3, seed=5)
     assert planner._window[1] - planner._window[0] < 12  # it did run in windows
+
+
+def test_fleet_options_say_what_is_wrong_and_the_command_line_model_wins(tmp_path, capsys):
+    cfg = tmp_path / "fleet.yaml"
+    for text, wanted in (("carry_over_budget: 'false'\n", "carry_over_budget = 'false': must be true or false"),
+                         ("fixed_fleet: 'no'\n", "fixed_fleet = 'no': must be true or false"),
+                         ("band_rate_factors: [a, b, c]\n", "band_rate_factors = ['a', 'b', 'c']: must be a list"),
+                         ("unit_costs_usd_per_m2: 5\n", "unit_costs_usd_per_m2 = 5: must be a list of numbers")):
+        cfg.write_text(text)
+        assert main(["evaluate", "--config", str(cfg), "--episodes", "2", "--no-bound"]) == 2
+        err = capsys.readouterr().err
+        assert wanted in err and str(cfg) in err and "Traceback" not in err
+    cfg.write_text("model: plan-2025\nn_urban: 10\n")
+    assert main(["evaluate", "--config", str(cfg), "--fleet-model", "default", "--policy", "worst_first",
+                 "--episodes", "2", "--no-bound", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "fleet model: default" in out  # the option's model, the file's 10 urban bridges
+    assert main(["evaluate", "--fleet-model", "plan-2025", "--policy", "worst_first", "--episodes", "2",
+                 "--no-bound", "--quiet"]) == 0
+    assert "fleet model: plan-2025" in capsys.readouterr().out

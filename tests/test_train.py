@@ -125,6 +125,11 @@ def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
     ev = json.loads((tmp_path / "ev.json").read_text())
     assert "trained" in ev["policies"] and "lagrangian" in ev["policies"]
     assert all(ev["bound"]["mean"] >= p["mean"] for p in ev["policies"].values())  # the bound bounds them all
+    assert ev["fleet_model"] == "default"
+    assert main(["evaluate", str(run_dir), "--episodes", "2", "--no-bound", "--policy", "worst_first"]) == 0
+    assert "| worst_first |" in (out := capsys.readouterr().out) and "| random |" not in out
+    assert main(["evaluate", str(run_dir), "--fleet-model", "plan-2025"]) == 2  # would be silently ignored
+    assert "--fleet-model cannot change it" in capsys.readouterr().err
     plan = tmp_path / "plan.csv"
     assert main(["plan", str(run_dir), "--years", "3", "--samples", "2", "--out", str(plan)]) == 0
     rows = plan.read_text().splitlines()
@@ -177,3 +182,18 @@ def test_per_beta_reaches_one_by_the_end_of_a_run(tmp_path):
     _, summary = train(_tiny(per=True, n_step=3, episodes=32), tmp_path / "run", progress=False)
     assert summary["updates"] > 0
     assert summary["per_beta_end"] == pytest.approx(1.0)
+
+
+def test_a_training_yaml_names_its_fleet_model_and_errors_name_the_file(tmp_path):
+    from bridgefleet.config import ConfigError
+    from bridgefleet.train_config import resolve_config
+
+    path = tmp_path / "t.yaml"
+    path.write_text("fleet: plan-2025\n")
+    assert resolve_config(None, path).fleet.annual_budget_usd == 282_000.0
+    path.write_text("fleet: {model: plan-2025, n_urban: 10}\n")
+    cfg = resolve_config(None, path, {"fleet": {"model": "default"}})  # --fleet-model default wins
+    assert cfg.fleet.n_urban == 10 and cfg.fleet.model_name() == "default" and cfg.fleet.carry_over_budget
+    path.write_text("fleet: {model: nope}\n")
+    with pytest.raises(ConfigError, match=f"{path}, fleet: unknown fleet model 'nope'"):
+        resolve_config(None, path)

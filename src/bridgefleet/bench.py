@@ -384,7 +384,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     _write_csv(out / "bench_summary.csv", SUMMARY_FIELDS, summary)
     meta = {"machine": machine_info(), "device": rows[0]["device"] if rows else device,
             "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "profile": profile,
-            "tiny": tiny, "seeds": n_seeds, "caps": {p: cfgs[(p, 0)].episodes for p in names},
+            "tiny": tiny, "fleet_model": fleet_model, "seeds": n_seeds,
+            "caps": {p: cfgs[(p, 0)].episodes for p in names},
             "isolate": isolate if ray is None else f"Ray tasks ({ray}), one core and one torch thread each",
             "bench_seconds": time.perf_counter() - t0,
             "eval_episodes": cfgs[plan[0]].eval_episodes}

@@ -12,13 +12,17 @@ from bridgefleet.paths import check_writable_file
 
 
 def _fleet_config(args: argparse.Namespace) -> FleetConfig:
+    """The fleet of --config (a YAML file or a fleet model's name) and --fleet-model (which wins over the
+    file's ``model:``), with the inventory options applied."""
     path, name = getattr(args, "config", None), getattr(args, "fleet_model", None)
-    if path and name:  # the named model, then the file's values
+    if path and name:
+        if not os.path.exists(path):
+            raise ConfigError(f"--config {path}: no such file (give a fleet model by --fleet-model alone)")
         data = read_yaml(path)
         data = data.get("fleet", data) if isinstance(data, dict) else data
         if data is not None and not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of FleetConfig fields")
-        cfg = FleetConfig.from_dict({"model": name, **(data or {})}, source=str(path))
+        cfg = FleetConfig.from_dict({**(data or {}), "model": name}, source=str(path))
     else:
         cfg = FleetConfig.from_yaml(path) if path else FleetConfig.named(name) if name else FleetConfig()
     changes = {}
@@ -42,23 +46,29 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.run_dir:
         from bridgefleet.train import load_policy
 
+        given = [f"--{k.replace('_', '-')}" for k in ("config", "fleet_model", "inventory", "max_urban", "mapping",
+                                                       "county", "owner") if getattr(args, k, None) is not None]
+        if given:
+            raise ValueError(f"evaluate {args.run_dir} evaluates on the run's own fleet (its config.yaml); "
+                             f"{', '.join(given)} cannot change it (bridgefleet report RUN --inventory PATH "
+                             "evaluates a run on another inventory)")
         cfg, policy = load_policy(args.run_dir, args.device)
         fleet = cfg.fleet
-        names = list(HEURISTICS)
         extra = {"trained": policy}
     else:
         fleet = _fleet_config(args)
-        if args.policy == "all":
-            names = list(HEURISTICS)
-        elif args.policy == "lagrangian":
-            names = ["do_nothing"]
-        else:
-            get_policy(args.policy)
-            names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
+    if args.policy == "all":
+        names = list(HEURISTICS)
+    elif args.policy == "lagrangian":
+        names = ["do_nothing"]
+    else:
+        get_policy(args.policy)
+        names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
     planner = not args.no_bound
     results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
                                          step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
     print(format_table(results, bound))
+    print(f"fleet model: {fleet.model_name()}")
     if args.run_dir:
         agents = next(r for r in results if r.policy == "trained")
         best = best_heuristic([r for r in results if r.policy in HEURISTICS])
@@ -69,7 +79,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
               f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
     if args.json:
-        _write_json(args.json, to_json(results, bound))
+        _write_json(args.json, {"fleet_model": fleet.model_name(), **to_json(results, bound)})
     return 0
 
 
@@ -379,8 +389,8 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
     from bridgefleet.config import FLEET_MODELS
 
     p.add_argument("--fleet-model", choices=list(FLEET_MODELS),
-                   help="named fleet model (default: default; plan-2025 = the model of the plan's published "
-                        "figures, docs/fleet-model.md)")
+                   help="named fleet model; wins over a config file's model: (default: the file's, else default; "
+                        "plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
 
 
 def _bound_options(p: argparse.ArgumentParser) -> None:

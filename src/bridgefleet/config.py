@@ -116,8 +116,12 @@ class FleetConfig:
     """Reserved for forward compatibility; must be empty."""
 
     def __post_init__(self) -> None:
-        self.unit_costs_usd_per_m2 = tuple(float(x) for x in self.unit_costs_usd_per_m2)  # type: ignore[assignment]
-        self.band_rate_factors = tuple(float(x) for x in self.band_rate_factors)  # type: ignore[assignment]
+        for name in ("unit_costs_usd_per_m2", "band_rate_factors"):
+            value = getattr(self, name)
+            try:
+                setattr(self, name, tuple(float(x) for x in value))
+            except (TypeError, ValueError):
+                raise ConfigError(f"FleetConfig.{name} = {value!r}: must be a list of numbers") from None
         self.validate()
 
     @property
@@ -160,6 +164,9 @@ class FleetConfig:
         def bad(name: str, why: str) -> ConfigError:
             return ConfigError(f"FleetConfig.{name} = {getattr(self, name)!r}: {why}")
 
+        for name in ("carry_over_budget", "fixed_fleet"):
+            if not isinstance(getattr(self, name), bool):
+                raise bad(name, "must be true or false")
         for name in ("n_urban", "n_rural", "horizon_years", "fleet_seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -240,6 +247,16 @@ class FleetConfig:
         d["band_rate_factors"] = list(self.band_rate_factors)
         return d
 
+    def model_name(self) -> str:
+        """The named fleet model (:data:`FLEET_MODELS`) whose model fields this config has, else "custom"
+        (fleet size, inventory and seeds do not count)."""
+        keys = {k for values in FLEET_MODELS.values() for k in values}
+        mine = {k: v for k, v in self.to_dict().items() if k in keys}
+        for name in FLEET_MODELS:
+            if mine == {k: v for k, v in FleetConfig.named(name).to_dict().items() if k in keys}:
+                return name
+        return "custom"
+
     @classmethod
     def named(cls, name: str, **changes: Any) -> FleetConfig:
         """The named fleet model (:data:`FLEET_MODELS`) with some fields changed.
@@ -256,8 +273,11 @@ class FleetConfig:
         A ``model: NAME`` key starts from the named fleet model (:data:`FLEET_MODELS`); the other keys
         change it.
         """
+        if isinstance(data, str) and data in FLEET_MODELS:
+            data = {"model": data}  # a fleet model by name
         if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of FleetConfig fields, got {type(data).__name__}")
+            raise ConfigError(f"{source}: expected a mapping of FleetConfig fields or a fleet model's name "
+                              f"({', '.join(FLEET_MODELS)}), got {data!r}")
         if "model" in data:
             data = dict(data)
             name = str(data.pop("model"))

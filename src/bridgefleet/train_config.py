@@ -246,7 +246,13 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     if base not in PRESETS:
         raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
     data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
-    fleet = dict(data.pop("fleet", None) or {})
+    fleet = data.pop("fleet", None) or {}
+    source = f"{config_file}, fleet" if config_file is not None else "fleet config"
+    if isinstance(fleet, str):
+        fleet = {"model": fleet}  # a fleet model by name
+    if not isinstance(fleet, dict):
+        raise ConfigError(f"{source}: expected a mapping of fleet options or a fleet model's name, got {fleet!r}")
+    fleet = dict(fleet)
     for key, value in (overrides or {}).items():
         if value is None:
             continue
@@ -260,5 +266,5 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
             fleet.update(value)
         else:
             data[key] = value
-    data["fleet"] = FleetConfig.from_dict(fleet, "fleet config")
+    data["fleet"] = FleetConfig.from_dict(fleet, source)
     return TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
