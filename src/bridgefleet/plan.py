@@ -74,10 +74,12 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
                             f"{plan.condition[y, j]:.2f}"])
     os.replace(tmp, out)
     budget = plan.budget_usd.sum()
-    print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'budget USD':>12}")
+    print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'annual budget USD':>18}")
     for y in range(plan.years):
         g, fa, p = plan.shares[y]
-        print(f"{y + 1:>4} {g:>6.1%} {fa:>6.1%} {p:>6.1%} {plan.spend_usd[y].sum():>12,.0f} {budget:>12,.0f}")
+        print(f"{y + 1:>4} {g:>6.1%} {fa:>6.1%} {p:>6.1%} {plan.spend_usd[y].sum():>12,.0f} {budget:>18,.0f}")
+    if (plan.spend_usd.sum(1) > budget + 1.0).any():
+        print("(spend above the annual budget is money carried over from earlier years)")
     png = out.with_suffix(".png")
     plot_plan(plan, png)
     print(f"plan: {out} ({plan.years} years × {len(plan.bridge_id)} bridges), figure: {png}")
