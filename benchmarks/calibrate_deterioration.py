@@ -48,9 +48,8 @@ def bci_to_rating(bci: np.ndarray) -> np.ndarray:
     return np.interp(bci, BCI_POINTS, RATING_POINTS)
 
 
-def band(rating: np.ndarray) -> np.ndarray:
-    """0 good (≥ 7), 1 fair (5–7), 2 poor (< 5), int (N,)."""
-    return np.where(rating >= 7.0, 0, np.where(rating >= 5.0, 1, 2))
+band = model.band_index
+"""0 good (≥ 7), 1 fair (5–7), 2 poor (< 5), int (N,): the simulator's own bands."""
 
 
 def read_pairs(path: Path) -> dict[str, np.ndarray]:
@@ -110,8 +109,13 @@ class TwoYears:
     def end_bands(self, factors: tuple[float, float, float], accel: float, sel: np.ndarray | None = None
                   ) -> np.ndarray:
         """End band shares per pair, float (N, 3), averaged over the draws."""
-        end = band(self.end_ratings(factors, accel, sel))
-        return np.stack([(end == k).mean(0) for k in range(3)], axis=1)
+        return band_shares(self.end_ratings(factors, accel, sel))
+
+
+def band_shares(ratings: np.ndarray) -> np.ndarray:
+    """Share of the draws in each band per pair, float (N, 3), from ratings (D, N)."""
+    end = band(ratings)
+    return np.stack([(end == k).mean(0) for k in range(3)], axis=1)
 
 
 def log_likelihood(p_end: np.ndarray, observed_end: np.ndarray) -> float:
@@ -204,8 +208,8 @@ def main() -> None:
           + ", ".join(f"{b} {c:,}" for b, c in zip(BANDS, counts, strict=True)) + ")")
 
     def row(factors: tuple[float, ...], accel: float) -> tuple[np.ndarray, float, list[float]]:
-        p_end = sim.end_bands(tuple(factors), accel)
         ratings = sim.end_ratings(tuple(factors), accel)
+        p_end = band_shares(ratings)
         drops = [float((sim.rating0[:, start == k] - ratings[:, start == k]).mean()) for k in range(3)]
         return np.stack([p_end[start == k].mean(0) for k in range(3)]), log_likelihood(p_end, end), drops
 

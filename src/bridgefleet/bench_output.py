@@ -98,7 +98,7 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         f"- machine: {m['cpu']} ({m['cores']} cores), {m['platform']}, GPU: {m['gpu']}",
         f"- torch {m['torch']}, Python {m['python']}, device {meta['device']}, torch threads {m['threads']}",
         f"- date: {meta['date']}; profile: {meta['profile']}{' (tiny)' if meta['tiny'] else ''}; "
-        f"seeds: {meta['seeds']}; episode caps: {caps}; fleet model: {meta.get('fleet_model', 'default')}",
+        f"seeds: {meta['seeds']}; episode caps: {caps}; fleet model: {meta['fleet_model']}",
         f"- order: interleaved (every preset for seed 0, then for seed 1, …), "
         f"{_runner(meta['isolate'])}; "
         f"bench wall time {meta['bench_seconds'] / 60:.1f} min",

@@ -7,7 +7,7 @@ import os
 import sys
 import warnings
 
-from bridgefleet.config import ConfigError, FleetConfig, read_yaml
+from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.paths import check_writable_file
 
 
@@ -15,16 +15,9 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
     """The fleet of --config (a YAML file or a fleet model's name) and --fleet-model (which wins over the
     file's ``model:``), with the inventory options applied."""
     path, name = getattr(args, "config", None), getattr(args, "fleet_model", None)
-    if path and name:
-        if not os.path.exists(path):
-            raise ConfigError(f"--config {path}: no such file (give a fleet model by --fleet-model alone)")
-        data = read_yaml(path)
-        data = data.get("fleet", data) if isinstance(data, dict) else data
-        if data is not None and not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping of FleetConfig fields")
-        cfg = FleetConfig.from_dict({**(data or {}), "model": name}, source=str(path))
-    else:
-        cfg = FleetConfig.from_yaml(path) if path else FleetConfig.named(name) if name else FleetConfig()
+    if path and name and not os.path.exists(path):
+        raise ConfigError(f"--config {path}: no such file (give a fleet model by --fleet-model alone)")
+    cfg = FleetConfig.from_yaml(path, name) if path else FleetConfig.named(name) if name else FleetConfig()
     changes = {}
     if getattr(args, "inventory", None):
         changes["inventory"] = args.inventory
@@ -68,7 +61,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
                                          step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
     print(format_table(results, bound))
-    print(f"fleet model: {fleet.model_name()}")
+    model = fleet.model_name()
+    print(f"fleet model: {model}")
     if args.run_dir:
         agents = next(r for r in results if r.policy == "trained")
         best = best_heuristic([r for r in results if r.policy in HEURISTICS])
@@ -79,7 +73,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
               f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
     if args.json:
-        _write_json(args.json, {"fleet_model": fleet.model_name(), **to_json(results, bound)})
+        _write_json(args.json, {"fleet_model": model, **to_json(results, bound)})
     return 0
 
 

@@ -156,10 +156,6 @@ class FleetConfig:
     def rural_budget_usd(self) -> float:
         return self.budgets_usd[1]
 
-    @property
-    def total_budget_usd(self) -> float:
-        return sum(self.budgets_usd)
-
     def validate(self) -> None:
         def bad(name: str, why: str) -> ConfigError:
             return ConfigError(f"FleetConfig.{name} = {getattr(self, name)!r}: {why}")
@@ -273,13 +269,8 @@ class FleetConfig:
         A ``model: NAME`` key starts from the named fleet model (:data:`FLEET_MODELS`); the other keys
         change it.
         """
-        if isinstance(data, str) and data in FLEET_MODELS:
-            data = {"model": data}  # a fleet model by name
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of FleetConfig fields or a fleet model's name "
-                              f"({', '.join(FLEET_MODELS)}), got {data!r}")
+        data = fleet_mapping(data, source)
         if "model" in data:
-            data = dict(data)
             name = str(data.pop("model"))
             if name not in FLEET_MODELS:
                 raise ConfigError(f"{source}: unknown fleet model {name!r}; known: {', '.join(FLEET_MODELS)}")
@@ -296,15 +287,33 @@ class FleetConfig:
             raise ConfigError(f"{source}: {exc}") from None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> FleetConfig:
+    def from_yaml(cls, path: str | Path, model: str | None = None) -> FleetConfig:
         """Load from a YAML file (a mapping of field names to values, optionally under a ``fleet:`` key), or a
-        fleet model's name (:data:`FLEET_MODELS`) where no such file exists."""
+        fleet model's name (:data:`FLEET_MODELS`) where no such file exists; ``model`` (a fleet model's name)
+        replaces the file's ``model:``, the file's other values change it."""
         if str(path) in FLEET_MODELS and not Path(path).exists():
-            return cls.named(str(path))
-        data = read_yaml(path)
-        if isinstance(data, dict) and "fleet" in data:
-            data = data["fleet"]
+            data: Any = {"model": str(path)}
+        else:
+            data = read_yaml(path)
+            if isinstance(data, dict) and "fleet" in data:
+                data = data["fleet"]
+        if model is not None:
+            data = {**fleet_mapping(data or {}, str(path)), "model": model}
         return cls.from_dict(data or {}, source=str(path))
+
+
+def fleet_mapping(data: Any, source: str) -> dict[str, Any]:
+    """A fresh fleet mapping from a mapping of FleetConfig fields or a fleet model's name (``{"model": NAME}``).
+
+    Raises:
+        ConfigError: anything else, naming ``source``.
+    """
+    if isinstance(data, str) and data in FLEET_MODELS:
+        return {"model": data}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of FleetConfig fields or a fleet model's name "
+                          f"({', '.join(FLEET_MODELS)}), got {data!r}")
+    return dict(data)
 
 
 FLEET_MODELS: dict[str, dict[str, Any]] = {

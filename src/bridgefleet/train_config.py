@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgefleet.config import ConfigError, FleetConfig, read_yaml
+from bridgefleet.config import ConfigError, FleetConfig, fleet_mapping, read_yaml
 from bridgefleet.learner import LearnerConfig
 
 
@@ -247,13 +247,8 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     if base not in PRESETS:
         raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
     data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
-    fleet = data.pop("fleet", None) or {}
     source = f"{config_file}, fleet" if config_file is not None else "fleet config"
-    if isinstance(fleet, str):
-        fleet = {"model": fleet}  # a fleet model by name
-    if not isinstance(fleet, dict):
-        raise ConfigError(f"{source}: expected a mapping of fleet options or a fleet model's name, got {fleet!r}")
-    fleet = dict(fleet)
+    fleet = fleet_mapping(data.pop("fleet", None) or {}, source)
     for key, value in (overrides or {}).items():
         if value is None:
             continue
@@ -262,9 +257,7 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         elif key == "fleet":  # a whole fleet section (a sweep's fixed settings): merged, then checked
             if isinstance(value, FleetConfig):
                 value = dataclasses.asdict(value)
-            if not isinstance(value, dict):
-                raise ConfigError(f"fleet = {value!r}: expected a mapping of fleet options")
-            fleet.update(value)
+            fleet.update(fleet_mapping(value, "fleet"))
         else:
             data[key] = value
     data["fleet"] = FleetConfig.from_dict(fleet, source)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgefleet.fleet.model import band_index
+
 # ------------------------------------------------------------------------------------------------
 # Constants (documented in docs/inventory.md)
 
@@ -297,8 +299,7 @@ def condition_band(condition: np.ndarray) -> np.ndarray:
     ≥ 7 "good", ≤ 4 "poor", else "fair" (5–6); fractional ratings below 5 count as poor, as in
     ``model.band_counts``.
     """
-    c = np.asarray(condition, dtype=np.float64)
-    return np.where(c >= GOOD_MIN, "good", np.where(c < POOR_MAX + 1.0, "poor", "fair"))
+    return np.array(["good", "fair", "poor"])[band_index(np.asarray(condition, dtype=np.float64))]
 
 
 def default_rate(condition: np.ndarray) -> np.ndarray:

@@ -159,8 +159,8 @@ def fund_actions(
 
 
 def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.ndarray, new_rate: float,
-                             ysm_acceleration: float, band_factors: tuple[float, float, float] = (1.0, 1.0, 1.0)
-                             ) -> None:
+                             ysm_acceleration: float,
+                             band_factors: tuple[float, float, float] | np.ndarray = (1.0, 1.0, 1.0)) -> None:
     """One year in place: funded actions, then deterioration.
 
     Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to

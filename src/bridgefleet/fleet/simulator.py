@@ -73,6 +73,7 @@ class FleetSimulator:
         self.n_urban = config.n_urban
         self.n_bridges = config.n_bridges
         self.unit_costs = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
+        self.band_factors = np.asarray(config.band_rate_factors, dtype=np.float32)
         if fleet is None and config.fixed_fleet:
             fleet = model.draw_synthetic_fleet(np.random.default_rng(config.fleet_seed), config.n_urban,
                                                config.n_rural)
@@ -168,7 +169,7 @@ class FleetSimulator:
         year = np.minimum(self.t, cfg.horizon_years - 1)
         noise = self.noise[np.arange(self.num_envs), year]
         model.maintain_and_deteriorate(self.state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration,
-                                       cfg.band_rate_factors)
+                                       self.band_factors)
         e = self.num_envs
         bridge_reward = np.empty((e, self.n_bridges), dtype=np.float32)
         urban_reward = np.empty(e)

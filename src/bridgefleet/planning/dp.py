@@ -132,6 +132,12 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
             d, d_next = d_next, d
 
 
+def table_rows(hi: int, horizon: int) -> int:
+    """Rows of the EU tables a window of years ending before ``hi`` can reach: at year t a bridge was maintained
+    at most t years ago (rows 1 … t), just now (row 0) or never (row t + 1)."""
+    return min(hi + 1, horizon + 2)
+
+
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
           store: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
@@ -157,7 +163,7 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     r_n = mdps.weights.shape[1]
     active = np.ones(n, dtype=bool) if active is None else np.ascontiguousarray(active, dtype=bool)
     lo, hi = store if store is not None else (0, 0)
-    rows = min(hi + 1, t_n + 2)
+    rows = table_rows(hi, t_n)
     eu = np.zeros((n, hi - lo, r_n, rows, g_n), dtype=np.float32) if hi > lo else np.zeros((1, 1, 1, 1, 1),
                                                                                              np.float32)
     value0 = np.zeros(n)

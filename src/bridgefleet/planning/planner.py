@@ -20,7 +20,7 @@ import numpy as np
 from bridgefleet.fleet.model import RATING_GAIN
 from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import BoundResult, fleet_mdps, lagrangian_bound
-from bridgefleet.planning.dp import solve
+from bridgefleet.planning.dp import solve, table_rows
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.transitions import grid_points
 
@@ -138,8 +138,8 @@ class LagrangianPlanner:
             m = self.mdps
             per_row = m.n * m.weights.shape[1] * m.utility.shape[1] * 4  # bytes of one row of one year
             budget = self.memory_mb * 2**20 // per_row
-            years = 1  # a window of k years from t keeps t + k + 1 rows a year (older rows are unreachable)
-            while years < m.horizon - t and (years + 1) * min(t + years + 2, m.horizon + 2) <= budget:
+            years = 1  # the most years from t whose tables fit (later windows reach more rows)
+            while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
                 years += 1
             _, _, _, self._eu = solve(m, self._step_cost, self._step_count, store=(t, t + years))
             self._window = (t, t + years)
