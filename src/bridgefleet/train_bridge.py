@@ -53,7 +53,11 @@ class BridgeLearner:
         self.target = BridgeQNetwork(cfg.bridge_hidden, cfg.dueling).to(device)
         self.target.load_state_dict(self.online.state_dict())
         self.target.requires_grad_(False)
-        self.opt = torch.optim.Adam(self.online.parameters(), lr=cfg.lr)
+        # Fused Adam and foreach clip / Polyak kernels: one call per step instead of one per tensor (measured:
+        # 6.2 -> 5.6 ms per 2,048-batch update in fp32 on one AVX2 thread, docs/benchmarks.md).
+        self.opt = torch.optim.Adam(self.online.parameters(), lr=cfg.lr, fused=True)
+        self.online_params = list(self.online.parameters())
+        self.target_params = list(self.target.parameters())
         self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp == "fp16")
         self.gamma = cfg.fleet.discount
@@ -63,7 +67,7 @@ class BridgeLearner:
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_dtype is not None)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def q_values(self, feats: np.ndarray) -> np.ndarray:
         """Q float32 (E, B, 5) of features float32 (E, B, N_FEATURES)."""
         x = torch.from_numpy(feats.reshape(-1, N_FEATURES)).to(self.device)
@@ -89,17 +93,16 @@ class BridgeLearner:
         else:
             loss = kind(q, y)
         self.opt.zero_grad(set_to_none=True)
-        self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()  # scaler calls are no-ops unless fp16 on CUDA
         self.scaler.unscale_(self.opt)
-        torch.nn.utils.clip_grad_norm_(self.online.parameters(), self.cfg.grad_clip)
+        torch.nn.utils.clip_grad_norm_(self.online_params, self.cfg.grad_clip, foreach=True)
         self.scaler.step(self.opt)
         self.scaler.update()
         self.step += 1
         tau = self.cfg.polyak_tau
         if tau is not None:
             with torch.no_grad():
-                for t_p, o_p in zip(self.target.parameters(), self.online.parameters(), strict=True):
-                    t_p.lerp_(o_p, tau)
+                torch._foreach_lerp_(self.target_params, self.online_params, float(tau))
         elif self.step % self.cfg.target_sync_every == 0:
             self.target.load_state_dict(self.online.state_dict())
         return float(loss.detach())
@@ -304,8 +307,8 @@ class BridgeTrainer:
         """A replay batch with the bootstrap state and action gathered through ``next_index``."""
         batch = self.replay.sample(batch_size, self.rng)
         nxt = batch["next_index"]
-        batch["next_obs"] = self.replay.data["obs"][nxt]
-        batch["next_action"] = self.replay.data["action"][nxt]
+        batch["next_obs"] = np.take(self.replay.data["obs"], nxt, axis=0)
+        batch["next_action"] = np.take(self.replay.data["action"], nxt, axis=0)
         return batch
 
     def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
