@@ -47,6 +47,14 @@ def test_amp_true_and_false_are_not_second_guessed_and_cuda_takes_fp16():
     assert choose("auto", 1, torch.device("cuda"), None).amp == "fp16"
 
 
+def test_cuda_amp_auto_keeps_the_faster_of_fp16_and_fp32():
+    cuda = torch.device("cuda")
+    c = choose("auto", 1, cuda, _probe({("fp16", 1): 5.6, ("off", 1): 3.9}))
+    assert c.amp == "off" and c.probe_ms == {"fp16@1": 5.6, "off@1": 3.9} and "fp32 was faster" in c.amp_reason
+    assert choose("auto", 1, cuda, _probe({("fp16", 1): 2.0, ("off", 1): 3.9})).amp == "fp16"
+    assert choose(True, 1, cuda, _probe({})).amp == "fp16"  # amp: true is not second-guessed
+
+
 def test_threads_auto_stays_within_the_affinity_set(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
     assert thread_candidates(3) == [1, 2, 3] and thread_candidates(6) == [1, 2, 4, 6]

@@ -120,7 +120,7 @@ def choose_hardware(cfg: TrainConfig, n_urban: int, reprobe: bool = False) -> Ha
     eager = dataclasses.replace(cfg, compile="off")  # compiling for a probe would cost more than it measures
 
     def probe(amp: str, threads: int) -> float:
-        learner = build_learners(eager, n_urban, amp == "bf16")[0]
+        learner = build_learners(eager, n_urban, amp != "off")[0]  # "bf16" on CPU, "fp16" on CUDA
         return time_updates(lambda: learner.update(batch), threads)
 
     key = f"urban {d}-{'-'.join(map(str, cfg.urban_hidden))}-{n_urban}x5 batch {b}"
