@@ -292,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--device", help=f"cpu, cuda or auto (default: {d['device']})")
     t.add_argument("--seed", type=int, help=f"training seed (default: {d['seed']})")
     t.add_argument("--amp", choices=["auto", "on", "off"],
-                   help="mixed precision: auto (bf16 only on a CPU with native bf16, fp16 on CUDA), on, off "
+                   help="mixed precision: auto (bf16 on a CPU with native bf16, fp16 on CUDA, each only where a probe "
+                   "finds it faster than fp32), on, off "
                    f"(default: {d['amp']})")
     t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores) "
                    f"(default: {d['threads']})")

@@ -54,9 +54,9 @@ class TrainConfig:
     loss: str = "mse"
     """TD loss: "mse" (the plan) or "huber"."""
     amp: bool | str = False
-    """Mixed precision: "auto" (fp16 + GradScaler on CUDA; bf16 autocast on a CPU with native bf16 where a
-    probe finds it faster; else fp32: see :mod:`bridgefleet.hardware`), true (bf16 on CPU / fp16 on CUDA,
-    forced) or false (fp32)."""
+    """Mixed precision: "auto" (fp16 + GradScaler on CUDA, bf16 autocast on a CPU with native bf16, each
+    where a probe finds it faster than fp32; else fp32: see :mod:`bridgefleet.hardware`), true (bf16 on CPU /
+    fp16 on CUDA, forced) or false (fp32)."""
     threads: int | str = "auto"
     """torch intra-op threads: "auto" (probed on the cores this process may use) or a number ≥ 1."""
     compile: str = "off"
