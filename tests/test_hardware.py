@@ -52,7 +52,18 @@ def test_cuda_amp_auto_keeps_the_faster_of_fp16_and_fp32():
     c = choose("auto", 1, cuda, _probe({("fp16", 1): 5.6, ("off", 1): 3.9}))
     assert c.amp == "off" and c.probe_ms == {"fp16@1": 5.6, "off@1": 3.9} and "fp32 was faster" in c.amp_reason
     assert choose("auto", 1, cuda, _probe({("fp16", 1): 2.0, ("off", 1): 3.9})).amp == "fp16"
-    assert choose(True, 1, cuda, _probe({})).amp == "fp16"  # amp: true is not second-guessed
+    assert choose(True, 1, cuda, _probe({})).amp == "fp16"  # amp on is not second-guessed
+
+
+def test_a_disturbed_thread_probe_does_not_decide(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    times = iter([3.6, 8.4, 3.6, 2.4])  # 1, 2, 1, 2 threads: the first 2-thread round met other load
+
+    def probe(amp, threads):
+        return next(times)
+
+    c = choose(False, "auto", CPU, probe, key="disturbed")
+    assert c.threads == 2 and c.probe_ms == {"off@1": 3.6, "off@2": 2.4}
 
 
 def test_threads_auto_stays_within_the_affinity_set(monkeypatch):
@@ -60,7 +71,7 @@ def test_threads_auto_stays_within_the_affinity_set(monkeypatch):
     assert thread_candidates(3) == [1, 2, 3] and thread_candidates(6) == [1, 2, 4, 6]
     faster = _probe({("off", 1): 9.0, ("off", 2): 5.0, ("off", 3): 3.0})
     c = choose(False, "auto", CPU, faster)
-    assert c.threads == 3 and sorted(t for _, t in faster.calls) == [1, 2, 3]
+    assert c.threads == 3 and [t for _, t in faster.calls] == [1, 2, 3, 1, 2, 3]  # two interleaved rounds
     # Within 10 % of the fastest, fewer threads win (others share the machine).
     flat = _probe({("off", 1): 3.2, ("off", 2): 3.0, ("off", 3): 3.1})
     assert choose(False, "auto", CPU, flat, key="flat").threads == 1

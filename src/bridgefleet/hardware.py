@@ -11,9 +11,10 @@ threads"):
 ``amp: auto`` therefore takes fp16 + GradScaler on CUDA, bf16 on a CPU whose oneDNN reports native bf16,
 each only where a probe of a few learner updates finds it faster than fp32, else fp32. ``threads: auto`` takes
 the cores this process may run on (``os.sched_getaffinity``) and probes the learner update at 1, 2, 4, …
-of them, keeping the fastest (fewer threads when within 10 %, since other work shares the machine). Both
-choices are cached per machine (CPU model, allowed cores, torch version, ``ONEDNN_MAX_CPU_ISA``, network
-shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default ``~/.cache/bridgefleet``) and re-probed only when asked.
+of them (two interleaved rounds, the best of each), keeping the fastest (fewer threads when within 10 %,
+since other work shares the machine). Both choices are cached per machine (CPU model, allowed cores, torch
+version, ``ONEDNN_MAX_CPU_ISA``, network shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default
+``~/.cache/bridgefleet``) and re-probed only when asked.
 """
 
 from __future__ import annotations
@@ -134,9 +135,9 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
         return HardwareChoice(amp_name, amp_reason, n, "CUDA: the host only feeds the GPU" if threads == "auto"
                               else "--threads", probe_ms)
     if amp is True:
-        amp_name, amp_reason = "bf16", "amp: true (bf16 autocast forced)"
+        amp_name, amp_reason = "bf16", "amp on (bf16 autocast forced)"
     elif amp is False:
-        amp_name, amp_reason = "off", "amp: false"
+        amp_name, amp_reason = "off", "amp off"
     elif not (bf16_check or native_bf16)():
         amp_name, amp_reason = "off", "no native bf16 on this CPU (oneDNN): bf16 autocast would be emulated, fp32"
     else:
@@ -154,7 +155,10 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
             n = 1 if cores <= 2 else cores
             threads_reason = f"{cores} allowed cores, not probed"
         else:
-            ms = {c: probe(amp_name, c) for c in thread_candidates(cores)}
+            ms: dict[int, float] = {}
+            for _ in range(2):  # two interleaved rounds, best of each: a moment's load elsewhere does not decide
+                for c in thread_candidates(cores):
+                    ms[c] = min(ms.get(c, float("inf")), probe(amp_name, c))
             probe_ms.update({f"{amp_name}@{c}": v for c, v in ms.items()})
             n = min(ms, key=ms.get)
             for c in sorted(ms):  # the fewest threads within the tolerance of the fastest

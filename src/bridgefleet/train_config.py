@@ -125,29 +125,33 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"TrainConfig.{name} = {value!r}: must be a whole number")
-        checks = {
-            "seed": self.seed >= 0, "eval_seed": self.eval_seed >= 0, "target_sync_every": self.target_sync_every >= 1,
-            "episodes": self.episodes >= 1, "num_envs": self.num_envs >= 1, "batch_size": self.batch_size >= 1,
-            "buffer_capacity": self.buffer_capacity >= self.batch_size, "updates_per_step": self.updates_per_step > 0,
-            "n_step": self.n_step >= 1, "vector": self.vector in ("native", "sync", "async"),
-            "reward_mode": self.reward_mode in ("shared", "own"),
-            "urban_reward": self.urban_reward in ("scalar", "per_bridge"), "eval_every": self.eval_every >= 1,
-            "eval_episodes": self.eval_episodes >= 2, "checkpoint_every": self.checkpoint_every >= 1,
-            "reward_scale": self.reward_scale > 0, "learning_starts": self.learning_starts >= 0,
-            "eps_decay_fraction": 0 < self.eps_decay_fraction <= 1,
-            "lr_end_fraction": 0 < self.lr_end_fraction <= 1,
-            "schedule_episodes": self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
-                                                                    and self.schedule_episodes >= 1),
+        whole = isinstance(self.threads, int) and not isinstance(self.threads, bool)
+        checks = {  # option: (valid, what it must be)
+            "seed": (self.seed >= 0, ">= 0"), "eval_seed": (self.eval_seed >= 0, ">= 0"),
+            "target_sync_every": (self.target_sync_every >= 1, ">= 1"), "episodes": (self.episodes >= 1, ">= 1"),
+            "num_envs": (self.num_envs >= 1, ">= 1"), "batch_size": (self.batch_size >= 1, ">= 1"),
+            "buffer_capacity": (self.buffer_capacity >= self.batch_size, f">= batch_size ({self.batch_size})"),
+            "updates_per_step": (self.updates_per_step > 0, "> 0"), "n_step": (self.n_step >= 1, ">= 1"),
+            "vector": (self.vector in ("native", "sync", "async"), "native, sync or async"),
+            "reward_mode": (self.reward_mode in ("shared", "own"), "shared or own"),
+            "urban_reward": (self.urban_reward in ("scalar", "per_bridge"), "scalar or per_bridge"),
+            "eval_every": (self.eval_every >= 1, ">= 1"), "eval_episodes": (self.eval_episodes >= 2, ">= 2"),
+            "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"), "reward_scale": (self.reward_scale > 0, "> 0"),
+            "learning_starts": (self.learning_starts >= 0, ">= 0"),
+            "eps_decay_fraction": (0 < self.eps_decay_fraction <= 1, "in (0, 1]"),
+            "lr_end_fraction": (0 < self.lr_end_fraction <= 1, "in (0, 1]"),
+            "schedule_episodes": (self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
+                                                                     and self.schedule_episodes >= 1),
+                                  "a whole number >= 1, or left out"),
+            "amp": (self.amp in (True, False, "auto"), "true, false or auto"),
+            "agent": (self.agent in ("fleet", "bridge"), "fleet or bridge"),
+            "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
+                                                       and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
+            "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
         }
-        checks["amp"] = self.amp in (True, False, "auto")
-        checks["agent"] = self.agent in ("fleet", "bridge")
-        checks["polyak_tau"] = self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
-                                                            and 0 < self.polyak_tau <= 1)
-        checks["threads"] = self.threads == "auto" or (isinstance(self.threads, int) and self.threads >= 1
-                                                       and not isinstance(self.threads, bool))
-        for name, ok in checks.items():
+        for name, (ok, need) in checks.items():
             if not ok:
-                raise ConfigError(f"TrainConfig.{name} = {getattr(self, name)!r} is invalid")
+                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}")
 
     @property
     def schedule_total(self) -> int:
