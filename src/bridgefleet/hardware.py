@@ -126,12 +126,7 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
         if amp == "auto" and probe is not None:
             # A small network's update is kernel-launch bound; autocast's casts and the GradScaler's checks
             # then cost more than fp16 saves (measured on an H200: default preset 42 s in fp16, 29 s in fp32).
-            half, full = probe("fp16", n), probe("off", n)
-            probe_ms.update({f"fp16@{n}": half, f"off@{n}": full})
-            if full < half:
-                amp_name, amp_reason = "off", f"CUDA: fp32 was faster than fp16 ({full:.1f} vs {half:.1f} ms/update)"
-            else:
-                amp_reason += f", faster than fp32 ({half:.1f} vs {full:.1f} ms/update)"
+            amp_name, amp_reason = _keep_faster("fp16", n, probe, probe_ms, amp_reason)
         return HardwareChoice(amp_name, amp_reason, n, "CUDA: the host only feeds the GPU" if threads == "auto"
                               else "--threads", probe_ms)
     if amp is True:
@@ -173,17 +168,23 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
             warnings.warn(f"--threads {threads} is more than the {cores} cores this process may use: torch's "
                           "threads will thrash; --threads auto probes the best number", stacklevel=2)
     if amp == "auto" and amp_name == "bf16" and probe is not None:
-        bf = probe_ms.get(f"bf16@{n}") or probe("bf16", n)
-        fp = probe("off", n)
-        probe_ms.update({f"bf16@{n}": bf, f"off@{n}": fp})
-        if fp < bf:
-            amp_name, amp_reason = "off", f"native bf16, but fp32 was faster here ({fp:.1f} vs {bf:.1f} ms/update)"
-        else:
-            amp_reason += f", faster than fp32 ({bf:.1f} vs {fp:.1f} ms/update)"
+        amp_name, amp_reason = _keep_faster("bf16", n, probe, probe_ms, amp_reason)
     choice = HardwareChoice(amp_name, amp_reason, int(n), threads_reason, probe_ms)
     if needs_probe:
         _write_cache(cache_key, choice)
     return choice
+
+
+def _keep_faster(low: str, threads: int, probe: Callable[[str, int], float], probe_ms: dict[str, float],
+                 reason: str) -> tuple[str, str]:
+    """(amp, reason): ``low`` ("bf16" or "fp16") or "off", whichever learner update the probe measures faster
+    at ``threads`` (a timing already in ``probe_ms`` is reused; both are recorded there)."""
+    lo = probe_ms.get(f"{low}@{threads}") or probe(low, threads)
+    fp = probe("off", threads)
+    probe_ms.update({f"{low}@{threads}": lo, f"off@{threads}": fp})
+    if fp < lo:
+        return "off", f"{reason}, but fp32 was faster here ({fp:.1f} vs {lo:.1f} ms/update)"
+    return low, f"{reason}, faster than fp32 ({lo:.1f} vs {fp:.1f} ms/update)"
 
 
 def _read_cache() -> dict:

@@ -306,9 +306,8 @@ class BridgeTrainer:
     def sample(self, batch_size: int) -> dict[str, np.ndarray]:
         """A replay batch with the bootstrap state and action gathered through ``next_index``."""
         batch = self.replay.sample(batch_size, self.rng)
-        nxt = batch["next_index"]
-        batch["next_obs"] = np.take(self.replay.data["obs"], nxt, axis=0)
-        batch["next_action"] = np.take(self.replay.data["action"], nxt, axis=0)
+        boot = self.replay.gather(batch["next_index"], ("obs", "action"))
+        batch["next_obs"], batch["next_action"] = boot["obs"], boot["action"]
         return batch
 
     def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:

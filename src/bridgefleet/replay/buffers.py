@@ -10,7 +10,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -140,10 +140,12 @@ class ReplayBuffer:
         return slots
 
     # ------------------------------------------------------------------ reading
-    def gather(self, indices: ArrayLike) -> dict[str, np.ndarray]:
-        """Copy the items at ``indices`` (int array ``(B,)``): name -> ``(B, *shape)``."""
+    def gather(self, indices: ArrayLike, fields: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Copy the items at ``indices`` (int array ``(B,)``): name -> ``(B, *shape)``, for every field or
+        only ``fields``."""
         idx = np.asarray(indices, dtype=np.int64)
-        return {name: np.take(arr, idx, axis=0) for name, arr in self._data.items()}  # take: 3x faster than arr[idx]
+        # np.take: 3x faster than arr[idx]
+        return {name: np.take(self._data[name], idx, axis=0) for name in (fields or self._data)}
 
     def _check_sample(self, batch_size: int) -> None:
         if self._size == 0:
