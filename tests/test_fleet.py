@@ -14,7 +14,8 @@ def _profile(deck, aadt=None, cf=None):
     ones = np.ones_like(deck)
     return model.FleetProfile(np.arange(deck.shape[1]).astype(str), np.ones(deck.shape[1], bool), deck,
                               ones * 10_000 if aadt is None else np.asarray(aadt, np.float32)[None],
-                              ones if cf is None else np.asarray(cf, np.float32)[None], ones * 7)
+                              ones if cf is None else np.asarray(cf, np.float32)[None], ones * 7, ones * 0.1,
+                              ones * 8.0)
 
 
 def test_cost_is_unit_cost_times_deck_area_times_cost_factor():
@@ -49,7 +50,8 @@ def test_budget_exact_fit_is_funded_and_rural_budget_is_separate():
 
 def test_deterministic_deterioration_hand_computed():
     st = model.FleetState(*(np.array([[v]], np.float32) for v in (7.0, 30.0, 10.0, 0.04)))
-    model.maintain_and_deteriorate(st, np.zeros((1, 1), np.int64), np.ones((1, 1), np.float32), 0.035, 0.1)
+    model.maintain_and_deteriorate(st, np.zeros((1, 1), np.int64), np.ones((1, 1), np.float32),
+                                   FleetConfig.named("plan-2025"))
     # drop = 0.04 × (1 + 0.1 × 10) = 0.08
     assert st.condition[0, 0] == pytest.approx(6.92, abs=1e-6)
     assert (st.age[0, 0], st.ysm[0, 0]) == (31.0, 11.0)
@@ -59,7 +61,8 @@ def test_replacement_resets_rating_age_and_rate_and_gains_are_capped():
     st = model.FleetState(*(np.array([[v, v, v]], np.float32) for v in (3.0, 40.0, 12.0, 0.05)))
     st.condition[0, 2] = 8.5
     # Zero noise: no deterioration this year, only the actions and the clock.
-    model.maintain_and_deteriorate(st, np.array([[4, 3, 2]]), np.zeros((1, 3), np.float32), 0.035, 0.1)
+    model.maintain_and_deteriorate(st, np.array([[4, 3, 2]]), np.zeros((1, 3), np.float32),
+                                   FleetConfig.named("plan-2025"))
     assert st.condition.tolist() == [[9.0, 7.0, 9.0]]
     assert st.age.tolist() == [[1.0, 41.0, 41.0]] and st.ysm.tolist() == [[1.0, 1.0, 1.0]]
     assert st.rate[0].tolist() == pytest.approx([0.035, 0.05, 0.05])

@@ -11,6 +11,23 @@ from typing import Any
 import yaml
 
 
+# The default fleet model's deterioration, fitted by ``bridgefleet calibrate`` to Ontario's inspection histories
+# and Indiana's young bridges (``benchmarks/calibrate_deterioration.py`` prints the fit and its checks).
+RATING_RATE_FACTORS: tuple[float, ...] = (3.11, 3.11, 3.11, 3.11, 2.797, 4.415, 2.932, 0.615, 4.336)
+YSM_ACCELERATION = 0.025
+DETERIORATION_CV = 0.5
+SHOCK_PROBABILITY = 0.0297
+SHOCK_MEAN_DROP = 1.174
+NEW_STRUCTURE_RATING = 8.3
+INITIAL_RATING = (7.527, 0.031, 0.703)
+
+
+def band_factors_to_rating(factors: Any) -> tuple[float, ...]:
+    """The nine per-rating-point factors of three FHWA band factors (good ≥ 7, fair 5 to < 7, poor < 5)."""
+    good, fair, poor = (float(x) for x in factors)
+    return (poor,) * 5 + (fair,) * 2 + (good,) * 2
+
+
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names the field and the value."""
 
@@ -64,16 +81,32 @@ class FleetConfig:
     of bridges that last their 75-year design life (AASHTO LRFD Bridge Design Specifications, art. 1.2)."""
     carry_over_budget: bool = True
     """If true, unspent budget carries over to the next year (a capital programme saves for major work)."""
-    deterioration_cv: float = 0.3
+    deterioration_cv: float = DETERIORATION_CV
     """Coefficient of variation of the gamma-distributed yearly deterioration (0 = deterministic)."""
-    ysm_acceleration: float = 0.05
+    ysm_acceleration: float = YSM_ACCELERATION
     """Growth of the mean drop per year since maintenance: drop = rate × factor × (1 + this × ysm) (fitted to
     Ontario's inspection histories, ``benchmarks/calibrate_deterioration.py``)."""
-    band_rate_factors: tuple[float, float, float] = (0.6, 4.1, 2.6)
-    """Multiplier of the rate by the FHWA band of the rating before the year's drop (good ≥ 7, fair 5 to < 7,
-    poor < 5), maximum-likelihood fit to Ontario's two-year band transitions (docs/fleet-model.md)."""
-    new_structure_rate: float = 0.035
-    """Deterioration rate of a new structure after replacement, rating points per year."""
+    rating_rate_factors: tuple[float, ...] = RATING_RATE_FACTORS
+    """Multiplier of the rate by the whole rating point of the rating after the year's action (index
+    floor(rating) 0–8; a rating of 9 counts as 8): mean yearly drop = rate × factor × (1 + a × ysm). Maximum
+    likelihood fit to Ontario's two-year do-nothing pairs (``bridgefleet calibrate``, docs/fleet-model.md). A
+    fleet YAML may give the three FHWA bands' factors instead as ``band_rate_factors: [good, fair, poor]``."""
+    shock_probability: float = SHOCK_PROBABILITY
+    """Probability per bridge and year of sudden damage (a drop beyond the gradual one: impact, scour, a
+    failed element), fitted to Ontario's two-year drops with the rate factors; 0 = none."""
+    shock_mean_drop: float = SHOCK_MEAN_DROP
+    """Mean size of a sudden-damage drop (exponentially distributed), rating points."""
+    initial_rating: tuple[float, float, float] = INITIAL_RATING
+    """Initial rating of a synthetic bridge: (intercept, loss per year of age, standard deviation), rating points:
+    intercept − loss × age + N(0, sd²), clipped to [3, 9]; fitted to Indiana's 2019 NBI by age (lowest of items
+    58–60, + 0.5 for the continuous scale; docs/fleet-model.md)."""
+    new_structure_rate: float = 0.04
+    """Deterioration rate of a new structure after replacement, rating points per year (the synthetic fleet's
+    mean rate)."""
+    new_structure_rating: float = NEW_STRUCTURE_RATING
+    """Rating of a new structure (after a replacement), rating points; no treatment raises a bridge above it
+    (nor above 9). Fitted so that new bridges deteriorated by the model match the lowest NBI item of Indiana's
+    bridges aged 2–9 (docs/fleet-model.md)."""
     target_condition: float = 7.0
     """Condition rating each bridge should keep (FHWA 'good' threshold), rating points."""
     critical_rating: float = 4.0
@@ -116,7 +149,7 @@ class FleetConfig:
     """Reserved for forward compatibility; must be empty."""
 
     def __post_init__(self) -> None:
-        for name in ("unit_costs_usd_per_m2", "band_rate_factors"):
+        for name in ("unit_costs_usd_per_m2", "rating_rate_factors", "initial_rating"):
             value = getattr(self, name)
             try:
                 setattr(self, name, tuple(float(x) for x in value))
@@ -177,7 +210,8 @@ class FleetConfig:
             "annual_budget_usd", "urban_budget_share", "deterioration_cv", "ysm_acceleration",
             "new_structure_rate", "target_condition", "critical_rating", "critical_penalty",
             "aadt_reference", "aadt_exponent", "cost_lambda", "discount", "inventory_budget_usd_per_m2",
-            "budget_share_of_replacement", "poor_user_cost_usd_per_aadt",
+            "budget_share_of_replacement", "poor_user_cost_usd_per_aadt", "shock_probability", "shock_mean_drop",
+            "new_structure_rating",
         ):
             value = getattr(self, name)
             if value is None and name in ("annual_budget_usd", "urban_budget_share", "inventory_budget_usd_per_m2"):
@@ -192,9 +226,18 @@ class FleetConfig:
             raise bad("budget_share_of_replacement", "must be ≥ 0 (a share of the replacement value per year)")
         if self.poor_user_cost_usd_per_aadt < 0:
             raise bad("poor_user_cost_usd_per_aadt", "must be ≥ 0 USD per vehicle/day")
-        factors = self.band_rate_factors
-        if len(factors) != 3 or any(not math.isfinite(f) or f < 0 for f in factors):
-            raise bad("band_rate_factors", "must be 3 finite, non-negative multipliers (good, fair, poor)")
+        factors = self.rating_rate_factors
+        if len(factors) != 9 or any(not math.isfinite(f) or f < 0 for f in factors):
+            raise bad("rating_rate_factors", "must be 9 finite, non-negative multipliers (ratings 0–1, …, 8–9)")
+        if not 0.0 <= self.shock_probability < 1.0:
+            raise bad("shock_probability", "must be in [0, 1) per year")
+        if self.shock_mean_drop < 0:
+            raise bad("shock_mean_drop", "must be ≥ 0 rating points")
+        if len(self.initial_rating) != 3 or not all(math.isfinite(x) for x in self.initial_rating) \
+                or self.initial_rating[2] < 0:
+            raise bad("initial_rating", "must be 3 finite numbers (intercept, loss per year, sd ≥ 0), rating points")
+        if not 0.0 < self.new_structure_rating <= 9.0:
+            raise bad("new_structure_rating", "must be a rating in (0, 9]")
         if self.deterioration_cv < 0:
             raise bad("deterioration_cv", "must be ≥ 0")
         if self.ysm_acceleration < 0:
@@ -240,7 +283,8 @@ class FleetConfig:
         d = dataclasses.asdict(self)
         d.pop("extra")
         d["unit_costs_usd_per_m2"] = list(self.unit_costs_usd_per_m2)
-        d["band_rate_factors"] = list(self.band_rate_factors)
+        d["rating_rate_factors"] = list(self.rating_rate_factors)
+        d["initial_rating"] = list(self.initial_rating)
         return d
 
     def model_name(self) -> str:
@@ -270,6 +314,15 @@ class FleetConfig:
         change it.
         """
         data = fleet_mapping(data, source)
+        if "band_rate_factors" in data:
+            value = data.pop("band_rate_factors")
+            try:
+                if len(value) != 3:
+                    raise ValueError
+                data["rating_rate_factors"] = band_factors_to_rating(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{source}: FleetConfig.band_rate_factors = {value!r}: must be a list of 3 numbers "
+                                  "(good, fair, poor)") from None
         if "model" in data:
             name = str(data.pop("model"))
             if name not in FLEET_MODELS:
@@ -318,11 +371,18 @@ def fleet_mapping(data: Any, source: str) -> dict[str, Any]:
 
 FLEET_MODELS: dict[str, dict[str, Any]] = {
     "default": {},
+    # The default of issue 16 (every figure from it to issue 23): one rate factor per FHWA band fitted to
+    # Ontario's band transitions, good bridges 2.4 times slower than observed, new structures at 9.
+    "bands-2026": {"rating_rate_factors": band_factors_to_rating((0.6, 4.1, 2.6)), "shock_probability": 0.0,
+                   "ysm_acceleration": 0.05, "deterioration_cv": 0.3, "new_structure_rate": 0.035,
+                   "new_structure_rating": 9.0, "initial_rating": (9.0, 0.07, 0.5)},
     # The model every figure before issue 16 was measured on (the plan's benchmark table among them): a fixed
     # budget of 0.2 % of the replacement value that lapses each year (rehabilitation and replacement never fit
     # it), one deterioration rate for every band, no user cost of poor bridges.
     "plan-2025": {"annual_budget_usd": 282_000.0, "urban_budget_share": 0.34, "carry_over_budget": False,
-                  "ysm_acceleration": 0.1, "band_rate_factors": (1.0, 1.0, 1.0), "poor_user_cost_usd_per_aadt": 0.0,
+                  "ysm_acceleration": 0.1, "rating_rate_factors": (1.0,) * 9, "poor_user_cost_usd_per_aadt": 0.0,
+                  "shock_probability": 0.0, "new_structure_rate": 0.035, "new_structure_rating": 9.0,
+                  "deterioration_cv": 0.3, "initial_rating": (9.0, 0.07, 0.5),
                   "inventory_budget_usd_per_m2": 282_000.0 / 56_000.0},
 }
 """Named fleet models: field values over the defaults (``model: NAME`` in a fleet mapping, ``--fleet-model``)."""

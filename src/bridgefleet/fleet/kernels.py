@@ -69,34 +69,37 @@ def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, s
 
 
 @nb.njit(**_JIT)
-def maintain_and_deteriorate(actions, condition, age, ysm, rate, noise, gain, new_rate,
-                             ysm_acceleration, band_factors, good, poor_below):  # pragma: no cover - compiled
+def maintain_and_deteriorate(actions, condition, age, ysm, rate, noise, shock, has_shock, gain, new_rate,
+                             new_rating, ysm_acceleration, factors):  # pragma: no cover - compiled
     """Apply funded actions, then one year of deterioration, in place (arrays (E, B), float32 state).
 
-    Actions 1–3 add ``gain[a]`` rating points (cap 9), 4 replaces (rating 9, age 0, rate ``new_rate``);
-    actions 1–4 reset years since maintenance. Then drop = rate × band_factors[band] × (1 + ysm_acceleration
-    × ysm) × noise, band of the rating after the action (0 ≥ good, 1 fair, 2 < poor_below),
+    Actions 1–3 add ``gain[a]`` rating points up to ``new_rating`` (a rating above it is kept), 4 replaces
+    (rating ``new_rating``, age 0, rate ``new_rate``); actions 1–4 reset years since maintenance. Then
+    drop = rate × factors[floor(rating)] × (1 + ysm_acceleration × ysm) × noise (+ shock when ``has_shock``),
+    factors float32 (9,) by whole rating point of the rating after the action (9 counts as 8),
     rating = max(rating − drop, 0), age and ysm + 1.
     """
     e_n, b_n = actions.shape
-    nine = np.float32(9.0)
     one = np.float32(1.0)
     acc = np.float32(ysm_acceleration)
     nr = np.float32(new_rate)
+    top = np.float32(new_rating)
     for e in range(e_n):
         for j in range(b_n):
             a = actions[e, j]
             c = condition[e, j]
             if a == 4:
-                c = nine
+                c = top
                 age[e, j] = 0.0
                 rate[e, j] = nr
             elif a > 0:
-                c = min(c + gain[a], nine)
+                c = max(min(c + gain[a], top), c)
             if a > 0:
                 ysm[e, j] = 0.0
-            f = band_factors[0] if c >= good else (band_factors[1] if c >= poor_below else band_factors[2])
-            drop = (ysm[e, j] * acc + one) * rate[e, j] * f * noise[e, j]
+            k = min(max(int(c), 0), 8)
+            drop = (ysm[e, j] * acc + one) * rate[e, j] * factors[k] * noise[e, j]
+            if has_shock:
+                drop += shock[e, j]
             condition[e, j] = max(c - drop, np.float32(0.0))
             age[e, j] += one
             ysm[e, j] += one

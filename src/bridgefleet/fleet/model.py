@@ -45,6 +45,8 @@ class FleetProfile:
         aadt: float32 (E, B), average annual daily traffic, vehicles/day.
         cost_factor: float32 (E, B), multiplier on unit costs (regional price level), dimensionless.
         target_condition: float32 (E, B), rating the bridge should keep, rating points.
+        truck_share: float32 (E, B), share of trucks in AADT (NBI item 109 / 100; default 0.10).
+        detour_km: float32 (E, B), detour while the bridge is posted, km (NBI item 19; default 8).
     """
 
     bridge_id: np.ndarray
@@ -53,6 +55,8 @@ class FleetProfile:
     aadt: np.ndarray
     cost_factor: np.ndarray
     target_condition: np.ndarray
+    truck_share: np.ndarray
+    detour_km: np.ndarray
 
 
 @dataclass
@@ -75,9 +79,14 @@ class FleetState:
         return FleetState(self.condition.copy(), self.age.copy(), self.ysm.copy(), self.rate.copy())
 
 
-def initial_condition(age: np.ndarray, noise: np.ndarray) -> np.ndarray:
-    """Initial rating decreasing with age: 9 − 0.07 × age + noise, clipped to [3, 9] (rating points)."""
-    return np.minimum(np.maximum(9.0 - 0.07 * age + noise, 3.0), MAX_RATING).astype(np.float32)
+def initial_condition(age: np.ndarray, z: np.ndarray, initial_rating: tuple[float, float, float]) -> np.ndarray:
+    """Initial rating decreasing with age, float32 like ``age`` (rating points).
+
+    intercept − loss × age + sd × z, clipped to [3, 9], with (intercept, loss, sd) = ``initial_rating``
+    (``FleetConfig.initial_rating``: fitted to Indiana's 2019 NBI; plan-2025: 9, 0.07, 0.5) and z standard normal.
+    """
+    a, loss, sd = initial_rating
+    return np.minimum(np.maximum(a - loss * age + sd * z, 3.0), MAX_RATING).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=8)
@@ -92,12 +101,13 @@ def _ranges(n_urban: int, n_rural: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi - lo
 
 
-def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -> tuple[dict, dict]:
+def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int,
+                         initial_rating: tuple[float, float, float] = (9.0, 0.07, 0.5)) -> tuple[dict, dict]:
     """One synthetic fleet: (profile columns, state columns), each a dict of float32 arrays (B,).
 
     Two draws define it (their order defines reproducibility): uniforms (6, B) for age, deck area,
     AADT, cost factor (0.9–1.1), rate and the share of age since the last maintenance (capped at
-    15 years); then normals (B,) for the initial-condition noise (σ = 0.5 rating points).
+    15 years); then normals (B,) for the initial-condition noise (:func:`initial_condition`).
     """
     lo, span = _ranges(n_urban, n_rural)
     u = rng.random((6, n_urban + n_rural))
@@ -107,7 +117,7 @@ def draw_synthetic_fleet(rng: np.random.Generator, n_urban: int, n_rural: int) -
     f32 = np.float32
     profile = {"deck_area": x[1].astype(f32), "aadt": x[2].astype(f32),
                "cost_factor": (0.9 + 0.2 * u[4]).astype(f32)}
-    state = {"condition": initial_condition(age, 0.5 * z), "age": age.astype(f32),
+    state = {"condition": initial_condition(age, z, initial_rating), "age": age.astype(f32),
              "ysm": np.floor(u[5] * np.minimum(age, 15.0)).astype(f32), "rate": x[3].astype(f32)}
     return profile, state
 
@@ -158,21 +168,63 @@ def fund_actions(
     return funded, deferred, spent
 
 
-def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.ndarray, new_rate: float,
-                             ysm_acceleration: float,
-                             band_factors: tuple[float, float, float] | np.ndarray = (1.0, 1.0, 1.0)) -> None:
-    """One year in place: funded actions, then deterioration.
+def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.ndarray, config: FleetConfig,
+                             shock: np.ndarray | None = None) -> None:
+    """One year in place: funded actions, then deterioration (docs/fleet-model.md, "Deterioration").
 
-    Actions 1–3 add 1, 2, 4 rating points (capped at 9); 4 sets the rating to 9, age to 0 and the rate to
-    ``new_rate``; actions 1–4 set years since maintenance to 0. Then the mean drop is
-    rate × band factor × (1 + ysm_acceleration × ysm), the band factor that of the rating after the action
-    (good ≥ 7, fair 5 to < 7, poor < 5), the drop that mean times ``noise`` (mean-1 gamma draws, float32
-    (E, B)); ratings stay ≥ 0 (drops are ≥ 0, so never above 9); age and years since maintenance grow by 1.
+    Actions 1–3 add 1, 2, 4 rating points, up to the new-structure rating (``config.new_structure_rating``; a
+    bridge already above it keeps its rating); 4 sets the rating to the new-structure rating, age to 0 and the
+    rate to ``config.new_structure_rate``; actions 1–4 set years since maintenance to 0. Then the mean drop is
+    rate × factor × (1 + ``config.ysm_acceleration`` × ysm), the factor ``config.rating_rate_factors`` of the
+    whole rating point of the rating after the action, the drop that mean times ``noise`` (mean-1 gamma draws,
+    float32 (E, B)) plus ``shock`` (sudden damage, rating points, float32 (E, B); None = none); ratings stay
+    ≥ 0; age and years since maintenance grow by 1.
     """
+    shocks = np.zeros((1, 1), np.float32) if shock is None else np.ascontiguousarray(shock, dtype=np.float32)
     kernels.maintain_and_deteriorate(actions, state.condition, state.age, state.ysm, state.rate,
-                                     np.ascontiguousarray(noise, dtype=np.float32), RATING_GAIN, new_rate,
-                                     ysm_acceleration, np.asarray(band_factors, dtype=np.float32),
-                                     np.float32(GOOD_RATING), np.float32(POOR_BELOW))
+                                     np.ascontiguousarray(noise, dtype=np.float32), shocks, shock is not None,
+                                     RATING_GAIN, config.new_structure_rate, config.new_structure_rating,
+                                     config.ysm_acceleration, rate_factors(config))
+
+
+def rate_factors(config: FleetConfig) -> np.ndarray:
+    """``config.rating_rate_factors`` as float32 (9,): the factor of ratings [k, k + 1) at index k (9 at 8)."""
+    return np.asarray(config.rating_rate_factors, dtype=np.float32)
+
+
+def factor_index(condition: np.ndarray) -> np.ndarray:
+    """Index into the rating rate factors of float ratings: floor(rating) in 0–8, int64 like ``condition``."""
+    return np.clip(np.floor(np.asarray(condition, dtype=np.float64) + 1e-9), 0, 8).astype(np.int64)
+
+
+def draw_shocks(rng: np.random.Generator, config: FleetConfig, size: tuple[int, ...]) -> np.ndarray | None:
+    """Sudden-damage drops, float32 ``size`` (rating points; 0 where none), or None when the model has none
+    (then nothing is drawn from ``rng``): a bridge is hit with probability ``config.shock_probability`` a year,
+    the drop exponential with mean ``config.shock_mean_drop``. Uniforms, then exponentials, one array each."""
+    if config.shock_probability == 0 or config.shock_mean_drop == 0:
+        return None
+    hit = rng.random(size, dtype=np.float32) < np.float32(config.shock_probability)
+    size_drop = rng.standard_exponential(size, dtype=np.float32) * np.float32(config.shock_mean_drop)
+    return np.where(hit, size_drop, np.float32(0.0))
+
+
+DEFAULT_TRUCK_SHARE = 0.10
+"""Share of trucks in AADT where NBI item 109 is not coded (assumption)."""
+DEFAULT_DETOUR_KM = 8.0
+"""Detour length where NBI item 19 is not coded, km (assumption)."""
+
+
+def poor_user_cost(aadt: np.ndarray, truck_share: np.ndarray, detour_km: np.ndarray, config: FleetConfig
+                   ) -> np.ndarray:
+    """Yearly user cost of a bridge while it is poor, float64 like ``aadt`` (USD per year).
+
+    ``config.poor_user_cost_usd_per_aadt`` is the cost per vehicle/day at the default truck share (10 %) and
+    detour (8 km); a bridge's own truck share (NBI item 109, a fraction) and detour (item 19, km) scale it:
+    AADT × truck share × 365 × detour × USD 1.41 per truck-km (ATRI 2023).
+    """
+    scale = (np.asarray(truck_share, np.float64) / DEFAULT_TRUCK_SHARE) * (np.asarray(detour_km, np.float64)
+                                                                             / DEFAULT_DETOUR_KM)
+    return config.poor_user_cost_usd_per_aadt * np.asarray(aadt, dtype=np.float64) * scale
 
 
 def band_index(condition: np.ndarray) -> np.ndarray:

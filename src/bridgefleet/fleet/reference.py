@@ -15,8 +15,11 @@ def reference_year(
     condition: list[float], age: list[float], ysm: list[float], rate: list[float],
     deck_area: list[float], aadt: list[float], cost_factor: list[float], target: list[float],
     actions: list[int], noise: list[float], budget: tuple[float, float], n_urban: int, config: FleetConfig,
+    shock: list[float] | None = None, user_cost_usd: list[float] | None = None,
 ) -> tuple[list[float], list[bool], tuple[float, float]]:
-    """One year for one fleet; the state lists are updated in place.
+    """One year for one fleet; the state lists are updated in place. ``shock``: sudden-damage drops (rating
+    points, None = none); ``user_cost_usd``: each bridge's yearly user cost while poor, USD (None: the model's
+    cost per vehicle/day × AADT).
 
     Returns (per-bridge reward, per-bridge deferred flag, (urban spend, rural spend) USD).
     """
@@ -38,20 +41,24 @@ def reference_year(
     for i in range(b):
         a = actions[i] if funded[i] else 0
         deferred.append(actions[i] > 0 and not funded[i])
+        top = config.new_structure_rating
         if a == 4:
-            condition[i], age[i], rate[i] = 9.0, 0.0, config.new_structure_rate
+            condition[i], age[i], rate[i] = top, 0.0, config.new_structure_rate
         elif a > 0:
-            condition[i] = min(condition[i] + GAIN[a], 9.0)
+            condition[i] = max(min(condition[i] + GAIN[a], top), condition[i])
         if a > 0:
             ysm[i] = 0.0
-        band = 0 if condition[i] >= 7.0 else (1 if condition[i] >= 5.0 else 2)
-        drop = rate[i] * config.band_rate_factors[band] * (1.0 + config.ysm_acceleration * ysm[i]) * noise[i]
+        factor = config.rating_rate_factors[min(int(condition[i]), 8)]
+        drop = rate[i] * factor * (1.0 + config.ysm_acceleration * ysm[i]) * noise[i]
+        if shock is not None:
+            drop += shock[i]
         condition[i] = min(max(condition[i] - drop, 0.0), 9.0)
         age[i] += 1.0
         ysm[i] += 1.0
         w = (aadt[i] / config.aadt_reference) ** config.aadt_exponent
         shortfall = max(config.critical_rating - condition[i], 0.0)
         utility = w * ((condition[i] - target[i]) - config.critical_penalty * shortfall**2)
-        user_cost = config.poor_user_cost_usd_per_aadt * aadt[i] if condition[i] < 5.0 else 0.0
+        poor_cost = config.poor_user_cost_usd_per_aadt * aadt[i] if user_cost_usd is None else user_cost_usd[i]
+        user_cost = poor_cost if condition[i] < 5.0 else 0.0
         rewards.append(utility - config.cost_lambda * ((cost[i] if a > 0 else 0.0) + user_cost))
     return rewards, deferred, (spent[0], spent[1])

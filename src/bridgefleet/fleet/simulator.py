@@ -73,10 +73,9 @@ class FleetSimulator:
         self.n_urban = config.n_urban
         self.n_bridges = config.n_bridges
         self.unit_costs = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
-        self.band_factors = np.asarray(config.band_rate_factors, dtype=np.float32)
         if fleet is None and config.fixed_fleet:
             fleet = model.draw_synthetic_fleet(np.random.default_rng(config.fleet_seed), config.n_urban,
-                                               config.n_rural)
+                                               config.n_rural, config.initial_rating)
         self.fixed = fleet
         if fleet is not None:
             n = len(fleet[0]["deck_area"])
@@ -93,13 +92,17 @@ class FleetSimulator:
         e, b = num_envs, self.n_bridges
         z = np.zeros((e, b), dtype=np.float32)
         self.profile = FleetProfile(np.asarray(ids), urban, z.copy(), z.copy(), z.copy(),
-                                    np.full((e, b), config.target_condition, dtype=np.float32))
+                                    np.full((e, b), config.target_condition, dtype=np.float32),
+                                    np.full((e, b), model.DEFAULT_TRUCK_SHARE, dtype=np.float32),
+                                    np.full((e, b), model.DEFAULT_DETOUR_KM, dtype=np.float32))
         self.state = FleetState(z.copy(), z.copy(), z.copy(), z.copy())
         self.weight = z.copy()
         self.user_cost = np.zeros((e, b), dtype=np.float64)
         self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
         self.budget = np.tile(self.annual_budget, (e, 1))
         self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
+        has_shock = config.shock_probability > 0 and config.shock_mean_drop > 0
+        self.shock = np.zeros((e, config.horizon_years, b), dtype=np.float32) if has_shock else None
         self.t = np.zeros(e, dtype=np.int64)
         self.rngs = [np.random.default_rng() for _ in range(e)]
 
@@ -116,11 +119,14 @@ class FleetSimulator:
                 self.rngs[i] = np.random.default_rng(seed)
             rng = self.rngs[i]
             if self.fixed is None:
-                fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural))
+                fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural, cfg.initial_rating))
             self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv,
                                                        (cfg.horizon_years, self.n_bridges))
+            if self.shock is not None:
+                self.shock[i] = model.draw_shocks(rng, cfg, (cfg.horizon_years, self.n_bridges))
         # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
-        for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition"), self.profile),
+        for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition", "truck_share",
+                                         "detour_km"), self.profile),
                                     (1, ("condition", "age", "ysm", "rate"), self.state)):
             for name in names:
                 if self.fixed is not None and name in self.fixed[part]:
@@ -128,7 +134,8 @@ class FleetSimulator:
                 elif fleets and name in fleets[0][part]:
                     getattr(target, name)[ids] = np.stack([f[part][name] for f in fleets])
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
-        self.user_cost[ids] = cfg.poor_user_cost_usd_per_aadt * self.profile.aadt[ids].astype(np.float64)
+        p = self.profile
+        self.user_cost[ids] = model.poor_user_cost(p.aadt[ids], p.truck_share[ids], p.detour_km[ids], cfg)
         self.budget[ids] = self.annual_budget
         self.t[ids] = 0
         for name in ("condition", "age", "ysm", "rate"):
@@ -167,9 +174,9 @@ class FleetSimulator:
         actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
                                                       self.n_urban)
         year = np.minimum(self.t, cfg.horizon_years - 1)
-        noise = self.noise[np.arange(self.num_envs), year]
-        model.maintain_and_deteriorate(self.state, actions, noise, cfg.new_structure_rate, cfg.ysm_acceleration,
-                                       self.band_factors)
+        rows = np.arange(self.num_envs)
+        model.maintain_and_deteriorate(self.state, actions, self.noise[rows, year], cfg,
+                                       None if self.shock is None else self.shock[rows, year])
         e = self.num_envs
         bridge_reward = np.empty((e, self.n_bridges), dtype=np.float32)
         urban_reward = np.empty(e)
@@ -205,8 +212,8 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of
     its bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck
     area where that is set. Deterioration rates come by condition band (``RATE_BY_BAND``); where the fleet
-    model has band factors of its own (``band_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean
-    rate instead, so the band does not count twice. A training run resolves its fleet in several places
+    model has rate factors of its own (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean
+    rate instead, so the rating does not count twice. A training run resolves its fleet in several places
     (trainer, vector env, every evaluation), so the loaded fleet is cached per file version (path, size,
     modification time) and options; its arrays are read-only, and it warns once.
 
@@ -227,7 +234,7 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
         per_year = config.budget_share_of_replacement * config.unit_costs_usd_per_m2[4]
     budget = per_year * float(size.sum())
     share = float(size[:n_urban].sum() / size.sum())
-    if any(f != 1.0 for f in config.band_rate_factors):
+    if any(f != 1.0 for f in config.rating_rate_factors):
         state = {**state, "rate": np.full_like(state["rate"], sum(model.RATE_RANGE) / 2)}
         state["rate"].flags.writeable = False
     return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,

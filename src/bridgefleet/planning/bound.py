@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.dp import solve
+from bridgefleet.fleet.model import poor_user_cost
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
 BIG_PRICE = 1e9
@@ -127,7 +128,8 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     per_year = annual[:, agency]  # (E, B)
     cap = per_year * (t_n if config.carry_over_budget else 1)
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
-                       weight, profile.target_condition, cap, step, aadt=profile.aadt)
+                       weight, profile.target_condition, cap, step,
+                       user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config))
     if config.carry_over_budget:
         return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None)
     # The most treatments one year's budget can buy: the cheapest treatment of each bridge, cheapest first.

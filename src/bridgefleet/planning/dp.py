@@ -23,10 +23,47 @@ from bridgefleet.planning.transitions import BridgeMDPs
 
 
 @nb.njit(cache=True, nogil=True)
-def _expect(x, weights, taps, band, out):  # pragma: no cover - compiled
-    """out[j] = Σ_k w_k x[j − k] for j − k ≥ 1, plus the rest of the mass on x[0] (the rating floor); the
-    weights (NB, K) and taps (NB,) of the band of grid point j."""
+def _shock(x, shock, out):  # pragma: no cover - compiled
+    """out[j] = (1 − p) x[j] + p (Σ_k w_k x[j − k] for j − k ≥ 1 + the rest of the mass on x[0]): sudden damage
+    with the geometric hat weights (p, w0, c1, ρ) of :func:`bridgefleet.planning.transitions.shock_weights`."""
+    p, w0, c1, rho = shock[0], shock[1], shock[2], shock[3]
+    acc = 0.0  # Σ_{k=1}^{j−1} c1 ρ^{k−1} x[j − k]
+    cum = w0  # weight already placed on points ≥ 1
+    out[0] = x[0]
+    for j in range(1, x.shape[0]):
+        if j >= 2:
+            acc = rho * acc + c1 * x[j - 1]
+            cum += c1 * rho ** (j - 2)
+        out[j] = (1.0 - p) * x[j] + p * (w0 * x[j] + acc + (1.0 - cum) * x[0])
+
+
+@nb.njit(cache=True, nogil=True)
+def _shock_push(d, shock, out):  # pragma: no cover - compiled
+    """Mass d after sudden damage (the transpose of :func:`_shock`), into ``out`` (G,)."""
+    p, w0, c1, rho = shock[0], shock[1], shock[2], shock[3]
+    g_n = d.shape[0]
+    total = 0.0
+    tail = 0.0  # Σ_{l>i} ρ^{l−i−1} d[l]
+    for i in range(g_n - 1, 0, -1):
+        out[i] = (1.0 - p) * d[i] + p * (w0 * d[i] + c1 * tail)
+        tail = d[i] + rho * tail
+        total += d[i]
+    total += d[0]
+    rest = 0.0
+    for i in range(1, g_n):
+        rest += out[i]
+    out[0] = total - rest
+
+
+@nb.njit(cache=True, nogil=True)
+def _expect(x, weights, taps, band, shock, tmp, out):  # pragma: no cover - compiled
+    """out[j] = Σ_k w_k y[j − k] for j − k ≥ 1, plus the rest of the mass on y[0] (the rating floor); the
+    weights (NB, K) and taps (NB,) of the weight group of grid point j; y = x after sudden damage (x itself
+    when its probability shock[0] is 0)."""
     g_n = x.shape[0]
+    if shock[0] > 0.0:
+        _shock(x, shock, tmp)
+        x = tmp
     for j in range(g_n):
         acc = 0.0
         cum = 0.0
@@ -39,8 +76,8 @@ def _expect(x, weights, taps, band, out):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, horizon, gamma, cost_lambda,
-                 price_cost, price_count, active, store_lo, store_hi, eu_out, value0, exp_cost,
+def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0, shift, h, horizon, gamma,
+                 cost_lambda, price_cost, price_count, active, store_lo, store_hi, eu_out, value0, exp_cost,
                  exp_count):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
@@ -57,13 +94,14 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
         eu = np.zeros((r_n, t_n + 2, g_n))
         act = np.zeros((t_n, r_n, t_n + 2, g_n), dtype=np.int8)
         x = np.empty(g_n)
+        tmp = np.empty(g_n)
         for t in range(t_n - 1, t_stop - 1, -1):
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
                     for j in range(g_n):
                         x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j]
-                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, eu[rt, r])
+                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, shock, tmp, eu[rt, r])
             if store_lo <= t < store_hi:
                 eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)
             pc = cost_lambda + price_cost[n, t]
@@ -75,12 +113,12 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
                         ba = 0
                         for a in range(1, 4):
                             if feasible[n, a]:
-                                q = eu[rt, 0, min(j + shift[a], g_n - 1)] - pc * cost[n, a] - pn
+                                q = eu[rt, 0, max(min(j + shift[a], top), j)] - pc * cost[n, a] - pn
                                 if q > best:
                                     best = q
                                     ba = a
                         if r_n == 2 and feasible[n, 4]:
-                            q = eu[1, 0, g_n - 1] - pc * cost[n, 4] - pn
+                            q = eu[1, 0, top] - pc * cost[n, 4] - pn
                             if q > best:
                                 best = q
                                 ba = 4
@@ -111,10 +149,10 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
                         a = act[t, rt, r, j]
                         rt2, r2, j2 = rt, r, j
                         if a == 4:
-                            rt2, r2, j2 = 1, 0, g_n - 1
+                            rt2, r2, j2 = 1, 0, top
                         elif a > 0:
                             r2 = 0
-                            j2 = min(j + shift[a], g_n - 1)
+                            j2 = max(min(j + shift[a], top), j)
                         if a > 0:
                             ec += m * cost[n, a]
                             en += m
@@ -127,6 +165,12 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, c0, shift, h, h
                             d_next[rt2, r2 + 1, j2 - k] += m * wk
                             cum += wk
                         d_next[rt2, r2 + 1, 0] += m * (1.0 - cum)
+            if shock[0] > 0.0:  # sudden damage after the gradual drop (the order of the backward pass)
+                for rt in range(r_n):
+                    for r in range(1, t + 3):
+                        if d_next[rt, r].max() > 0.0:
+                            _shock_push(d_next[rt, r], shock, x)
+                            d_next[rt, r] = x
             exp_cost[n, t] = ec
             exp_count[n, t] = en
             d, d_next = d_next, d
@@ -169,8 +213,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
-    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.c0, mdps.shift,
-                 mdps.h, t_n, mdps.gamma, mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
+    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.shock,
+                 mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
+                 np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), active, lo, hi, eu, value0, exp_cost,
                  exp_count)
     return value0, exp_cost, exp_count, (eu if hi > lo else None)

@@ -38,7 +38,7 @@ def _interp(row, x, h):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
-def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, cost_lambda,
+def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, cost_lambda, top,
              ben):  # pragma: no cover - compiled
     """Benefit of each action over doing nothing, float64 (E, B, 5) into ``ben`` (−inf: not available).
 
@@ -49,7 +49,6 @@ def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain
     """
     e_n, b_n = cond.shape
     r_n = eu.shape[2]
-    g_n = eu.shape[4]
     for e in range(e_n):
         for j in range(b_n):
             m = index[e, j]
@@ -64,7 +63,8 @@ def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain
                 ben[e, j, a] = -np.inf
                 if not feasible[m, a] or (a == 4 and r_n < 2):
                     continue
-                v = eu[m, slot, 1, 0, g_n - 1] if a == 4 else _interp(eu[m, slot, rt, 0], min(c + gain[a], 9.0), h)
+                v = (eu[m, slot, 1, 0, top] if a == 4
+                     else _interp(eu[m, slot, rt, 0], max(min(c + gain[a], top * h), c), h))
                 ben[e, j, a] = v - cost_lambda * cost[m, a] - q0
 
 
@@ -105,7 +105,7 @@ class LagrangianPlanner:
         sl = slice(0, 1) if one else slice(None)
         prof, st = sim.profile, sim.state
         sub = type(prof)(prof.bridge_id, prof.urban, prof.deck_area[sl], prof.aadt[sl], prof.cost_factor[sl],
-                         prof.target_condition[sl])
+                         prof.target_condition[sl], prof.truck_share[sl], prof.detour_km[sl])
         state = type(st)(st.condition[sl], st.age[sl], st.ysm[sl], st.rate[sl])
         args = (sim.config, sub, state, sim.weight[sl], sim.annual_budget)
         self.mdps, rows = fleet_mdps(*args, step=self.step)
@@ -148,7 +148,7 @@ class LagrangianPlanner:
         m = self.mdps
         ben = np.empty((sim.num_envs, sim.n_bridges, 5))
         benefits(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
-                 m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, ben)
+                 m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
         allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         return out

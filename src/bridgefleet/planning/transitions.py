@@ -8,7 +8,9 @@ interpolating hat functions:
     w_k = E[max(0, 1 − |k − D/h|)],   k = 0, 1, …     (mass that falls below 0 goes to grid point 0)
 
 The weights are integrated exactly (regularized incomplete gamma functions, SciPy), not sampled, so the grid
-chain is a proper Markov chain whose values converge to the continuous model's as h → 0 (measured in
+chain is a proper Markov chain. Sudden damage (probability p a year, an exponential drop of mean J) adds a
+second hat-weighted move whose weights are exact and geometric beyond the first (:func:`shock_weights`), applied
+by a recursive filter in the DP, so it costs O(G) a grid row whatever J; whose values converge to the continuous model's as h → 0 (measured in
 ``benchmarks/decision_quality.py``). Sources: the model is docs/fleet-model.md; the decomposition follows
 Hawkins (2003) and Adelman & Mersereau (Operations Research 56(3), 2008).
 """
@@ -21,7 +23,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import MAX_RATING, POOR_BELOW, RATING_GAIN, band_index
+from bridgefleet.fleet.model import MAX_RATING, POOR_BELOW, RATING_GAIN, factor_index
 
 
 def grid_points(step: float) -> tuple[int, float]:
@@ -104,10 +106,12 @@ class BridgeMDPs:
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
         weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
             a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
-            index T + t is the never-maintained ysm0 + t) and band of the rating after the action (NB = 3 with
-            band rate factors, good / fair / poor; NB = 1 without).
+            index T + t is the never-maintained ysm0 + t) and weight group of the rating after the action (one
+            group per distinct factor of ``rating_rate_factors``).
         n_taps: int64 (N, R, 2T, NB), number of non-negligible weights of each case.
-        band: int64 (G,), weight band of each grid rating (0 when NB = 1).
+        band: int64 (G,), weight group of each grid rating: the distinct rate factors of the rating points.
+        shock: float64 (4,): (p, w0, c1, ρ) of sudden damage (:func:`shock_weights`), p = 0 for none.
+        top: int64, grid index of the new-structure rating (replacement's rating, the treatments' cap).
         c0: float64 (N,), initial rating; ysm0: float64 (N,), initial years since maintenance.
         agency: int64 (N,), 0 urban, 1 rural; fleet: int64 (N,), fleet index.
         shift: int64 (5,), grid steps gained by actions 1–3 (action 4 goes to the top of the grid).
@@ -125,6 +129,8 @@ class BridgeMDPs:
     fleet: np.ndarray
     shift: np.ndarray
     band: np.ndarray
+    shock: np.ndarray
+    top: int
     h: float
     horizon: int
     gamma: float
@@ -135,15 +141,30 @@ class BridgeMDPs:
         return len(self.c0)
 
 
+def shock_weights(probability: float, mean_drop: float, h: float) -> np.ndarray:
+    """Hat-function weights of sudden damage on a grid of step h: float64 (4,) (p, w0, c1, ρ).
+
+    An exponential drop X of mean J = ``mean_drop`` (μ = J / h grid steps) has exact hat weights
+    w_0 = 1 − μ(1 − e^{−1/μ}) and w_k = c1 ρ^{k−1} for k ≥ 1, with c1 = μ(1 − e^{−1/μ})² and ρ = e^{−1/μ}
+    (they sum to 1); the DP applies them with probability p by a recursion, O(G) per grid row.
+    """
+    if probability == 0 or mean_drop == 0:
+        return np.zeros(4)
+    mu = mean_drop / h
+    rho = float(np.exp(-1.0 / mu))
+    return np.array([probability, 1.0 - mu * (1.0 - rho), mu * (1.0 - rho) ** 2, rho])
+
+
 def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray,
                 deck_area: np.ndarray, cost_factor: np.ndarray, weight: np.ndarray, target: np.ndarray,
-                cap_usd: np.ndarray, step: float = 0.05, aadt: np.ndarray | None = None) -> BridgeMDPs:
+                cap_usd: np.ndarray, step: float = 0.05, user_cost: np.ndarray | None = None) -> BridgeMDPs:
     """Build the MDPs of E fleets of B bridges (urban columns first) from their state and profile.
 
     Args:
         condition, ysm, rate, deck_area, cost_factor, weight, target: float (E, B) as in the simulator
             (rating points, years, rating points/year, m², –, AADT weight, rating points).
-        aadt: float (E, B), vehicles/day, for the user cost of poor bridges (None: no user cost).
+        user_cost: float (E, B), USD a year while the bridge is poor (:func:`bridgefleet.fleet.model.poor_user_cost`;
+            None: no user cost).
         cap_usd: float (E, B), the most one action of this bridge may cost (its agency's yearly budget, or
             what the horizon's budgets add up to when budgets carry over), USD.
         step: grid step, rating points.
@@ -156,8 +177,8 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     tgt = np.asarray(target, dtype=np.float64).reshape(-1, 1)
     short = np.maximum(config.critical_rating - c, 0.0)
     utility = w * ((c - tgt) - config.critical_penalty * short**2)
-    if aadt is not None and config.poor_user_cost_usd_per_aadt > 0:
-        user = config.poor_user_cost_usd_per_aadt * np.asarray(aadt, dtype=np.float64).reshape(-1, 1)
+    if user_cost is not None:
+        user = np.asarray(user_cost, dtype=np.float64).reshape(-1, 1)
         utility = utility - config.cost_lambda * user * (c < POOR_BELOW)
     unit = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
     size = (np.asarray(deck_area, dtype=np.float64) * np.asarray(cost_factor, dtype=np.float64)).reshape(-1, 1)
@@ -170,13 +191,9 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     ysm_after = np.concatenate([np.broadcast_to(years, (len(rates), t_n)), ysm0[:, None] + years], axis=1)
     kinds = [rates] + ([np.full_like(rates, config.new_structure_rate)] if feasible[:, 4].any() else [])
     drop = np.stack([r[:, None] * (1.0 + config.ysm_acceleration * ysm_after) for r in kinds], axis=1)
-    factors = np.asarray(config.band_rate_factors, dtype=np.float64)
-    if np.all(factors == factors[0]):
-        drop = drop[..., None] * factors[0]
-        band = np.zeros(g_n, dtype=np.int64)
-    else:
-        drop = drop[..., None] * factors
-        band = band_index(c)
+    factors, group = np.unique(np.asarray(config.rating_rate_factors, dtype=np.float64), return_inverse=True)
+    drop = drop[..., None] * factors
+    band = group.reshape(-1)[factor_index(c)].astype(np.int64)
     wts = deterioration_weights(drop, config.deterioration_cv, h)
     nz = wts > 1e-13
     n_taps = np.where(nz.any(-1), wts.shape[-1] - np.argmax(nz[..., ::-1], axis=-1), 1)
@@ -185,6 +202,8 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     shift[1:4] = np.rint(RATING_GAIN[1:4] / h).astype(np.int64)
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
     fleet = np.repeat(np.arange(e_n), b_n)
+    top = min(int(round(config.new_structure_rating / h)), g_n - 1)
     return BridgeMDPs(utility, cost, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
-                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band, h, t_n,
+                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band,
+                      shock_weights(config.shock_probability, config.shock_mean_drop, h), top, h, t_n,
                       float(config.discount), float(config.cost_lambda))
