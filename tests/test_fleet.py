@@ -87,6 +87,7 @@ def test_vectorized_simulator_matches_scalar_reference():
         rural = rng.integers(0, 8, size=3)
         requests = np.concatenate([urban, sim.rural_requests(rural)], axis=1)
         noise = sim.noise[np.arange(3), sim.t]
+        shock = sim.shock[np.arange(3), sim.t]
         res = sim.step(urban, rural)
         for e in range(3):
             s = {k: getattr(before, k)[e].astype(float).tolist() for k in ("condition", "age", "ysm", "rate")}
@@ -94,7 +95,8 @@ def test_vectorized_simulator_matches_scalar_reference():
             rewards, deferred, spent = reference_year(
                 s["condition"], s["age"], s["ysm"], s["rate"], p.deck_area[e].tolist(), p.aadt[e].tolist(),
                 p.cost_factor[e].tolist(), p.target_condition[e].tolist(), requests[e].tolist(),
-                noise[e].astype(float).tolist(), tuple(budget[e]), 6, cfg)
+                noise[e].astype(float).tolist(), tuple(budget[e]), 6, cfg, shock[e].astype(float).tolist(),
+                sim.user_cost[e].tolist())
             np.testing.assert_allclose(sim.state.condition[e], s["condition"], atol=2e-5)
             np.testing.assert_allclose(sim.state.rate[e], s["rate"], atol=1e-7)
             np.testing.assert_allclose(res.bridge_reward[e], rewards, rtol=1e-4, atol=1e-4)
@@ -198,9 +200,36 @@ def test_a_poor_bridge_costs_its_users_the_detour_of_its_trucks():
     sim.profile.aadt[:] = 10_000.0
     sim.weight[:] = 1.0
     sim.user_cost[:] = cfg.poor_user_cost_usd_per_aadt * 10_000.0
+    sim.shock[:] = 0.0
     step = sim.step(np.zeros((1, 1), np.int64), np.zeros(1, np.int64))
-    # poor: drop 0.04 × 2.6 = 0.104 → 4.796; utility (4.796 − 7) − 2 × 0 = −2.204; user cost 10,000 vehicles/day
-    # × 0.10 trucks × 365 days × 8 km × USD 1.41 = USD 4,117,200 → 41.172 reward units at λ = 1e-5 per USD
-    assert step.bridge_reward[0, 0] == pytest.approx(4.796 - 7 - 41.172, abs=1e-3)
-    # good: drop 0.04 × 0.6 = 0.024 → 7.976, no user cost
-    assert step.bridge_reward[0, 1] == pytest.approx(0.976, abs=1e-5)
+    # poor (rating point 4, factor 2.797): drop 0.04 × 2.797 = 0.11188 → 4.78812; utility 4.78812 − 7 = −2.21188;
+    # user cost 10,000 vehicles/day × 0.10 trucks × 365 days × 8 km × USD 1.41 = USD 4,117,200 → 41.172 reward
+    # units at λ = 1e-5 per USD
+    assert step.bridge_reward[0, 0] == pytest.approx(4.78812 - 7 - 41.172, abs=1e-3)
+    # good (rating point 8, factor 4.336): drop 0.04 × 4.336 = 0.17344 → 7.82656, no user cost
+    assert step.bridge_reward[0, 1] == pytest.approx(0.82656, abs=1e-5)
+
+
+def test_a_bridges_own_detour_and_truck_share_scale_its_user_cost():
+    cfg = FleetConfig()
+    # 5,000 vehicles/day, 20 % trucks, 3 km: 5,000 × 0.20 × 365 × 3 × 1.41 = USD 1,543,950 a year
+    cost = model.poor_user_cost(np.array([5000.0, 5000.0]), np.array([0.20, 0.10]), np.array([3.0, 8.0]), cfg)
+    np.testing.assert_allclose(cost, [1_543_950.0, 5000 * 0.10 * 365 * 8 * 1.41])
+
+
+def test_fitted_kernel_hand_values_and_a_seeded_draw():
+    cfg = FleetConfig()
+    # rating 7.5 (point 7, factor 0.615), 10 years since maintenance, rate 0.04, mean-1 noise, no shock:
+    # expected drop 0.04 × 0.615 × (1 + 0.025 × 10) = 0.03075
+    st = model.FleetState(*(np.array([[v]], np.float32) for v in (7.5, 30.0, 10.0, 0.04)))
+    model.maintain_and_deteriorate(st, np.zeros((1, 1), np.int64), np.ones((1, 1), np.float32), cfg)
+    assert st.condition[0, 0] == pytest.approx(7.5 - 0.03075, abs=1e-6)
+    # rating 5.2 (point 5, factor 4.415), ysm 0: 0.04 × 4.415 = 0.1766 times the seeded noise, plus a shock of 1.5
+    st = model.FleetState(*(np.array([[v]], np.float32) for v in (5.2, 30.0, 0.0, 0.04)))
+    noise = model.standard_gamma_noise(np.random.default_rng(0), cfg.deterioration_cv, (1, 1))
+    model.maintain_and_deteriorate(st, np.zeros((1, 1), np.int64), noise, cfg, np.full((1, 1), 1.5, np.float32))
+    assert st.condition[0, 0] == pytest.approx(5.2 - 0.1766 * float(noise[0, 0]) - 1.5, abs=1e-5)
+    # a replacement yields the new-structure rating 8.3; a rehabilitation stops there too
+    st = model.FleetState(*(np.array([[v, v]], np.float32) for v in (4.0, 40.0, 5.0, 0.05)))
+    model.maintain_and_deteriorate(st, np.array([[4, 3]]), np.zeros((1, 2), np.float32), cfg)
+    assert st.condition.tolist() == [[pytest.approx(8.3), pytest.approx(8.0)]]
