@@ -45,6 +45,7 @@ from bridgefleet.bench_output import (
     plot_bench,
     write_markdown,
 )
+from bridgefleet.outputs import write_json
 
 __all__ = ["PLAN_TARGETS", "PROFILES", "bench_config", "machine_info", "markdown_table", "plot_bench", "run_bench",
            "run_one", "summarize", "write_markdown"]
@@ -171,7 +172,7 @@ def _steady_seconds_per_episode(run_dir: Path, learning_episode: int, num_envs: 
     path = run_dir / "metrics.csv"
     if not path.exists():
         return None
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8") as f:
         rows = [(int(r["episode"]), float(r["wall_seconds"])) for r in csv.DictReader(f) if r["kind"] == "train"]
     rows = [(e, w) for e, w in rows if e % num_envs == 0]
     if not rows:
@@ -221,12 +222,12 @@ def run_one(cfg: Any, run_dir: Path, isolate: bool = True) -> dict[str, Any]:
         shutil.rmtree(run_dir)  # a bench-owned run folder from an earlier invocation into the same --out
     run_dir.mkdir(parents=True)
     if isolate:
-        (run_dir / "bench_config.json").write_text(json.dumps(cfg.to_dict()))
+        write_json(run_dir / "bench_config.json", cfg.to_dict())
         proc = subprocess.run([sys.executable, "-m", "bridgefleet.bench", "--worker", str(run_dir)],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"bench run {cfg.preset} seed {cfg.seed} failed:\n{proc.stderr[-4000:]}")
-        summary = json.loads((run_dir / "summary.json").read_text())
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     else:
         _, summary = train(cfg, out=run_dir, progress=False)
     return _run_row(cfg, run_dir, summary)
@@ -236,7 +237,7 @@ def _worker(run_dir: str) -> int:
     from bridgefleet.train import TrainConfig, train
 
     path = Path(run_dir)
-    cfg = TrainConfig.from_dict(json.loads((path / "bench_config.json").read_text()), str(path))
+    cfg = TrainConfig.from_dict(json.loads((path / "bench_config.json").read_text(encoding="utf-8")), str(path))
     train(cfg, out=path, progress=False)
     return 0
 

@@ -3,7 +3,6 @@ bench.png; the machine it ran on."""
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import platform
@@ -11,6 +10,8 @@ import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from bridgefleet.outputs import SafeDictWriter, atomic_write, save_figure, write_text
 
 
 def _num(x: Any) -> float | None:
@@ -40,7 +41,7 @@ def machine_info() -> dict[str, str]:
 
     cpu = platform.processor() or platform.machine()
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
@@ -53,11 +54,13 @@ def machine_info() -> dict[str, str]:
 
 
 def _write_csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(fields), extrasaction="ignore")
+    def table(f) -> None:
+        w = SafeDictWriter(f, fieldnames=list(fields), extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+
+    atomic_write(path, table)
 
 
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
@@ -122,7 +125,7 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         "baseline).",
         "",
     ]
-    path.write_text("\n".join(text), encoding="utf-8")
+    write_text(path, "\n".join(text))
 
 
 def _runner(isolate: bool | str) -> str:
@@ -163,8 +166,10 @@ def plot_bench(path: Path, summary: Sequence[dict[str, Any]]) -> Path:
     a2.set_title("episodes to target")
     a2.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=100)
+    finally:
+        plt.close(fig)
     return path
 
 

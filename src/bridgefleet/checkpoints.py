@@ -3,7 +3,6 @@ intact one (a damaged file is named in one line and skipped), replay buffers bes
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -12,12 +11,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from bridgefleet.outputs import atomic_write
+
 
 def atomic_torch_save(obj: Any, path: Path) -> None:
     """Write to a temporary file in the same folder, then rename: a crash never leaves a torn file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: torch.save(obj, f), binary=True)
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -102,10 +101,8 @@ def replay_path(ckpt: Path) -> Path:
 
 def save_replay(path: Path, buffers: Mapping[str, Mapping[str, Any]]) -> None:
     """Replay buffers' ``state_dict()`` as one .npz (keys ``<buffer>/<key>``), written atomically."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as f:
-        np.savez(f, **{f"{b}/{k}": np.asarray(v) for b, st in buffers.items() for k, v in st.items()})
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: np.savez(f, **{f"{b}/{k}": np.asarray(v) for b, st in buffers.items()
+                                                for k, v in st.items()}), binary=True)
 
 
 def load_replay(path: Path) -> dict[str, dict[str, Any]]:

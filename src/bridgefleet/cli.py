@@ -78,12 +78,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _write_json(path: str, data: dict) -> None:
-    import json
+    from bridgefleet.outputs import write_json
 
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2)
-    os.replace(tmp, path)
+    write_json(path, data)
     print(f"written: {path}")
 
 
@@ -400,7 +397,19 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
     return f"bridgefleet: warning: {message}\n"
 
 
+def _utf8_streams() -> None:
+    """Under a C/POSIX locale without UTF-8 coercion Python's stdout is ASCII, and the tables' ×, –, ≥ (or a
+    structure number such as MOST-Ł1) would stop a command: write UTF-8 there instead, as every file is."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        if codecs.lookup(encoding).name == "ascii" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _utf8_streams()
     args = build_parser().parse_args(argv)
     warnings.formatwarning = _one_line_warning  # users see the message, not our source lines
     try:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import torch
 
+from bridgefleet.outputs import write_json
+
 NO_BF16_ISAS = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
 """``ONEDNN_MAX_CPU_ISA`` values below AVX512_CORE_BF16: oneDNN then emulates bf16 (oneDNN docs, CPU ISA
 hints)."""
@@ -84,7 +86,7 @@ def thread_candidates(cores: int) -> list[int]:
 
 def cpu_model() -> str:
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     except OSError:
@@ -189,7 +191,7 @@ def _keep_faster(low: str, threads: int, probe: Callable[[str, int], float], pro
 
 def _read_cache() -> dict:
     try:
-        return json.loads(_cache_path().read_text())
+        return json.loads(_cache_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
@@ -200,9 +202,7 @@ def _write_cache(key: str, choice: HardwareChoice) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = _read_cache()
         data[key] = choice.to_dict()
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, path)
+        write_json(path, data, indent=1)
     except OSError:  # a read-only home only loses the cache
         pass
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +10,7 @@ import numpy as np
 
 from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.outputs import save_figure, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.train import load_policy
 
@@ -63,16 +62,14 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
         out = out / "plan.csv"
     check_writable_file(out, "--out", create=True)  # before the plan is computed
     plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with tmp.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"])
+    def rows():
+        yield ["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"]
         for y in range(plan.years):
             for j in range(len(plan.bridge_id)):  # output rows, not simulation
-                w.writerow([y + 1, plan.bridge_id[j], plan.cluster[j], ACTION_NAMES[plan.action[y, j]],
-                            f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}",
-                            f"{plan.condition[y, j]:.2f}"])
-    os.replace(tmp, out)
+                yield [y + 1, plan.bridge_id[j], plan.cluster[j], ACTION_NAMES[plan.action[y, j]],
+                       f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
+
+    write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
     budget = plan.budget_usd.sum()
     print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'annual budget USD':>18}")
     for y in range(plan.years):
@@ -176,8 +173,10 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            save_figure(fig, path, dpi=100)
+        finally:
+            plt.close(fig)
         return None
     buf = io.StringIO()
     fig.savefig(buf, format="svg")

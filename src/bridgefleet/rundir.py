@@ -7,15 +7,21 @@ Rules (docs/learner.md, "Runs, checkpoints and resume"):
 - a run that fails before its first checkpoint removes what it wrote; Ctrl-C writes a checkpoint first;
 - a folder holding a config but no checkpoint (a run killed before its first one) is started again from
   episode 0, by ``train --out`` or ``train --resume``, with a note saying so;
-- a resume truncates metrics.csv to the checkpoint's episode and purges later TensorBoard steps.
+- a resume truncates metrics.csv to the checkpoint's episode and purges later TensorBoard steps;
+- one writer per folder: a live run holds an OS file lock on it (``.bridgefleet.lock``, released by the system
+  when the process ends, however it ends), and a second ``train``, ``--resume`` or sweep trial into it is
+  refused in one line naming the holder's PID;
+- a resume refuses a config.yaml edited since the checkpoint (only ``episodes`` and ``device`` may change).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +29,78 @@ import yaml
 
 from bridgefleet.checkpoints import checkpoints
 from bridgefleet.config import ConfigError
+from bridgefleet.outputs import write_csv, write_text
 from bridgefleet.runlog import Metrics
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "training_curve.png", "final.pt")
 RUN_DIRS = ("checkpoints", "tb")
+LOCK = ".bridgefleet.lock"
+"""The run folder's lock file (an OS lock on it, held while a run writes); its holder's PID is in LOCK.pid."""
+RESUMABLE = ("episodes", "schedule_episodes", "device")
+"""Config fields a resume may change (--episodes, which keeps the first total in schedule_episodes, and
+--device); every other field must be what the checkpoint was trained with."""
+
+
+class RunLocked(FileExistsError):
+    """Another live process writes this run folder."""
+
+
+@contextlib.contextmanager
+def hold(run_dir: Path) -> Iterator[None]:
+    """Hold the run folder's lock while the block runs (the folder must exist).
+
+    The lock is an OS file lock (``flock``, by :mod:`filelock`): it dies with its process, so a lock left by a
+    killed run never blocks; the holder's PID is written beside it so a refusal can name it.
+
+    Raises:
+        RunLocked: another process holds it (one line naming its PID).
+    """
+    import filelock
+
+    # flock on POSIX (never a "soft" lock file, which would outlive a killed process); the platform's own lock
+    # elsewhere
+    lock = (filelock.UnixFileLock if os.name == "posix" else filelock.FileLock)(run_dir / LOCK, timeout=0)
+    pid_file = run_dir / f"{LOCK}.pid"
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        try:
+            pid = pid_file.read_text(encoding="utf-8").strip() or "unknown"
+        except OSError:
+            pid = "unknown"
+        raise RunLocked(f"{run_dir} is in use by another bridgefleet run (PID {pid}); one process writes a run "
+                        "folder at a time: wait for it to end or stop it, or choose another --out") from None
+    try:
+        pid_file.write_text(str(os.getpid()), encoding="utf-8")
+        yield
+    finally:
+        pid_file.unlink(missing_ok=True)
+        lock.release()
+
+
+def release_traces(run_dir: Path) -> None:
+    """Remove the lock file of a folder this process no longer holds (after a failed run left nothing)."""
+    for name in (LOCK, f"{LOCK}.pid"):
+        (run_dir / name).unlink(missing_ok=True)
+
+
+def changed_fields(trained: dict[str, Any], now: dict[str, Any], prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(field, checkpoint's value, config.yaml's value) of every field that differs, fleet fields as
+    ``fleet.NAME``; fields in :data:`RESUMABLE` are not compared."""
+    out = []
+    for key in sorted(set(trained) | set(now)):
+        if not prefix and key in RESUMABLE:
+            continue
+        a, b = trained.get(key), now.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += changed_fields(a, b, f"{prefix}{key}.")
+        elif _plain(a) != _plain(b):
+            out.append((f"{prefix}{key}", a, b))
+    return out
+
+
+def _plain(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -59,6 +133,19 @@ def has_progress(run_dir: Path) -> bool:
     return (run_dir / "final.pt").exists() or bool(checkpoints(run_dir))
 
 
+def check_run_path(run_dir: Path) -> None:
+    """Refuse a run folder path that is a file or lies under a file.
+
+    Raises:
+        FileExistsError: ``run_dir`` is a file. NotADirectoryError: a folder above it is a file.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise FileExistsError(f"--out {run_dir} is a file, not a run directory: choose a folder name")
+    for part in run_dir.parents:
+        if part.exists() and not part.is_dir():
+            raise NotADirectoryError(f"--out {run_dir}: {part} is a file, not a folder")
+
+
 def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     """Make (or reuse) ``run_dir`` for a new run and write its config.yaml atomically; returns True when the
     folder was made here (so a failure before the first checkpoint may remove it).
@@ -66,11 +153,7 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     Raises:
         FileExistsError: the folder holds a run with a checkpoint or final model, or ``run_dir`` is a file.
     """
-    if run_dir.exists() and not run_dir.is_dir():
-        raise FileExistsError(f"--out {run_dir} is a file, not a run directory: choose a folder name")
-    for part in run_dir.parents:
-        if part.exists() and not part.is_dir():
-            raise NotADirectoryError(f"--out {run_dir}: {part} is a file, not a folder")
+    check_run_path(run_dir)
     if (run_dir / "config.yaml").exists():
         if has_progress(run_dir):
             raise FileExistsError(f"{run_dir} already holds a training run: continue it with --resume "
@@ -85,9 +168,7 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
 
 
 def write_config(run_dir: Path, cfg_dict: dict[str, Any]) -> None:
-    tmp = run_dir / ".config.yaml.tmp"
-    tmp.write_text(yaml.safe_dump(cfg_dict, sort_keys=False))
-    os.replace(tmp, run_dir / "config.yaml")
+    write_text(run_dir / "config.yaml", yaml.safe_dump(cfg_dict, sort_keys=False, allow_unicode=True))
 
 
 def clear(run_dir: Path) -> None:
@@ -99,10 +180,12 @@ def clear(run_dir: Path) -> None:
 
 
 def abandon(run_dir: Path, made: bool) -> None:
-    """After a failure before the first checkpoint: leave no trace (the folder too, if made by this run)."""
+    """After a failure before the first checkpoint: leave no trace (the folder too, if made by this run).
+    Called after the lock is released."""
     if has_progress(run_dir):
         return
     clear(run_dir)
+    release_traces(run_dir)
     if made:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -113,7 +196,7 @@ def rollback_metrics(run_dir: Path, episodes_done: int) -> int:
     path = run_dir / "metrics.csv"
     if not path.exists():
         return 0
-    with path.open(newline="", errors="replace") as f:
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
         rows = list(csv.reader(f))
     if not rows or tuple(rows[0]) != Metrics.FIELDS:  # not ours (overwritten, damaged): keep it aside, start anew
         aside = path.with_name("metrics.csv.damaged")
@@ -124,8 +207,5 @@ def rollback_metrics(run_dir: Path, episodes_done: int) -> int:
     # a row torn by a kill (fewer fields) goes too
     keep = [rows[0]] + [r for r in rows[1:]
                         if len(r) == len(rows[0]) and r[1].isdigit() and int(r[1]) <= episodes_done]
-    tmp = path.with_name(".metrics.csv.tmp")
-    with tmp.open("w", newline="") as f:
-        csv.writer(f).writerows(keep)
-    os.replace(tmp, path)
+    write_csv(path, keep)
     return len(rows) - len(keep)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bridgefleet.outputs import SafeWriter, save_figure, write_json
 
 
 class Metrics:
@@ -18,8 +18,8 @@ class Metrics:
 
     def __init__(self, path: Path):
         new = not path.exists()
-        self.f = path.open("a", newline="")
-        self.w = csv.writer(self.f)
+        self.f = path.open("a", newline="", encoding="utf-8")
+        self.w = SafeWriter(self.f)
         if new:
             self.w.writerow(self.FIELDS)
 
@@ -76,7 +76,8 @@ def plot_training_curve(run_dir: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    with (run_dir / "metrics.csv").open(newline="", encoding="utf-8", errors="replace") as f:
+        rows = list(csv.DictReader(f))
     tr = [(int(r["episode"]), float(r["train_return"])) for r in rows if r["kind"] == "train"]
     ev = [(int(r["episode"]), float(r["eval_return"]), float(r["target_return"])) for r in rows if r["kind"] == "eval"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -96,16 +97,16 @@ def plot_training_curve(run_dir: Path) -> Path:
     ax.set_title("bridgefleet training")
     fig.tight_layout()
     out = run_dir / "training_curve.png"
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    try:
+        save_figure(fig, out, dpi=100)
+    finally:
+        plt.close(fig)
     return out
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     """summary.json (written to a temporary file, then renamed) and training_curve.png."""
-    tmp = run_dir / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2))
-    os.replace(tmp, run_dir / "summary.json")
+    write_json(run_dir / "summary.json", summary)
     try:
         plot_training_curve(run_dir)
     except (KeyError, ValueError) as exc:  # a metrics.csv edited by hand must not cost the finished run

@@ -29,7 +29,7 @@ from bridgefleet.checkpoints import (
     save_rolling,
     set_rng_state,
 )
-from bridgefleet.config import read_yaml
+from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
 from bridgefleet.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
@@ -37,7 +37,19 @@ from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.hardware import HardwareChoice, choose, cpu_model, time_updates
 from bridgefleet.learner import DQNLearner, resolve_device
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
-from bridgefleet.rundir import RunInterrupted, abandon, clear, preflight, rollback_metrics, start, write_config
+from bridgefleet.rundir import (
+    RunInterrupted,
+    RunLocked,
+    abandon,
+    changed_fields,
+    check_run_path,
+    clear,
+    hold,
+    preflight,
+    rollback_metrics,
+    start,
+    write_config,
+)
 from bridgefleet.runlog import Metrics, progress_bar, record_evaluation, tensorboard, write_summary
 from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
 
@@ -384,13 +396,17 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     """
     preflight(cfg)
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    made = start(run_dir, cfg.to_dict())
-    _note_rounding(cfg)
+    check_run_path(run_dir)
+    made = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        trainer = _trainer(cfg, run_dir, progress, reprobe)
-        trainer.on_eval = on_eval
-        return run_dir, _run(trainer)
-    except RunInterrupted:
+        with hold(run_dir):  # one writer per folder: a second train, resume or trial is refused here
+            start(run_dir, cfg.to_dict())
+            _note_rounding(cfg)
+            trainer = _trainer(cfg, run_dir, progress, reprobe)
+            trainer.on_eval = on_eval
+            return run_dir, _run(trainer)
+    except (RunInterrupted, RunLocked):
         raise
     except BaseException:
         abandon(run_dir, made)
@@ -442,7 +458,15 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").exists():
         raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
+    with hold(run_dir):  # one writer per folder
+        return _resume(run_dir, progress, episodes, reprobe, device, on_eval)
+
+
+def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, device: str | None,
+            on_eval: Callable[[int, float, float], Any] | None) -> tuple[Path, dict[str, Any]]:
     data = read_yaml(run_dir / "config.yaml")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{run_dir / 'config.yaml'}: expected a mapping of training options")
     if episodes is not None and episodes != data.get("episodes"):
         data["schedule_episodes"] = data.get("schedule_episodes") or data.get("episodes")
         data["episodes"] = episodes
@@ -454,6 +478,15 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     if found is None and checkpoints(run_dir):
         raise FileNotFoundError(f"{run_dir}: no intact checkpoint to resume from (each is named above); start "
                                 "again with train --out into a new folder")
+    if found is not None:  # the run's config.yaml edited since the checkpoint: refused, not resumed wrongly
+        trained = TrainConfig.from_dict(dict(found[1]["config"]), str(found[0])).to_dict()
+        diff = changed_fields(trained, cfg.to_dict())
+        if diff:
+            name, was, now = diff[0]
+            more = f" (and {len(diff) - 1} more field(s))" if len(diff) > 1 else ""
+            raise ConfigError(f"{run_dir / 'config.yaml'}: {name} is {now!r} but the checkpoint {found[0].name} "
+                              f"was trained with {was!r}{more}; a resume changes only episodes (--episodes) and "
+                              f"device (--device): put {name}: {was!r} back, or train the new config with --out")
     if found is not None and found[1]["episodes_done"] >= cfg.episodes:
         done = found[1]["episodes_done"]
         asked = f"--episodes {episodes} would add none" if episodes is not None else f"its total is {cfg.episodes}"

@@ -117,9 +117,20 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if isinstance(self.fleet, dict):
             self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
-        self.urban_hidden = tuple(int(x) for x in self.urban_hidden)
-        self.rural_hidden = tuple(int(x) for x in self.rural_hidden)
-        self.bridge_hidden = tuple(int(x) for x in self.bridge_hidden)
+        for name in ("urban_hidden", "rural_hidden", "bridge_hidden"):
+            widths = getattr(self, name)
+            if isinstance(widths, str | int | float) or not all(
+                    isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in widths):
+                raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1")
+            setattr(self, name, tuple(widths))
+        for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
+        for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
+                     "eps_decay_fraction", "lr_end_fraction", "reward_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "n_step", "learning_starts",
                      "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed", "eval_seed"):
             value = getattr(self, name)
@@ -138,6 +149,13 @@ class TrainConfig:
             "eval_every": (self.eval_every >= 1, ">= 1"), "eval_episodes": (self.eval_episodes >= 2, ">= 2"),
             "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"), "reward_scale": (self.reward_scale > 0, "> 0"),
             "learning_starts": (self.learning_starts >= 0, ">= 0"),
+            "lr": (self.lr > 0, "> 0"), "grad_clip": (self.grad_clip > 0, "> 0"),
+            "per_alpha": (0 <= self.per_alpha <= 1, "in [0, 1]"),
+            "per_beta_start": (0 <= self.per_beta_start <= 1, "in [0, 1]"),
+            "eps_start": (0 <= self.eps_start <= 1, "in [0, 1]"), "eps_end": (0 <= self.eps_end <= 1, "in [0, 1]"),
+            "loss": (self.loss in ("mse", "huber"), "mse or huber"),
+            "compile": (self.compile in ("off", "default", "reduce-overhead", "max-autotune"),
+                        "off, default, reduce-overhead or max-autotune"),
             "eps_decay_fraction": (0 < self.eps_decay_fraction <= 1, "in (0, 1]"),
             "lr_end_fraction": (0 < self.lr_end_fraction <= 1, "in (0, 1]"),
             "schedule_episodes": (self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)

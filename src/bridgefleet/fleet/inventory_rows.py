@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import datetime
 import io
 import math
 import re
@@ -190,6 +191,32 @@ def _number(value: str, column: str, what: str, *, required: bool = True, minimu
         why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
         raise _RowProblem(_BAD, why, column, v)
     return x
+
+
+EARLIEST_YEAR_BUILT = 1700
+"""Years built before this are not a year (0, 0000, a two-digit year): the row is dropped by both readers."""
+
+
+def _year_built(value: str, column: str, year: int) -> float:
+    """Year built (item 27, or a mapped column) checked as one rule for every reader: EARLIEST_YEAR_BUILT …
+    the inventory year, else the row is dropped as malformed."""
+    built = _number(value, column, "year built")
+    assert built is not None
+    if built < EARLIEST_YEAR_BUILT or built > year:
+        raise _RowProblem(_BAD, f"year built outside {EARLIEST_YEAR_BUILT}–{year} (inventory year)", column,
+                          _clean(value))
+    return built
+
+
+def _age(value: str, column: str, year: int | None) -> float:
+    """An age column, years: the same rule as a year built (no older than EARLIEST_YEAR_BUILT)."""
+    age = _number(value, column, "age")
+    assert age is not None
+    oldest = (year if year is not None else datetime.date.today().year) - EARLIEST_YEAR_BUILT
+    if age > oldest:
+        raise _RowProblem(_BAD, f"age above {oldest} years (built before {EARLIEST_YEAR_BUILT})", column,
+                          _clean(value))
+    return age
 
 
 # ------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -20,6 +21,7 @@ from bridgefleet.fleet.inventory_model import (
     state_cost_factor,
 )
 from bridgefleet.fleet.inventory_rows import (
+    _age,
     _Bridge,
     _clean,
     _collect,
@@ -29,6 +31,7 @@ from bridgefleet.fleet.inventory_rows import (
     _optional_number,
     _rating,
     _read_rows,
+    _year_built,
     _years_since,
     check_inventory_year,
 )
@@ -106,6 +109,25 @@ def _cluster_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], b
                          f"{{functional_class: column}}, got {rule!r}", source)
 
 
+def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None, positive: bool = False,
+              whole: bool = False) -> float:
+    """A mapping's constant (cost_factor, area_scale, …) as a finite number, > 0 where ``positive``, a whole
+    number where ``whole``.
+
+    Raises:
+        InventoryError: one line naming the key and the value (NaN, infinite, text, out of range).
+    """
+    value = m.get(key, default)
+    try:
+        x = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x) or (positive and x <= 0) or (whole and x != int(x)):
+        need = "a whole number" if whole else "a finite number"
+        raise InventoryError(f"mapping key {key!r} = {value!r}: must be {need}{' > 0' if positive else ''}", source)
+    return x
+
+
 def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path, *,
                        max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
     """Read a CSV table that is not in NBI layout, with a column mapping (dict, YAML path or bundled name).
@@ -136,16 +158,20 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     if m.get("deck_area") is None and (m.get("length") is None or m.get("width") is None):
         raise InventoryError("mapping needs 'deck_area' or both 'length' and 'width'", msource)
     conds = [m["condition"]] if isinstance(m["condition"], str) else list(m["condition"])
-    lo, hi = (float(x) for x in (m.get("condition_scale") or (0.0, 9.0)))
+    scale = m.get("condition_scale") or (0.0, 9.0)
+    if not isinstance(scale, list | tuple) or len(scale) != 2:
+        raise InventoryError(f"mapping key 'condition_scale' = {scale!r}: must be [low, high]", msource)
+    lo, hi = (_constant({"condition_scale": x}, "condition_scale", msource) for x in scale)
     if not hi > lo:
         raise InventoryError(f"condition_scale {m.get('condition_scale')!r} must be [low, high] with "
                              "high > low", msource)
     cluster_col, cluster_of = _cluster_rule(m["cluster"], msource)
-    area_scale = float(m.get("area_scale", 1.0))
-    state_code = m.get("state_code")
-    cost_factor = float(m["cost_factor"]) if m.get("cost_factor") is not None else state_cost_factor(
-        None if state_code is None else int(state_code))
-    year = None if m.get("year") is None else int(m["year"])
+    area_scale = _constant(m, "area_scale", msource, default=1.0, positive=True)
+    state_code = None if m.get("state_code") is None else int(_constant(m, "state_code", msource, whole=True,
+                                                                             positive=True))
+    cost_factor = (_constant(m, "cost_factor", msource, positive=True) if m.get("cost_factor") is not None
+                   else state_cost_factor(state_code))
+    year = None if m.get("year") is None else int(_constant(m, "year", msource, whole=True))
     if year is not None:
         check_inventory_year(year, "mapping's year:", path)
 
@@ -177,15 +203,11 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         condition = (min(rated) - lo) / (hi - lo) * 9.0
         built = recon = None
         if columns["age"] is not None:
-            age = _number(get(f, "age"), str(columns["age"]), "age")
+            age = _age(get(f, "age"), str(columns["age"]), year)
         else:
-            built = _number(get(f, "year_built"), str(columns["year_built"]), "year built")
-            assert built is not None and year is not None
+            assert year is not None
+            built = _year_built(get(f, "year_built"), str(columns["year_built"]), year)  # the NBI reader's rule
             age = year - built
-            if age < 0:
-                raise _RowProblem(_BAD, f"year built after the inventory year {year}",
-                                  str(columns["year_built"]), _clean(get(f, "year_built")))
-        assert age is not None
         if columns["year_reconstructed"] is not None:
             recon = _optional_number(get(f, "year_reconstructed"))
             if year is not None and built is None and recon:

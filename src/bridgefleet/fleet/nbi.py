@@ -26,6 +26,7 @@ from bridgefleet.fleet.inventory_rows import (
     _optional_number,
     _rating,
     _read_rows,
+    _year_built,
     _years_since,
     check_inventory_year,
 )
@@ -145,11 +146,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         if not (1 <= fc <= 9 or 11 <= fc <= 19):
             raise _RowProblem(_BAD, "functional class is not 01–09 (rural) or 11–19 (urban)",
                               "FUNCTIONAL_CLASS_026", fc_raw)
-        built = _number(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", "year built")
-        assert built is not None
-        if built < 1700 or built > year:
-            raise _RowProblem(_BAD, f"year built outside 1700–{year} (inventory year)", "YEAR_BUILT_027",
-                              _clean(get(f, "YEAR_BUILT_027")))
+        built = _year_built(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", year)
         age = float(year - built)
         recon = _optional_number(get(f, "YEAR_RECONSTRUCTED_106"))
         aadt = _number(get(f, "ADT_029"), "ADT_029", "average daily traffic")

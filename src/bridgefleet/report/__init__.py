@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,23 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.evaluate import format_table
+from bridgefleet.outputs import write_text
 from bridgefleet.paths import check_writable_file
 from bridgefleet.plan import plot_plan
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
 
-__all__ = ["build_report"]
+__all__ = ["build_report", "json_script"]
+
+_JSON_SCRIPT_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026", 0x2028: "\\u2028",
+                        0x2029: "\\u2029"}
+
+
+def json_script(data: Any) -> str:
+    """``data`` as JSON safe inside ``<script type="application/json">``: ``<``, ``>``, ``&``, U+2028 and U+2029
+    written as ``\\u`` escapes (as Django's ``json_script``), so no text from an inventory (``</script>``,
+    ``<!--<script>``) can end the block or start a script; ``JSON.parse`` reads the same strings back."""
+    return json.dumps(data, separators=(",", ":")).translate(_JSON_SCRIPT_ESCAPES)
 
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
@@ -61,19 +71,15 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
                                data.fleet.deck_area, first),
               "training": training_chart(data.curve, target_name)}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined)  # a field that does not exist fails, not ""
     results = sorted(data.results, key=lambda r: -r.mean_return)
     html = env.get_template("report.html.j2").render(
         fleet=data.fleet, results=results, bound=data.bound, trained=TRAINED, sentence=data.sentence,
         episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        plan_json=json.dumps(plan_rows(plan, data.fleet), separators=(",", ":")).replace("</", "<\\/"))
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        tmp.write_text(html, encoding="utf-8")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+        plan_json=json_script(plan_rows(plan, data.fleet)))
+    write_text(out, html)
     return out
 

@@ -45,6 +45,11 @@ class FleetToday:
     latitude: np.ndarray
     longitude: np.ndarray
 
+    @property
+    def source_name(self) -> str:
+        """Short name of the fleet for the page title: the inventory file's name, or "synthetic fleet"."""
+        return "synthetic fleet" if self.source.startswith("synthetic") else Path(self.source.split(" (")[0]).name
+
 
 @dataclass
 class ReportData:
@@ -136,7 +141,7 @@ def training_curve(run_dir: Path) -> list[tuple[int, float, float, float]]:
     path = run_dir / "metrics.csv"
     if not path.exists():
         return []
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
         return [(int(r["episode"]), float(r["wall_seconds"]), float(r["eval_return"]), float(r["target_return"]))
                 for r in csv.DictReader(f) if r.get("kind") == "eval"]
 
@@ -145,7 +150,7 @@ def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     """Run settings for the page: preset, agent, episodes, seconds, machine, torch, precision, threads."""
     s: dict[str, Any] = {}
     if (run_dir / "summary.json").exists():
-        s = json.loads((run_dir / "summary.json").read_text())
+        s = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     return {"preset": cfg.get("preset"), "agent": cfg.get("agent"), "episodes": s.get("episodes"),
             "training seconds": round(s["wall_seconds"], 1) if "wall_seconds" in s else None,
             "machine": s.get("machine"), "torch": s.get("torch_version"), "device": s.get("device"),

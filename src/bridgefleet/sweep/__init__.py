@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bridgefleet.outputs import write_text
 from bridgefleet.sweep.results import write_results
 from bridgefleet.sweep.space import SweepSpace, load_space
 
@@ -42,7 +43,7 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     ray_run.connect(ray_address)
     if not resume:
         out.mkdir(parents=True, exist_ok=True)
-        saved.write_text(Path(space_file).read_text())
+        write_text(saved, Path(space_file).read_text(encoding="utf-8"))
     from bridgefleet.train_config import resolve_config
 
     episodes = resolve_config(space.preset, None, space.fixed).episodes

@@ -53,6 +53,7 @@ def trial(config: dict[str, Any]) -> None:
     """One sweep trial (runs in a Ray worker): train, or resume its run folder, reporting each evaluation."""
     from ray import tune
 
+    from bridgefleet.outputs import write_text
     from bridgefleet.rundir import has_progress
     from bridgefleet.train import resolve_config, resume, train
 
@@ -65,8 +66,8 @@ def trial(config: dict[str, Any]) -> None:
             tune.report({"eval_return": ret, "episodes": episodes, "seconds": seconds})
 
     (run_dir.parent).mkdir(parents=True, exist_ok=True)
-    (run_dir.parent / f"{run_dir.name}.pid").write_text(str(os.getpid()))
-    with (run_dir.parent / f"{run_dir.name}.attempts").open("a") as f:
+    write_text(run_dir.parent / f"{run_dir.name}.pid", str(os.getpid()))
+    with (run_dir.parent / f"{run_dir.name}.attempts").open("a", encoding="utf-8") as f:
         f.write(f"{_episodes_done(run_dir) if (run_dir / 'config.yaml').exists() else 0}\n")
     if (run_dir / "config.yaml").exists() and has_progress(run_dir):
         _, summary = resume(run_dir, progress=False, on_eval=report)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from bridgefleet.outputs import SafeDictWriter, atomic_write, write_text
 
 RUN_FIELDS = ("seed", "episodes", "finished", "final_eval_return", "best_eval_return", "seconds",
               "episodes_to_target", "seconds_to_target", "trial")
@@ -21,13 +22,13 @@ def trial_row(run_dir: Path, fields: list[str]) -> dict[str, Any] | None:
     ASHA stopped early). None for a trial that never evaluated."""
     if not (run_dir / "config.yaml").exists():
         return None
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
     evals = []
     if (run_dir / "metrics.csv").exists():
-        with (run_dir / "metrics.csv").open(newline="") as f:
+        with (run_dir / "metrics.csv").open(newline="", encoding="utf-8", errors="replace") as f:
             evals = [r for r in csv.DictReader(f) if r.get("kind") == "eval"]
     if (run_dir / "summary.json").exists():
-        s = json.loads((run_dir / "summary.json").read_text())
+        s = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
         best = s.get("best_eval_return", max((float(r["eval_return"]) for r in evals), default=None))
         run = {"episodes": s["episodes"], "finished": True, "final_eval_return": s["final_eval_return"],
                "best_eval_return": best, "seconds": s["wall_seconds"],
@@ -54,12 +55,12 @@ def write_results(out: Path, fields: list[str]) -> list[dict[str, Any]]:
     rows = [r for d in sorted((out / "trials").glob("*")) if d.is_dir() and (r := trial_row(d, fields))]
     names = [*fields, *RUN_FIELDS]
     def table(f) -> None:
-        w = csv.DictWriter(f, names)
+        w = SafeDictWriter(f, names)
         w.writeheader()
         w.writerows(rows)
 
-    _atomic(out / "sweep.csv", table)
-    _atomic(out / "sweep.md", lambda f: f.write(markdown(rows, fields)))
+    atomic_write(out / "sweep.csv", table)
+    write_text(out / "sweep.md", markdown(rows, fields))
     return rows
 
 
@@ -93,10 +94,3 @@ def markdown(rows: list[dict[str, Any]], fields: list[str]) -> str:
         lines.append(f"| {i} | " + " | ".join(str(g[k]) for k in fields)
                      + f" | {g['seeds']} | {g['finished']} | {g['mean']:.2f} | {ci} | {g['seconds']:.0f} |")
     return "\n".join(lines) + "\n"
-
-
-def _atomic(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as f:
-        write(f)
-    os.replace(tmp, path)

@@ -97,11 +97,16 @@ def load_space(path: str | Path) -> SweepSpace:
         if kind == "uniform" and (len(values) != 2 or not all(isinstance(v, int | float) for v in values)
                                   or values[0] >= values[1]):
             raise ConfigError(f"{where}: field {name!r}: uniform needs [low, high] with low < high")
-        for v in values if kind != "uniform" else values[:1]:
+        # Every value a kind can give is checked against the field's type and range: a grid's and a choice's
+        # values, a uniform's two ends and a fractional number between them (it draws any number in between).
+        tried = values if kind != "uniform" else [float(values[0]), float(values[1]),
+                                                  values[0] + 0.37 * (values[1] - values[0])]
+        for v in tried:
             try:
                 resolve_config(preset, None, {**fixed, name: tuple(v) if isinstance(v, list) else v})
             except (ConfigError, TypeError, ValueError) as exc:
-                raise ConfigError(f"{where}: field {name!r} = {v!r}: {exc}") from None
+                drawn = f" (uniform draws any number in {values})" if kind == "uniform" else ""
+                raise ConfigError(f"{where}: field {name!r} = {v!r}{drawn}: {exc}") from None
         dims[name] = (kind, [tuple(v) if isinstance(v, list) else v for v in values])
     try:
         resolve_config(preset, None, fixed)

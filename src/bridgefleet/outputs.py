@@ -1,0 +1,104 @@
+"""Every file the product writes goes through here: UTF-8 whatever the locale, written to a temporary file in
+the same folder and renamed into place, the temporary removed on any error (a full disk, Ctrl-C), and CSV
+cells that a spreadsheet would run as a formula made text.
+
+CSV injection (OWASP "CSV Injection"): a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return is a formula to Excel, LibreOffice and Google Sheets; such cells are written with a leading
+``'`` (``=HYPERLINK(…)`` → ``'=HYPERLINK(…)``). Numbers stay numbers, also when given as text (``-0.50``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import errno
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a spreadsheet reads it safely: text starting with a formula character gets a leading ``'``
+    (numbers, and text that is a number, are unchanged)."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_START):
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value
+
+
+class SafeWriter:
+    """``csv.writer`` whose cells pass through :func:`csv_cell`."""
+
+    def __init__(self, f: IO[str], **kwargs: Any):
+        self._w = csv.writer(f, **kwargs)
+
+    def writerow(self, row: Iterable[Any]) -> Any:
+        return self._w.writerow([csv_cell(v) for v in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+class SafeDictWriter(csv.DictWriter):
+    """``csv.DictWriter`` whose cells pass through :func:`csv_cell`."""
+
+    def _dict_to_list(self, rowdict: Any) -> Any:  # the one place DictWriter turns a row into cells
+        return [csv_cell(v) for v in super()._dict_to_list(rowdict)]
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, binary: bool = False) -> Iterator[IO[Any]]:
+    """Open ``.NAME.PID.tmp`` beside ``path`` for writing (text: UTF-8, ``newline=""``), and rename it onto
+    ``path`` when the block ends; on any exception (OSError, Ctrl-C, …) the temporary file is removed and
+    ``path`` is left as it was.
+
+    Raises:
+        OSError: the write failed, naming ``path`` (not the temporary file), e.g. "No space left on device".
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two processes never share one
+    try:
+        with (tmp.open("wb") if binary else tmp.open("w", encoding="utf-8", newline="")) as f:
+            yield f
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno or errno.EIO, exc.strerror or str(exc), str(path)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write(path: str | Path, write: Callable[[IO[Any]], Any], binary: bool = False) -> None:
+    """``write(f)`` into ``path`` atomically (see :func:`atomic_open`)."""
+    with atomic_open(path, binary) as f:
+        write(f)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """UTF-8 text into ``path`` atomically."""
+    atomic_write(path, lambda f: f.write(text))
+
+
+def write_json(path: str | Path, data: Any, indent: int | None = 2) -> None:
+    """JSON (UTF-8) into ``path`` atomically."""
+    atomic_write(path, lambda f: json.dump(data, f, indent=indent))
+
+
+def write_csv(path: str | Path, rows: Iterable[Iterable[Any]]) -> None:
+    """CSV rows (the first the header) into ``path`` atomically, cells made safe (:func:`csv_cell`)."""
+    atomic_write(path, lambda f: SafeWriter(f).writerows(rows))
+
+
+def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> None:
+    """A matplotlib figure into ``path`` atomically (format from the path's suffix)."""
+    fmt = Path(path).suffix.lstrip(".") or "png"
+    atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)

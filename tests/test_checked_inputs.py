@@ -1,0 +1,112 @@
+"""Issue 26 D: every value is checked where it enters (mapping constants, years built, sweep spaces, free
+actions), with the one line each now gives."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from bridgefleet.cli import main
+from bridgefleet.config import ConfigError
+from bridgefleet.fleet.inventory import InventoryError, read_csv_inventory, read_nbi
+from bridgefleet.sweep.space import load_space
+
+TABLE = ("id,cond,built,area,aadt\n" + "".join(f"B{i},7,{1950 + i},100,1000\n" for i in range(12))
+         + "C,6,{built},150,800\n")
+MAPPING = {"id": "id", "condition": "cond", "year_built": "built", "year": 2019, "deck_area": "area",
+           "aadt": "aadt", "cluster": "rural"}
+
+
+def _table(tmp_path: Path, built: str = "1990") -> Path:
+    p = tmp_path / "table.csv"
+    p.write_text(TABLE.format(built=built))
+    return p
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("cost_factor", ".nan", "mapping key 'cost_factor' = nan: must be a finite number > 0"),
+    ("cost_factor", "-1", "mapping key 'cost_factor' = -1: must be a finite number > 0"),
+    ("cost_factor", ".inf", "mapping key 'cost_factor' = inf: must be a finite number > 0"),
+    ("area_scale", ".nan", "mapping key 'area_scale' = nan: must be a finite number > 0"),
+    ("area_scale", "0", "mapping key 'area_scale' = 0: must be a finite number > 0"),
+    ("year", "2019.5", "mapping key 'year' = 2019.5: must be a whole number"),
+])
+def test_mapping_constants_nan_infinite_or_out_of_range_are_refused_naming_the_key(tmp_path, key, value, message):
+    m = tmp_path / "mapping.yaml"
+    m.write_text(yaml.safe_dump(MAPPING) + f"{key}: {value}\n")
+    with pytest.raises(InventoryError) as exc:
+        read_csv_inventory(_table(tmp_path), m)
+    assert str(exc.value) == f"{m}: {message}"
+
+
+def test_year_built_0_is_dropped_by_both_readers_alike(tmp_path):
+    for built in ("0", "0000", "1699"):
+        inv = read_csv_inventory(_table(tmp_path, built), MAPPING)
+        assert inv.kept == 12 and inv.age.max() == 69  # C is not kept aged 2,019 years
+        assert inv.dropped == [(14, f"bad value: column built = {built!r}: year built outside 1700–2019 "
+                                   "(inventory year)")]
+    from test_inventory import nbi_text, write
+
+    nbi = read_nbi(write(tmp_path, nbi_text([{}] * 12 + [{"YEAR_BUILT_027": "0000"}])))
+    assert nbi.kept == 12
+    assert nbi.dropped == [(14, "bad value: column YEAR_BUILT_027 = '0000': year built outside 1700–2019 "
+                               "(inventory year)")]
+
+
+def test_an_age_column_has_the_same_rule(tmp_path):
+    p = tmp_path / "ages.csv"
+    p.write_text("id,cond,age,area,aadt\n" + "".join(f"B{i},7,{20 + i},100,1000\n" for i in range(12))
+                 + "C,5,2019,200,500\n")
+    inv = read_csv_inventory(p, {**{k: v for k, v in MAPPING.items() if k != "year_built"}, "age": "age"})
+    assert inv.kept == 12
+    assert inv.dropped == [(14, "bad value: column age = '2019': age above 319 years (built before 1700)")]
+
+
+def _space(tmp_path, space):
+    p = tmp_path / "space.yaml"
+    p.write_text(yaml.safe_dump({"preset": "default", "fixed": {"episodes": 32}, "space": space}))
+    return p
+
+
+@pytest.mark.parametrize(("space", "message"), [
+    ({"n_step": {"uniform": [1, 4]}},
+     "field 'n_step' = 1.0 (uniform draws any number in [1, 4]): TrainConfig.n_step = 1.0: must be a whole "
+     "number"),
+    ({"eps_decay_fraction": {"uniform": [0.5, 1.5]}},
+     "field 'eps_decay_fraction' = 1.5 (uniform draws any number in [0.5, 1.5]): training option "
+     "eps_decay_fraction = 1.5: must be in (0, 1]"),
+    ({"double": {"uniform": [0, 1]}},
+     "field 'double' = 0.0 (uniform draws any number in [0, 1]): training option double = 0.0: must be true or "
+     "false"),
+    ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be > 0"),
+])
+def test_every_kind_of_sweep_value_is_checked_for_type_and_both_ends(tmp_path, space, message):
+    p = _space(tmp_path, space)
+    with pytest.raises(ConfigError) as exc:
+        load_space(p)
+    assert str(exc.value) == f"{p}: {message}"
+
+
+def test_a_float_field_accepts_uniform(tmp_path):
+    assert load_space(_space(tmp_path, {"lr": {"uniform": [0.0005, 0.002]}})).dims["lr"] == ("uniform",
+                                                                                            [0.0005, 0.002])
+
+
+FREE = {"unit_costs_usd_per_m2": [0, 0, 131, 1698, 2497], "horizon_years": 3}
+
+
+def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
+    # A unit cost of 0 raised ZeroDivisionError in the knapsack (planner and per-bridge agent).
+    cfg = tmp_path / "free.yaml"
+    cfg.write_text(yaml.safe_dump(FREE))
+    assert main(["evaluate", "--config", str(cfg), "--policy", "lagrangian", "--episodes", "2", "--bound-iters",
+                 "2", "--quiet"]) == 0
+    assert "| lagrangian |" in capsys.readouterr().out
+    tcfg = tmp_path / "train.yaml"
+    tcfg.write_text(yaml.safe_dump({"agent": "bridge", "episodes": 2, "num_envs": 2, "learning_starts": 10,
+                                    "batch_size": 16, "buffer_capacity": 1000, "eval_every": 2, "eval_episodes": 2,
+                                    "threads": 1, "amp": False, "bridge_hidden": [8], "fleet": FREE}))
+    assert main(["train", "--config", str(tcfg), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert (tmp_path / "run" / "final.pt").is_file()
+    assert np.isfinite(yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["fleet"]["discount"])

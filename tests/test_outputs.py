@@ -1,0 +1,173 @@
+"""Issue 26 A and E: strings from an inventory cannot break or script the outputs, files are UTF-8 whatever the
+locale, and a failed write leaves nothing behind."""
+
+import csv
+import errno
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_report import CHROMIUM, _render
+
+from bridgefleet import outputs
+from bridgefleet.cli import main
+from bridgefleet.outputs import atomic_open, csv_cell, write_csv
+from bridgefleet.report import build_report, json_script
+from bridgefleet.train import TrainConfig, train
+
+HOSTILE = ["<!--<script>", "</script><b>x", '"><img src=x onerror=alert(1)>',
+           "</script><script>document.title='pwned'</script>", '=HYPERLINK("http://evil.example","x")', "+1+2",
+           "-2+3", "@SUM(A1:A2)", "\tTAB", "MOST-Ł1", "a\u2028b", "&amp;"]
+IDS = HOSTILE + [f"B{i:02d}" for i in range(24 - len(HOSTILE))]
+MAPPING = ("id: id\ncondition: cond\nage: age\ndeck_area: area\naadt: aadt\n"
+           "cluster: {column: cls, urban: [U], rural: [R]}\n")
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    """A tiny per-bridge run on a 24-bridge mapped CSV whose structure numbers are hostile."""
+    d = tmp_path_factory.mktemp("hostile")
+    table = d / "table.csv"
+    with table.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "cond", "age", "area", "aadt", "cls"])
+        for i, bid in enumerate(IDS):
+            w.writerow([bid, 4 + i % 5, 10 + i, 200 + 10 * i, 1000 + 100 * i, "U" if i % 2 else "R"])
+    (d / "mapping.yaml").write_text(MAPPING, encoding="utf-8")
+    cfg = {"agent": "bridge", "bridge_hidden": [16], "batch_size": 64, "learning_starts": 100,
+           "buffer_capacity": 2000, "num_envs": 2, "episodes": 2, "eval_every": 2, "eval_episodes": 2,
+           "checkpoint_every": 2, "threads": 1, "amp": False,
+           "fleet": {"horizon_years": 2, "inventory": str(table), "inventory_mapping": str(d / "mapping.yaml")}}
+    out = d / "run"
+    train(TrainConfig.from_dict(cfg), out, progress=False)
+    return out
+
+
+def test_json_script_escapes_what_could_end_the_block():
+    text = json_script(HOSTILE)
+    assert not re.search(r"[<>&\u2028\u2029]", text)
+    assert "\\u003C!--\\u003Cscript\\u003E" in text
+    assert json.loads(text) == HOSTILE  # the page reads back the same strings
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (.ci/run installs Debian's chromium)")
+def test_hostile_structure_numbers_render_as_text_and_run_no_script(hostile_run, tmp_path):
+    out = build_report(hostile_run, tmp_path / "r.html", episodes=2, samples=1, bound=False)
+    dom, console, _ = _render(out, tmp_path)
+    assert console == []
+    assert 'data-ready="yes"' in dom  # the table script ran to its end
+    for section in ("fleet", "policies", "plan", "training"):
+        assert f'<section id="{section}">' in dom
+    rows = re.findall(r"<tr><td>(\d+)</td><td>(.*?)</td><td>(?:urban|rural)</td>", dom)
+    assert len(rows) == 48  # 24 bridges × 2 years, every one
+    import html
+
+    from bridgefleet.fleet.inventory import load_inventory
+
+    shown = {html.unescape(r[1]) for r in rows}
+    inv = load_inventory(str(hostile_run.parent / "table.csv"), mapping=str(hostile_run.parent / "mapping.yaml"))
+    assert shown == set(inv.bridge_id.tolist())  # as text, exactly as read from the inventory
+    assert "</script><b>x" in shown and "<!--<script>" in shown and "><img src=x onerror=alert(1)>" in shown
+    assert "<img" not in dom.split('id="plan-table"')[1].split("</table>")[0]  # no element made from an id
+    assert "pwned" not in dom.split("<title>")[1].split("</title>")[0]
+    assert "<title>Bridge maintenance plan — table.csv</title>" in dom
+
+
+def test_a_missing_template_field_fails_the_render(monkeypatch, hostile_run, tmp_path):
+    import jinja2
+
+    from bridgefleet.report import data as report_data
+
+    monkeypatch.setattr(report_data.FleetToday, "source_name", property(lambda self: jinja2.Undefined().missing))
+    with pytest.raises(jinja2.UndefinedError):
+        build_report(hostile_run, tmp_path / "r.html", episodes=2, samples=1, bound=False)
+    assert not list(tmp_path.glob(".*.tmp")) and not (tmp_path / "r.html").exists()
+
+
+def test_csv_cells_that_are_formulas_become_text_and_numbers_stay_numbers():
+    assert csv_cell('=HYPERLINK("http://evil.example","x")') == '\'=HYPERLINK("http://evil.example","x")'
+    assert [csv_cell(v) for v in ("+1+2", "-2+3", "@SUM(A1:A2)", "\tTAB", "\rx")] == [
+        "'+1+2", "'-2+3", "'@SUM(A1:A2)", "'\tTAB", "'\rx"]
+    assert [csv_cell(v) for v in ("-0.50", "+3", "1e5", -2, 3.5, "B01")] == ["-0.50", "+3", "1e5", -2, 3.5, "B01"]
+
+
+def test_plan_csv_is_utf8_and_formula_safe_under_lc_all_c(hostile_run, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIO"))}
+    env.update(LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONPATH=os.pathsep.join(sys.path))
+    out = tmp_path / "plan.csv"
+    proc = subprocess.run([sys.executable, "-m", "bridgefleet.cli", "plan", str(hostile_run), "--out", str(out),
+                           "--samples", "1", "--years", "2", "--device", "cpu"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob(".*.tmp"))
+    with out.open(newline="", encoding="utf-8") as f:
+        ids = {r["bridge_id"] for r in csv.DictReader(f)}
+    assert "MOST-Ł1" in ids
+    assert '\'=HYPERLINK("http://evil.example","x")' in ids and "'+1+2" in ids and "'@SUM(A1:A2)" in ids
+    assert not any(i.startswith(("=", "+", "-", "@", "\t", "\r")) for i in ids)
+
+
+def _disk_full(monkeypatch):
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outputs.os, "replace", full)
+
+
+def test_atomic_writes_leave_nothing_on_any_error(tmp_path, monkeypatch):
+    target = tmp_path / "t.csv"
+    target.write_text("old", encoding="utf-8")
+    for exc in (KeyboardInterrupt, RuntimeError):
+        with pytest.raises(exc), atomic_open(target) as f:
+            f.write("half")
+            raise exc
+    _disk_full(monkeypatch)
+    with pytest.raises(OSError) as info:
+        write_csv(target, [["a"], ["b"]])
+    assert str(info.value) == f"[Errno 28] No space left on device: '{target}'"
+    assert target.read_text(encoding="utf-8") == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+
+
+@pytest.mark.parametrize("command", ["plan", "report", "evaluate"])
+def test_each_writer_on_a_full_disk_says_one_line_and_leaves_nothing(hostile_run, tmp_path, monkeypatch, capsys,
+                                                                    command):
+    _disk_full(monkeypatch)
+    out = tmp_path / "out"
+    argv = {"plan": ["plan", str(hostile_run), "--out", str(out / "plan.csv"), "--samples", "1", "--years", "1"],
+            "report": ["report", str(hostile_run), "--out", str(out / "r.html"), "--episodes", "2", "--samples",
+                       "1", "--no-bound", "--quiet"],
+            "evaluate": ["evaluate", "--policy", "worst_first", "--episodes", "2", "--no-bound", "--quiet",
+                         "--json", str(out / "e.json")]}[command]
+    out.mkdir()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bridgefleet {command}: error: No space left on device: {out}")
+    assert list(out.iterdir()) == []
+
+
+def test_sweep_tables_on_a_full_disk_leave_nothing(tmp_path, monkeypatch):
+    from bridgefleet.sweep.results import write_results
+
+    (tmp_path / "trials").mkdir()
+    _disk_full(monkeypatch)
+    with pytest.raises(OSError, match="No space left on device"):
+        write_results(tmp_path, ["lr"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trials"]
+
+
+def test_every_text_file_the_product_opens_says_its_encoding():
+    src = Path(__file__).resolve().parents[1] / "src" / "bridgefleet"
+    call = re.compile(r"(\.open|\bopen|\.write_text|\.read_text)\(")
+    for path in src.rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if not call.search(line) or "os.open(" in line or ("json.loads(" in line and "read_text" not in line):
+                continue
+            statement = line + (lines[i + 1] if i + 1 < len(lines) else "")
+            if any(m in statement for m in ('"rb"', '"wb"', "binary")) or path.name == "outputs.py":
+                continue
+            assert "encoding" in statement or "(\"utf-8\")" in statement, f"{path.name}:{i + 1}: {line.strip()}"
