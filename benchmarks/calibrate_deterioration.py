@@ -92,7 +92,8 @@ def profile(cfg: FleetConfig, rule: str, n: int = 4000, years: int = AGE_BINS[-1
     (ages int (years·n,), ratings float32 (years·n,)).
 
     Rules: ``do_nothing``; ``condition_based`` (< 3 replace, < 5 rehabilitate, < 6 repair); ``reactive``
-    (rehabilitation when poor, < 5); ``repair_poor`` (a repair, + 2 points, when poor). A replacement is done as a rehabilitation so that ages keep counting.
+    (rehabilitation when poor, < 5); ``repair_poor`` (a repair, + 2 points, when poor). A replacement is done
+    as a rehabilitation so that ages keep counting.
     """
     from bridgefleet.fleet.strategies import condition_based_actions
 
@@ -169,9 +170,11 @@ def main() -> None:
     age, rating = indiana(args.indiana)
     cfg = models.get("fit", models["default"])
     young = (age >= 2) & (age < 10)
-    print(f"\nIndiana: initial rating (intercept, loss a year, sd) = {tuple(round(v, 3) for v in fit_initial_rating(age, rating))}; "
-          f"bridges aged 2–9: {young.sum():,}, mean whole rating {rating[young].mean():.2f} → new-structure rating "
-          f"{fit_new_structure_rating(cfg, float(rating[young].mean()))} (default {FleetConfig().new_structure_rating})")
+    initial = tuple(round(v, 3) for v in fit_initial_rating(age, rating))
+    new = fit_new_structure_rating(cfg, float(rating[young].mean()))
+    print(f"\nIndiana: initial rating (intercept, loss a year, sd) = {initial}; bridges aged 2–9: {young.sum():,}, "
+          f"mean whole rating {rating[young].mean():.2f} → new-structure rating {new} "
+          f"(default {FleetConfig().new_structure_rating})")
     print(f"age–condition profile: {args.indiana.name} ({len(age):,} bridges) vs bridges built new (rating "
           f"{FleetConfig().new_structure_rating}) under the default model, no budget limit")
     age_table(age, rating, FleetConfig(), ("do_nothing", "repair_poor", "reactive", "condition_based"))

@@ -89,3 +89,19 @@ def test_the_default_model_meets_ontarios_two_year_targets_and_bands_2026_misses
     observed = table["observed"]["band_drop"]
     np.testing.assert_allclose(table["default"]["band_drop"], observed, rtol=0.15)
     assert table["bands-2026"]["band_drop"][0] < 0.5 * observed[0]  # good bridges 2.4× too slow
+
+
+def test_calibrate_command_writes_a_fleet_model_that_loads_and_writes_nothing_on_a_bad_history(tmp_path, capsys):
+    from bridgefleet.cli import main
+
+    rows = ["bridge,year,rating"] + [f"B{b},{2000 + 2 * k},{8.9 - 0.1 * b - 0.3 * k:.2f}"
+                                     for b in range(10) for k in range(6)]
+    hist = _write(tmp_path, "\n".join(rows) + "\n")
+    out = tmp_path / "model.yaml"
+    assert main(["calibrate", str(hist), "--out", str(out)]) == 0
+    cfg = FleetConfig.from_yaml(out)
+    assert cfg.rating_rate_factors[8] == pytest.approx(0.15 / 0.04, rel=0.05)  # 0.3 points in 2 years
+    bad = _write(tmp_path, "bridge,year,rating\nA,2000,7\nA,1999,6\n", "bad.csv")
+    assert main(["calibrate", str(bad), "--out", str(tmp_path / "x.yaml")]) == 2
+    assert not (tmp_path / "x.yaml").exists()
+    assert "row 3: bridge 'A' year 1999 is out of order" in capsys.readouterr().err

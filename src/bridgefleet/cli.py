@@ -218,6 +218,33 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
+    from bridgefleet.calibration.histories import HistoryMapping, Pairs, read_history
+
+    pairs = read_history(args.history, HistoryMapping.load(args.mapping))
+    if args.gap is not None:
+        keep = pairs.years == args.gap
+        if not keep.any():
+            raise ConfigError(f"{args.history}: no do-nothing pair {args.gap} years apart (--gap)")
+        pairs = Pairs(*(getattr(pairs, k)[keep] for k in ("rating0", "rating1", "value0", "years", "ysm", "slope")),
+                      pairs.n_bridges)
+    fit = fit_pairs(pairs)
+    fitted = FleetConfig().replace(**fit.fields())
+    print(f"{args.history}: {len(pairs.rating0):,} do-nothing pairs of {pairs.n_bridges:,} bridges")
+    print(format_table(check_table(pairs, {"default": FleetConfig(), "fit": fitted})))
+    if args.out:
+        from bridgefleet.outputs import write_text
+
+        lines = [f"# Deterioration fitted by `bridgefleet calibrate {args.history}` to {len(pairs.rating0):,} "
+                 "do-nothing pairs", "# (docs/fleet-model.md); use with --config on train, evaluate, bound, plan.",
+                 "model: default"]
+        lines += [f"{k}: {v}" for k, v in fit.fields().items()]
+        write_text(args.out, "\n".join(lines) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from bridgefleet.bench import run_from_args
 
@@ -345,6 +372,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(b)
     b.set_defaults(func=cmd_bench)
+
+    c = sub.add_parser("calibrate", help="fit the deterioration to an agency's inspection histories",
+                       description="Fit the fleet model's deterioration (a rate per rating point, years since "
+                       "maintenance, noise, sudden damage) to inspection histories by maximum likelihood; print "
+                       "observed vs modelled; write a fleet-model YAML for --config (docs/fleet-model.md).")
+    c.add_argument("history", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index with "
+                   "--mapping); optional year built and work flag")
+    c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci)")
+    c.add_argument("--gap", type=int, help="only pairs this many years apart (default: every gap)")
+    c.add_argument("--out", help="write the fitted fleet model here (YAML)")
+    c.set_defaults(func=cmd_calibrate)
 
     i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")
     i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")

@@ -10,7 +10,6 @@ from typing import Any
 
 import yaml
 
-
 # The default fleet model's deterioration, fitted by ``bridgefleet calibrate`` to Ontario's inspection histories
 # and Indiana's young bridges (``benchmarks/calibrate_deterioration.py`` prints the fit and its checks).
 RATING_RATE_FACTORS: tuple[float, ...] = (3.11, 3.11, 3.11, 3.11, 2.797, 4.415, 2.932, 0.615, 4.336)

@@ -146,6 +146,10 @@ def summarize(inv: Inventory) -> str:
     lines += [f"  {n}" for n in inv.notes]
     lines.append(f"Bridges kept: {inv.kept} (urban {inv.n_urban}, rural {inv.n_rural})")
     lines.append(f"Rows dropped: {len(inv.dropped)}")
+    lines.append("User cost of a poor bridge: "
+                 f"truck share (item 109) coded for {int((~np.isnan(inv.truck_share)).sum())}, default 10 % for "
+                 f"{int(np.isnan(inv.truck_share).sum())}; detour (item 19) coded for "
+                 f"{int((~np.isnan(inv.detour_km)).sum())}, default 8 km for {int(np.isnan(inv.detour_km).sum())}")
     for reason, n in Counter(r.split(":", 1)[0] for _, r in inv.dropped).most_common():
         first = next(line for line, r in inv.dropped if r.split(":", 1)[0] == reason)
         lines.append(f"  {n:>6}  {reason} (first on line {first})")

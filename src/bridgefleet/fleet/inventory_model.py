@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.fleet.model import band_index
+from bridgefleet.fleet.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_index
 
 # ------------------------------------------------------------------------------------------------
 # Constants (documented in docs/inventory.md)
@@ -102,7 +102,7 @@ class _RowProblem(Exception):
 
 
 _ARRAYS = ("bridge_id", "urban", "condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor",
-           "county", "owner", "state", "line", "latitude", "longitude")
+           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km")
 
 
 @dataclass
@@ -128,6 +128,9 @@ class Inventory:
         line: int64 (N,), line of the record in ``source`` (the header is line 1).
         latitude, longitude: float64 (N,), decimal degrees (NBI items 16/17, west negative); NaN where the
             file has none or the coded value is not a position.
+        truck_share: float32 (N,), share of trucks in ADT (NBI item 109 / 100), NaN where not coded.
+        detour_km: float32 (N,), bypass/detour length, km (NBI item 19), NaN where not coded; the fleet
+            uses ``model.DEFAULT_TRUCK_SHARE`` / ``DEFAULT_DETOUR_KM`` there (the user cost of a poor bridge).
         source: path of the file read.
         dropped: (line number, reason) of every data row not kept; a reason reads ``"category: ..."``.
         year: inventory (reference) year used for ages, or None when ages were given directly.
@@ -154,6 +157,8 @@ class Inventory:
     notes: list[str] = field(default_factory=list)
     latitude: np.ndarray | None = None
     longitude: np.ndarray | None = None
+    truck_share: np.ndarray | None = None
+    detour_km: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -168,6 +173,10 @@ class Inventory:
         for name in ("latitude", "longitude"):
             value = getattr(self, name)
             setattr(self, name, np.full(self.kept, np.nan) if value is None else np.asarray(value, dtype=np.float64))
+        for name in ("truck_share", "detour_km"):
+            value = getattr(self, name)
+            setattr(self, name, np.full(self.kept, np.nan, np.float32) if value is None
+                    else np.asarray(value, dtype=np.float32))
         for name in _ARRAYS:
             if getattr(self, name).shape != (self.kept,):
                 raise ValueError(f"Inventory.{name} has shape {getattr(self, name).shape}, "
@@ -283,6 +292,10 @@ class Inventory:
             "aadt": self.aadt[order].copy(),
             "cost_factor": self.cost_factor[order].copy(),
             "cluster": np.where(self.urban[order], "urban", "rural"),
+            "truck_share": np.where(np.isnan(self.truck_share[order]), DEFAULT_TRUCK_SHARE,
+                                    self.truck_share[order]).astype(np.float32),
+            "detour_km": np.where(np.isnan(self.detour_km[order]), DEFAULT_DETOUR_KM,
+                                  self.detour_km[order]).astype(np.float32),
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         # An NBI rating r (a whole number) covers [r, r + 1) on the simulator's continuous scale: start at

@@ -239,6 +239,18 @@ class _Bridge:
     state: str = ""
     latitude: float = float("nan")
     longitude: float = float("nan")
+    truck_share: float = float("nan")
+    detour_km: float = float("nan")
+
+
+def _truck_detour(truck: str, detour: str, truck_scale: float) -> tuple[float, float]:
+    """(truck share 0–1, detour km) of NBI item 109 (percent of ADT; × ``truck_scale`` to a share) and item 19
+    (km; 199 = 199 km or more), NaN where blank or not a plausible value (the model's defaults then apply)."""
+    t = _optional_number(truck)
+    d = _optional_number(detour)
+    t = t * truck_scale if t is not None and 0 <= t * truck_scale <= 1 else float("nan")
+    d = float(d) if d is not None and 0 <= d <= 199 else float("nan")
+    return float(t), d
 
 
 def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,
@@ -304,6 +316,8 @@ def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]
         line=np.array([b.line for b in bridges], dtype=np.int64),
         source=str(path), dropped=dropped, year=year, notes=notes,
         latitude=np.array([b.latitude for b in bridges], dtype=np.float64),
+        truck_share=np.array([b.truck_share for b in bridges], dtype=np.float32),
+        detour_km=np.array([b.detour_km for b in bridges], dtype=np.float32),
         longitude=np.array([b.longitude for b in bridges], dtype=np.float64),
     )
 

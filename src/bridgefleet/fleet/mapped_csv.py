@@ -31,6 +31,7 @@ from bridgefleet.fleet.inventory_rows import (
     _optional_number,
     _rating,
     _read_rows,
+    _truck_detour,
     _year_built,
     _years_since,
     check_inventory_year,
@@ -58,6 +59,9 @@ MAPPING_KEYS = {
     "cluster": "rule: 'urban' | 'rural' | {column, urban: [values], rural: [values]} | "
                "{functional_class: column}",
     "county": "column of the county code",
+    "truck_share": "column of the truck share of traffic (NBI item 109), a fraction 0–1 (default 0.10)",
+    "truck_percent": "column of the truck share in percent 0–100 (NBI item 109 as coded)",
+    "detour_km": "column of the detour length, km (NBI item 19; default 8)",
     "owner": "column of the owner code",
     "state_code": "FHWA state code (item 1) of every bridge: sets cost_factor and state",
     "cost_factor": "explicit cost factor (overrides state_code)",
@@ -177,7 +181,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
 
     header, rows = _read_rows(path, quotechar='"', encoding="utf-8")
     columns = {k: m.get(k) for k in ("id", "culvert_condition", "age", "year_built", "year_reconstructed",
-                                     "ysm", "deck_area", "length", "width", "aadt", "county", "owner")}
+                                     "ysm", "deck_area", "length", "width", "aadt", "county", "owner", "truck_share",
+                                     "truck_percent", "detour_km")}
     needed = [m["id"], *conds] + [v for k, v in columns.items() if v is not None and k != "id"]
     if cluster_col:
         needed.append(cluster_col)
@@ -232,9 +237,11 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         urban = cluster_of(cval)
         if urban is None:
             raise _RowProblem(_BAD, "value not covered by the mapping's cluster rule", cluster_col, cval)
+        truck, scale = (get(f, "truck_percent"), 0.01) if columns["truck_percent"] else (get(f, "truck_share"), 1.0)
         return _Bridge(line, bid, urban, condition, float(age), float(ysm), area, float(aadt or 0.0),
                        cost_factor, _clean(get(f, "county")), _clean(get(f, "owner")),
-                       "" if state_code is None else f"{int(state_code):02d}")
+                       "" if state_code is None else f"{int(state_code):02d}",
+                       *(float("nan"),) * 2, *_truck_detour(truck, get(f, "detour_km"), scale))
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]

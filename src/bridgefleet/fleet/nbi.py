@@ -26,6 +26,7 @@ from bridgefleet.fleet.inventory_rows import (
     _optional_number,
     _rating,
     _read_rows,
+    _truck_detour,
     _year_built,
     _years_since,
     check_inventory_year,
@@ -153,7 +154,8 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
-                       _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")))
+                       _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")),
+                       *_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
     return _inventory(path, bridges, dropped, year, notes)

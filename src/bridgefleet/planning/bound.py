@@ -32,8 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.planning.dp import solve
 from bridgefleet.fleet.model import poor_user_cost
+from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
 BIG_PRICE = 1e9

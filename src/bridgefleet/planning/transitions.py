@@ -10,7 +10,8 @@ interpolating hat functions:
 The weights are integrated exactly (regularized incomplete gamma functions, SciPy), not sampled, so the grid
 chain is a proper Markov chain. Sudden damage (probability p a year, an exponential drop of mean J) adds a
 second hat-weighted move whose weights are exact and geometric beyond the first (:func:`shock_weights`), applied
-by a recursive filter in the DP, so it costs O(G) a grid row whatever J; whose values converge to the continuous model's as h → 0 (measured in
+by a recursive filter in the DP, so it costs O(G) a grid row whatever J. Its values converge to the
+continuous model's as h → 0 (measured in
 ``benchmarks/decision_quality.py``). Sources: the model is docs/fleet-model.md; the decomposition follows
 Hawkins (2003) and Adelman & Mersereau (Operations Research 56(3), 2008).
 """
@@ -202,7 +203,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     shift[1:4] = np.rint(RATING_GAIN[1:4] / h).astype(np.int64)
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
     fleet = np.repeat(np.arange(e_n), b_n)
-    top = min(int(round(config.new_structure_rating / h)), g_n - 1)
+    top = min(round(config.new_structure_rating / h), g_n - 1)
     return BridgeMDPs(utility, cost, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
                       np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band,
                       shock_weights(config.shock_probability, config.shock_mean_drop, h), top, h, t_n,
