@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
+from bridgefleet.calibration.fit import check_table, draw_rates, fit_pairs, format_table
 from bridgefleet.calibration.histories import HistoryMapping, Pairs, read_history
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet import model
@@ -62,11 +62,7 @@ def ontario_pairs(path: Path, gap: int | None = 2) -> Pairs:
         long = Path(tmp) / "ontario.csv"
         ontario_history(path, long)
         pairs = read_history(long, HistoryMapping.load("ontario-bci"))
-    if gap is None:
-        return pairs
-    keep = pairs.years == gap
-    return Pairs(pairs.rating0[keep], pairs.rating1[keep], pairs.value0[keep], pairs.years[keep], pairs.ysm[keep],
-                 pairs.slope[keep], pairs.n_bridges)
+    return pairs if gap is None else pairs.select(pairs.years == gap)
 
 
 def indiana(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -98,9 +94,8 @@ def profile(cfg: FleetConfig, rule: str, n: int = 4000, years: int = AGE_BINS[-1
     from bridgefleet.fleet.strategies import condition_based_actions
 
     rng = np.random.default_rng(seed)
-    lo, hi = model.RATE_RANGE
     state = model.FleetState(np.full((1, n), cfg.new_structure_rating, np.float32), np.zeros((1, n), np.float32),
-                             np.zeros((1, n), np.float32), (lo + (hi - lo) * rng.random((1, n))).astype(np.float32))
+                             np.zeros((1, n), np.float32), draw_rates(rng, (1, n)))
     ages, ratings = [], []
     for _ in range(years):
         ages.append(state.age[0].copy())

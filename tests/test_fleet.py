@@ -233,3 +233,12 @@ def test_fitted_kernel_hand_values_and_a_seeded_draw():
     st = model.FleetState(*(np.array([[v, v]], np.float32) for v in (4.0, 40.0, 5.0, 0.05)))
     model.maintain_and_deteriorate(st, np.array([[4, 3]]), np.zeros((1, 2), np.float32), cfg)
     assert st.condition.tolist() == [[pytest.approx(8.3), pytest.approx(8.0)]]
+
+
+def test_a_config_written_before_the_fitted_model_still_means_the_model_it_was_trained_on():
+    # A run folder's config.yaml from before issue 23 says band_rate_factors and has no sudden-damage,
+    # new-structure-rating or initial-rating fields: they take bands-2026's values, not today's defaults.
+    old = FleetConfig.from_dict({"band_rate_factors": [0.6, 4.1, 2.6], "ysm_acceleration": 0.05,
+                                 "deterioration_cv": 0.3, "new_structure_rate": 0.035})
+    assert old.model_name() == "bands-2026"
+    assert (old.shock_probability, old.new_structure_rating, old.initial_rating) == (0.0, 9.0, (9.0, 0.07, 0.5))

@@ -220,27 +220,27 @@ def cmd_inventory(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
-    from bridgefleet.calibration.histories import HistoryMapping, Pairs, read_history
+    from bridgefleet.calibration.histories import HistoryMapping, read_history
 
     pairs = read_history(args.history, HistoryMapping.load(args.mapping))
     if args.gap is not None:
         keep = pairs.years == args.gap
         if not keep.any():
             raise ConfigError(f"{args.history}: no do-nothing pair {args.gap} years apart (--gap)")
-        pairs = Pairs(*(getattr(pairs, k)[keep] for k in ("rating0", "rating1", "value0", "years", "ysm", "slope")),
-                      pairs.n_bridges)
+        pairs = pairs.select(keep)
     fit = fit_pairs(pairs)
     fitted = FleetConfig().replace(**fit.fields())
     print(f"{args.history}: {len(pairs.rating0):,} do-nothing pairs of {pairs.n_bridges:,} bridges")
     print(format_table(check_table(pairs, {"default": FleetConfig(), "fit": fitted})))
     if args.out:
+        import yaml
+
         from bridgefleet.outputs import write_text
 
-        lines = [f"# Deterioration fitted by `bridgefleet calibrate {args.history}` to {len(pairs.rating0):,} "
-                 "do-nothing pairs", "# (docs/fleet-model.md); use with --config on train, evaluate, bound, plan.",
-                 "model: default"]
-        lines += [f"{k}: {v}" for k, v in fit.fields().items()]
-        write_text(args.out, "\n".join(lines) + "\n")
+        head = (f"# Deterioration fitted by `bridgefleet calibrate {args.history}` to {len(pairs.rating0):,} "
+                "do-nothing pairs\n# (docs/fleet-model.md); use with --config on train, evaluate, bound, plan.\n")
+        write_text(args.out, head + yaml.safe_dump({"model": "default", **fit.fields()}, sort_keys=False,
+                                                   default_flow_style=None, allow_unicode=True))
         print(f"wrote {args.out}")
     return 0
 

@@ -10,6 +10,13 @@ from typing import Any
 
 import yaml
 
+# Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day (re-exported by
+# bridgefleet.fleet.model, which draws the fleets).
+URBAN_RANGES = {"age": (20.0, 50.0), "deck": (800.0, 1200.0), "aadt": (15_000.0, 25_000.0)}
+RURAL_RANGES = {"age": (25.0, 50.0), "deck": (300.0, 600.0), "aadt": (500.0, 3_000.0)}
+RATE_RANGE = (0.030, 0.050)
+"""Per-bridge deterioration rate of existing structures, rating points per year (see fleet-model.md)."""
+
 # The default fleet model's deterioration, fitted by ``bridgefleet calibrate`` to Ontario's inspection histories
 # and Indiana's young bridges (``benchmarks/calibrate_deterioration.py`` prints the fit and its checks).
 RATING_RATE_FACTORS: tuple[float, ...] = (3.11, 3.11, 3.11, 3.11, 2.797, 4.415, 2.932, 0.615, 4.336)
@@ -89,7 +96,8 @@ class FleetConfig:
     """Multiplier of the rate by the whole rating point of the rating after the year's action (index
     floor(rating) 0–8; a rating of 9 counts as 8): mean yearly drop = rate × factor × (1 + a × ysm). Maximum
     likelihood fit to Ontario's two-year do-nothing pairs (``bridgefleet calibrate``, docs/fleet-model.md). A
-    fleet YAML may give the three FHWA bands' factors instead as ``band_rate_factors: [good, fair, poor]``."""
+    fleet YAML may give the three FHWA bands' factors instead as ``band_rate_factors: [good, fair, poor]`` (the band
+    model of ``bands-2026``: see :data:`PRE_23_FIELDS`)."""
     shock_probability: float = SHOCK_PROBABILITY
     """Probability per bridge and year of sudden damage (a drop beyond the gradual one: impact, scour, a
     failed element), fitted to Ontario's two-year drops with the rate factors; 0 = none."""
@@ -164,11 +172,14 @@ class FleetConfig:
     def replacement_value_usd(self) -> tuple[float, float]:
         """Expected replacement value of the synthetic fleet's (urban, rural) bridges, USD: count × mean deck
         area × replacement unit cost (the mean cost factor is 1)."""
-        from bridgefleet.fleet.model import RURAL_RANGES, URBAN_RANGES
-
         unit = self.unit_costs_usd_per_m2[4]
         return (self.n_urban * sum(URBAN_RANGES["deck"]) / 2 * unit,
                 self.n_rural * sum(RURAL_RANGES["deck"]) / 2 * unit)
+
+    @property
+    def has_sudden_damage(self) -> bool:
+        """Whether the model has sudden damage (a probability and a mean drop above 0)."""
+        return self.shock_probability > 0 and self.shock_mean_drop > 0
 
     @property
     def budgets_usd(self) -> tuple[float, float]:
@@ -314,6 +325,9 @@ class FleetConfig:
         """
         data = fleet_mapping(data, source)
         if "band_rate_factors" in data:
+            # Written before issue 23 (a run folder's config.yaml): the fields that came with the fitted model
+            # and are missing take the values of the model it was trained on, not today's defaults.
+            data = {**{k: v for k, v in FLEET_MODELS["bands-2026"].items() if k in PRE_23_FIELDS}, **data}
             value = data.pop("band_rate_factors")
             try:
                 if len(value) != 3:
@@ -385,3 +399,6 @@ FLEET_MODELS: dict[str, dict[str, Any]] = {
                   "inventory_budget_usd_per_m2": 282_000.0 / 56_000.0},
 }
 """Named fleet models: field values over the defaults (``model: NAME`` in a fleet mapping, ``--fleet-model``)."""
+PRE_23_FIELDS = ("shock_probability", "new_structure_rating", "initial_rating")
+"""Fleet fields added with the fitted model of issue 23: a config that still says ``band_rate_factors`` (and
+so was written before them) gets ``bands-2026``'s values where it does not give them."""

@@ -29,12 +29,8 @@ from bridgefleet.calibration.histories import Pairs
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet import model
 
-MEAN_RATE = sum(model.RATE_RANGE) / 2
-"""The synthetic fleet's mean rate (rating points a year) that the factors multiply."""
 MIN_PAIRS = 30
 """Rating points with fewer pairs share the factor of their neighbour (pooled downwards)."""
-DETERIORATION_FIELDS = ("rating_rate_factors", "ysm_acceleration", "deterioration_cv", "shock_probability",
-                        "shock_mean_drop")
 
 
 @dataclass
@@ -111,24 +107,22 @@ def fit_pairs(pairs: Pairs, min_pairs: int = MIN_PAIRS, threshold: float = 1.0,
     gradual = y - (1.0 - (1.0 - p) ** dt) * jump
     lin = dt * pairs.ysm + dt * (dt - 1) / 2  # Σ_{i<Δ} (1 + a (ysm + i)) = Δ + a × lin
     best = (-np.inf, 0.0, np.zeros(len(groups)))
+    count = np.bincount(k0, minlength=len(groups))
     for a in np.round(np.arange(0.0, 0.2001, 0.005), 3):
         g = dt + a * lin
-        m = np.array([max(float(np.mean(gradual[k0 == i] / g[k0 == i])), 1e-4) for i in range(len(groups))])
+        m = np.maximum(np.bincount(k0, weights=gradual / g, minlength=len(groups)) / count, 1e-4)
         mu = m[k0] * g
         ll = float(-(gradual / mu + np.log(mu)).sum())
-        if ll > best[0]:
+        if ll > best[0] + 1e-9 * abs(ll):  # a tie (a not identified by the data) keeps the smaller a
             best = (ll, float(a), m)
     ll, a, m = best
-    factors = np.empty(9)
-    for i, ks in enumerate(groups):
-        factors[ks] = m[i] / MEAN_RATE
+    factors = m[of_point] / model.MEAN_RATE
     end_band = model.band_index(pairs.rating1)
     fits = []
     for cv in cv_grid:
         cfg = FleetConfig(rating_rate_factors=tuple(factors), ysm_acceleration=a, deterioration_cv=cv,
                           shock_probability=p, shock_mean_drop=jump)
-        shares = model.band_index(simulate_pairs(pairs, cfg, draws))
-        lik = np.stack([(shares == k).mean(0) for k in range(3)], axis=1)[np.arange(n), end_band]
+        lik = (model.band_index(simulate_pairs(pairs, cfg, draws)) == end_band).mean(0)
         fits.append((float(np.log(np.maximum(lik, 1e-6)).sum()), cv))
     band_ll, cv = max(fits)
     return Fit(tuple(float(f) for f in factors), groups, a, cv, p, jump, threshold, band_ll, n)
@@ -139,11 +133,10 @@ def simulate_pairs(pairs: Pairs, config: FleetConfig, draws: int = 32, seed: int
     as for a synthetic fleet), float32 (draws, N); pairs of Δ years run Δ years."""
     rng = np.random.default_rng(seed)
     n = len(pairs.rating0)
-    lo, hi = model.RATE_RANGE
     state = model.FleetState(np.broadcast_to(pairs.rating0.astype(np.float32), (draws, n)).copy(),
                              np.zeros((draws, n), np.float32),
                              np.broadcast_to(pairs.ysm.astype(np.float32), (draws, n)).copy(),
-                             (lo + (hi - lo) * rng.random((draws, n))).astype(np.float32))
+                             draw_rates(rng, (draws, n)))
     end = state.condition.copy()
     nothing = np.zeros((draws, n), dtype=np.int64)
     for year in range(1, int(pairs.years.max()) + 1):
@@ -152,6 +145,12 @@ def simulate_pairs(pairs: Pairs, config: FleetConfig, draws: int = 32, seed: int
         done = pairs.years == year
         end[:, done] = state.condition[:, done]
     return end
+
+
+def draw_rates(rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+    """Deterioration rates float32 ``size`` drawn as for a synthetic fleet, U(``model.RATE_RANGE``)."""
+    lo, hi = model.RATE_RANGE
+    return (lo + (hi - lo) * rng.random(size)).astype(np.float32)
 
 
 def transition_shares(start: np.ndarray, end: np.ndarray) -> np.ndarray:

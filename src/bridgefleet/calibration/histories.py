@@ -111,6 +111,11 @@ class Pairs:
     slope: np.ndarray
     n_bridges: int
 
+    def select(self, keep: np.ndarray) -> Pairs:
+        """The pairs where ``keep`` (bool (N,)) is true (``n_bridges`` still counts every bridge read)."""
+        return Pairs(self.rating0[keep], self.rating1[keep], self.value0[keep], self.years[keep], self.ysm[keep],
+                     self.slope[keep], self.n_bridges)
+
 
 def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
     """Read a history CSV (UTF-8 or Latin-1) into do-nothing pairs.

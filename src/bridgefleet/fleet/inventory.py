@@ -51,6 +51,7 @@ from bridgefleet.fleet.inventory_model import (  # re-exported: this module is t
 )
 from bridgefleet.fleet.inventory_rows import _clean, _looks_binary, check_delimiter
 from bridgefleet.fleet.mapped_csv import read_csv_inventory
+from bridgefleet.fleet.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE
 from bridgefleet.fleet.nbi import read_nbi
 
 __all__ = [
@@ -146,10 +147,10 @@ def summarize(inv: Inventory) -> str:
     lines += [f"  {n}" for n in inv.notes]
     lines.append(f"Bridges kept: {inv.kept} (urban {inv.n_urban}, rural {inv.n_rural})")
     lines.append(f"Rows dropped: {len(inv.dropped)}")
-    lines.append("User cost of a poor bridge: "
-                 f"truck share (item 109) coded for {int((~np.isnan(inv.truck_share)).sum())}, default 10 % for "
-                 f"{int(np.isnan(inv.truck_share).sum())}; detour (item 19) coded for "
-                 f"{int((~np.isnan(inv.detour_km)).sum())}, default 8 km for {int(np.isnan(inv.detour_km).sum())}")
+    no_truck, no_detour = int(np.isnan(inv.truck_share).sum()), int(np.isnan(inv.detour_km).sum())
+    lines.append(f"User cost of a poor bridge: truck share (item 109) coded for {inv.kept - no_truck}, default "
+                 f"{100 * DEFAULT_TRUCK_SHARE:g} % for {no_truck}; detour (item 19) coded for {inv.kept - no_detour}, "
+                 f"default {DEFAULT_DETOUR_KM:g} km for {no_detour}")
     for reason, n in Counter(r.split(":", 1)[0] for _, r in inv.dropped).most_common():
         first = next(line for line, r in inv.dropped if r.split(":", 1)[0] == reason)
         lines.append(f"  {n:>6}  {reason} (first on line {first})")

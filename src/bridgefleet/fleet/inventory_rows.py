@@ -243,14 +243,15 @@ class _Bridge:
     detour_km: float = float("nan")
 
 
-def _truck_detour(truck: str, detour: str, truck_scale: float) -> tuple[float, float]:
-    """(truck share 0–1, detour km) of NBI item 109 (percent of ADT; × ``truck_scale`` to a share) and item 19
-    (km; 199 = 199 km or more), NaN where blank or not a plausible value (the model's defaults then apply)."""
+def _truck_detour(truck: str, detour: str, truck_scale: float) -> dict[str, float]:
+    """``truck_share`` (0–1) and ``detour_km`` of NBI item 109 (× ``truck_scale`` to a share: 0.01 for the coded
+    percent) and item 19 (km; 199 = 199 km or more), NaN where blank or not a plausible value (the model's
+    defaults then apply): keyword arguments of :class:`_Bridge`."""
     t = _optional_number(truck)
+    share = t * truck_scale if t is not None else math.nan
     d = _optional_number(detour)
-    t = t * truck_scale if t is not None and 0 <= t * truck_scale <= 1 else float("nan")
-    d = float(d) if d is not None and 0 <= d <= 199 else float("nan")
-    return float(t), d
+    return {"truck_share": share if 0 <= share <= 1 else math.nan,
+            "detour_km": float(d) if d is not None and 0 <= d <= 199 else math.nan}
 
 
 def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,

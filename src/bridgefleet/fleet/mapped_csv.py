@@ -241,7 +241,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         return _Bridge(line, bid, urban, condition, float(age), float(ysm), area, float(aadt or 0.0),
                        cost_factor, _clean(get(f, "county")), _clean(get(f, "owner")),
                        "" if state_code is None else f"{int(state_code):02d}",
-                       *(float("nan"),) * 2, *_truck_detour(truck, get(f, "detour_km"), scale))
+                       **_truck_detour(truck, get(f, "detour_km"), scale))
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]

@@ -7,13 +7,16 @@ source of every constant are documented in ``docs/fleet-model.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from bridgefleet.config import FleetConfig
+from bridgefleet.config import RATE_RANGE, RURAL_RANGES, URBAN_RANGES, FleetConfig
 from bridgefleet.fleet import kernels
+
+__all__ = ["RATE_RANGE", "RURAL_RANGES", "URBAN_RANGES"]  # re-exported: the synthetic fleet's ranges
 
 N_ACTIONS = 5
 """Per-bridge actions: 0 do nothing, 1 preventive maintenance, 2 repair, 3 rehabilitation, 4 replacement."""
@@ -27,11 +30,8 @@ POOR_BELOW = 5.0
 N_FEATURES = 4
 """Bridge state features, in order: condition rating, age (years), years since maintenance, rate."""
 
-# Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day.
-URBAN_RANGES = {"age": (20.0, 50.0), "deck": (800.0, 1200.0), "aadt": (15_000.0, 25_000.0)}
-RURAL_RANGES = {"age": (25.0, 50.0), "deck": (300.0, 600.0), "aadt": (500.0, 3_000.0)}
-RATE_RANGE = (0.030, 0.050)
-"""Per-bridge deterioration rate of existing structures, rating points per year (see fleet-model.md)."""
+MEAN_RATE = sum(RATE_RANGE) / 2
+"""The synthetic fleet's mean deterioration rate (0.04 rating points a year): the unit of the rate factors."""
 
 
 @dataclass
@@ -58,6 +58,12 @@ class FleetProfile:
     truck_share: np.ndarray
     detour_km: np.ndarray
 
+    def select(self, fleets: slice | np.ndarray) -> FleetProfile:
+        """The profile of some fleets (rows of the (E, B) arrays; ids and clusters are per bridge)."""
+        per_fleet = {f.name: getattr(self, f.name)[fleets] for f in dataclasses.fields(self)
+                     if f.name not in ("bridge_id", "urban")}
+        return FleetProfile(self.bridge_id, self.urban, **per_fleet)
+
 
 @dataclass
 class FleetState:
@@ -77,6 +83,10 @@ class FleetState:
 
     def copy(self) -> FleetState:
         return FleetState(self.condition.copy(), self.age.copy(), self.ysm.copy(), self.rate.copy())
+
+    def select(self, fleets: slice | np.ndarray) -> FleetState:
+        """The state of some fleets (rows of the (E, B) arrays)."""
+        return FleetState(self.condition[fleets], self.age[fleets], self.ysm[fleets], self.rate[fleets])
 
 
 def initial_condition(age: np.ndarray, z: np.ndarray, initial_rating: tuple[float, float, float]) -> np.ndarray:
@@ -180,16 +190,23 @@ def maintain_and_deteriorate(state: FleetState, actions: np.ndarray, noise: np.n
     float32 (E, B)) plus ``shock`` (sudden damage, rating points, float32 (E, B); None = none); ratings stay
     ≥ 0; age and years since maintenance grow by 1.
     """
-    shocks = np.zeros((1, 1), np.float32) if shock is None else np.ascontiguousarray(shock, dtype=np.float32)
+    shocks = _NO_SHOCK if shock is None else np.ascontiguousarray(shock, dtype=np.float32)
     kernels.maintain_and_deteriorate(actions, state.condition, state.age, state.ysm, state.rate,
                                      np.ascontiguousarray(noise, dtype=np.float32), shocks, shock is not None,
                                      RATING_GAIN, config.new_structure_rate, config.new_structure_rating,
-                                     config.ysm_acceleration, rate_factors(config))
+                                     config.ysm_acceleration, _rate_factors(config.rating_rate_factors))
 
 
-def rate_factors(config: FleetConfig) -> np.ndarray:
-    """``config.rating_rate_factors`` as float32 (9,): the factor of ratings [k, k + 1) at index k (9 at 8)."""
-    return np.asarray(config.rating_rate_factors, dtype=np.float32)
+_NO_SHOCK = np.zeros((1, 1), np.float32)
+
+
+@functools.lru_cache(maxsize=16)
+def _rate_factors(factors: tuple[float, ...]) -> np.ndarray:
+    """The rating rate factors as float32 (9,), the factor of ratings [k, k + 1) at index k (9 at 8); one
+    read-only array per model, not one per simulated year."""
+    out = np.asarray(factors, dtype=np.float32)
+    out.flags.writeable = False
+    return out
 
 
 def factor_index(condition: np.ndarray) -> np.ndarray:
@@ -201,7 +218,7 @@ def draw_shocks(rng: np.random.Generator, config: FleetConfig, size: tuple[int, 
     """Sudden-damage drops, float32 ``size`` (rating points; 0 where none), or None when the model has none
     (then nothing is drawn from ``rng``): a bridge is hit with probability ``config.shock_probability`` a year,
     the drop exponential with mean ``config.shock_mean_drop``. Uniforms, then exponentials, one array each."""
-    if config.shock_probability == 0 or config.shock_mean_drop == 0:
+    if not config.has_sudden_damage:
         return None
     hit = rng.random(size, dtype=np.float32) < np.float32(config.shock_probability)
     size_drop = rng.standard_exponential(size, dtype=np.float32) * np.float32(config.shock_mean_drop)

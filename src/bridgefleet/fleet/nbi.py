@@ -155,7 +155,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
                        _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")),
-                       *_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01))
+                       **_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
     return _inventory(path, bridges, dropped, year, notes)

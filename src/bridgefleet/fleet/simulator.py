@@ -101,8 +101,8 @@ class FleetSimulator:
         self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
         self.budget = np.tile(self.annual_budget, (e, 1))
         self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
-        has_shock = config.shock_probability > 0 and config.shock_mean_drop > 0
-        self.shock = np.zeros((e, config.horizon_years, b), dtype=np.float32) if has_shock else None
+        self.shock = (np.zeros((e, config.horizon_years, b), dtype=np.float32) if config.has_sudden_damage
+                      else None)
         self.t = np.zeros(e, dtype=np.int64)
         self.rngs = [np.random.default_rng() for _ in range(e)]
 
@@ -235,7 +235,7 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     budget = per_year * float(size.sum())
     share = float(size[:n_urban].sum() / size.sum())
     if any(f != 1.0 for f in config.rating_rate_factors):
-        state = {**state, "rate": np.full_like(state["rate"], sum(model.RATE_RANGE) / 2)}
+        state = {**state, "rate": np.full_like(state["rate"], model.MEAN_RATE)}
         state["rate"].flags.writeable = False
     return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
                           urban_budget_share=share), (profile, state)

@@ -29,11 +29,13 @@ def _shock(x, shock, out):  # pragma: no cover - compiled
     p, w0, c1, rho = shock[0], shock[1], shock[2], shock[3]
     acc = 0.0  # Σ_{k=1}^{j−1} c1 ρ^{k−1} x[j − k]
     cum = w0  # weight already placed on points ≥ 1
+    w = c1  # c1 ρ^{j−2}, the weight the next step adds
     out[0] = x[0]
     for j in range(1, x.shape[0]):
         if j >= 2:
             acc = rho * acc + c1 * x[j - 1]
-            cum += c1 * rho ** (j - 2)
+            cum += w
+            w *= rho
         out[j] = (1.0 - p) * x[j] + p * (w0 * x[j] + acc + (1.0 - cum) * x[0])
 
 

@@ -103,11 +103,7 @@ class LagrangianPlanner:
         """Prices and bound for the fleets of ``sim`` as they are now (year 0)."""
         one = sim.fixed is not None
         sl = slice(0, 1) if one else slice(None)
-        prof, st = sim.profile, sim.state
-        sub = type(prof)(prof.bridge_id, prof.urban, prof.deck_area[sl], prof.aadt[sl], prof.cost_factor[sl],
-                         prof.target_condition[sl], prof.truck_share[sl], prof.detour_km[sl])
-        state = type(st)(st.condition[sl], st.age[sl], st.ysm[sl], st.rate[sl])
-        args = (sim.config, sub, state, sim.weight[sl], sim.annual_budget)
+        args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.annual_budget)
         self.mdps, rows = fleet_mdps(*args, step=self.step)
         search = fleet_mdps(*args, step=self.search_step)[0] if self.search_step > self.step else None
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress)
