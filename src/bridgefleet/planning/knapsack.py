@@ -336,16 +336,17 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
         out: int64 (E, B), written.
     """
     e_n = out.shape[0]
-    for e in range(e_n):
-        for g in range(2):
-            members = np.flatnonzero(agency == g)
-            n = members.shape[0]
-            if n == 0:
-                continue
+    for g in range(2):  # the agency's bridges and the scratch arrays once, not once per fleet
+        members = np.flatnonzero(agency == g)
+        n = members.shape[0]
+        if n == 0:
+            continue
+        b = np.zeros((n, 5))
+        c = np.zeros((n, 5))
+        ok = np.zeros((n, 5), dtype=np.bool_)
+        act = np.zeros(n, dtype=np.int64)
+        for e in range(e_n):
             left = budget[e, g] + 0.01  # the funding rule's cent
-            b = np.zeros((n, 5))
-            c = np.zeros((n, 5))
-            ok = np.zeros((n, 5), dtype=np.bool_)
             for k in range(n):
                 j = members[k]
                 ok[k, 0] = True
@@ -353,7 +354,6 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
                     b[k, a] = ben[e, j, a]
                     c[k, a] = cost[e, j, a]
                     ok[k, a] = ben[e, j, a] > 0.0 and ben[e, j, a] < np.inf and cost[e, j, a] <= left
-            act = np.zeros(n, dtype=np.int64)
             _solve(b, c, ok, left, act)
             for k in range(n):
                 out[e, members[k]] = act[k]
