@@ -46,6 +46,17 @@ def _render(page, tmp_path):
     return proc.stdout, console, shot
 
 
+def _render_checked(page, tmp_path, sections):
+    """Render ``page``; assert no console line, the table script ran to its end and every section is there.
+    Returns (DOM, screenshot path)."""
+    dom, console, shot = _render(page, tmp_path)
+    assert console == []
+    assert 'data-ready="yes"' in dom  # the table script ran to its end
+    for section in sections:
+        assert f'<section id="{section}">' in dom
+    return dom, shot
+
+
 def test_the_report_is_one_self_contained_file_with_every_section(default_run, tmp_path):
     out = build_report(default_run, tmp_path / "r.html", episodes=4, samples=2, bound=True)
     text = out.read_text()
@@ -62,11 +73,7 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (.ci/run installs Debian's chromium)")
 def test_dc_report_renders_in_headless_chromium_without_console_errors(dc_run, tmp_path):
     out = build_report(dc_run, tmp_path / "dc.html", episodes=4, samples=2, bound=False)
-    dom, console, shot = _render(out, tmp_path)
-    assert console == []
-    assert 'data-ready="yes"' in dom  # the table script ran to its end
-    for section in ("fleet", "policies", "plan", "map", "training"):
-        assert f'<section id="{section}">' in dom
+    dom, shot = _render_checked(out, tmp_path, ("fleet", "policies", "plan", "map", "training"))
     ids = set(load_inventory("dc-2019").bridge_id)
     shown = [html.unescape(s) for s in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td><td>(?:urban|rural)</td>", dom)]
     assert len(shown) == 50 and set(shown) <= ids  # first page of the plan, structure numbers as in the file
