@@ -166,10 +166,7 @@ def plot_bench(path: Path, summary: Sequence[dict[str, Any]]) -> Path:
     a2.set_title("episodes to target")
     a2.legend()
     fig.tight_layout()
-    try:
-        save_figure(fig, path, dpi=100)
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=100)
     return path
 
 

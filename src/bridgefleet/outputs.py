@@ -99,6 +99,12 @@ def write_csv(path: str | Path, rows: Iterable[Iterable[Any]]) -> None:
 
 
 def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> None:
-    """A matplotlib figure into ``path`` atomically (format from the path's suffix)."""
+    """A matplotlib figure into ``path`` atomically (format from the path's suffix), then closed (also when the
+    write fails)."""
+    import matplotlib.pyplot as plt
+
     fmt = Path(path).suffix.lstrip(".") or "png"
-    atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
+    try:
+        atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
+    finally:
+        plt.close(fig)

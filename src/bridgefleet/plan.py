@@ -173,10 +173,7 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     if path is not None:
-        try:
-            save_figure(fig, path, dpi=100)
-        finally:
-            plt.close(fig)
+        save_figure(fig, path, dpi=100)
         return None
     buf = io.StringIO()
     fig.savefig(buf, format="svg")

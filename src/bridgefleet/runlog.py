@@ -97,10 +97,7 @@ def plot_training_curve(run_dir: Path) -> Path:
     ax.set_title("bridgefleet training")
     fig.tight_layout()
     out = run_dir / "training_curve.png"
-    try:
-        save_figure(fig, out, dpi=100)
-    finally:
-        plt.close(fig)
+    save_figure(fig, out, dpi=100)
     return out
 
 
