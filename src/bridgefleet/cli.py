@@ -166,8 +166,18 @@ def _whole(text: str, option: str) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from bridgefleet.plan import make_plan
 
+    fleet = None
+    if args.run_dir is None:
+        fleet = _fleet_config(args)
+    else:
+        given = [f"--{k.replace('_', '-')}" for k in ("config", "fleet_model", "mapping", "county", "owner")
+                 if getattr(args, k, None) is not None]
+        if given:
+            raise ValueError(f"plan {args.run_dir} plans on the run's own fleet; {', '.join(given)} cannot change it "
+                             "(--inventory can)")
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
-              seed=args.seed, device=args.device, max_urban=args.max_urban)
+              seed=args.seed, device=args.device, max_urban=args.max_urban, policy=args.policy, fleet=fleet,
+              budget_scale=args.budget_scale, budget_usd=args.budget_usd)
     return 0
 
 
@@ -330,10 +340,24 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 
-    pl = sub.add_parser("plan", help="write a multi-year maintenance plan from a trained run",
-                        formatter_class=_Defaults)
-    pl.add_argument("run_dir", help="training run directory")
-    pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv)")
+    pl = sub.add_parser("plan", help="write a multi-year maintenance plan (a trained run's, or the planner's)",
+                        formatter_class=_Defaults, description="Write a bridge × year maintenance plan with its "
+                        "costs, a yearly summary (share of deck area and of bridges good and poor, spend against "
+                        "the budget) and plan.png: a trained run's agents, or with --policy lagrangian the planner's "
+                        "plan (no training run) at the budget you choose.")
+    pl.add_argument("run_dir", nargs="?", help="training run directory (omit with --policy)")
+    pl.add_argument("--policy", help="lagrangian (the planner) or a heuristic's name, instead of the trained agents")
+    pl.add_argument("--config", help="fleet config YAML (without a run)")
+    _fleet_model_option(pl)
+    pl.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory (without a run)")
+    pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
+    pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
+    budget = pl.add_mutually_exclusive_group()
+    budget.add_argument("--budget-scale", type=float, help="with --policy: the annual budget as a multiple of the "
+                        "sized budget (default 1)")
+    budget.add_argument("--budget-usd", type=float, help="with --policy: the annual budget, USD a year (split "
+                        "between the agencies as the sized one)")
+    pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv, or plan.csv)")
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")

@@ -1,4 +1,5 @@
-"""Maintenance plan: the trained greedy policy run on the fleet, averaged over deterioration samples."""
+"""Maintenance plan: a trained run's greedy policy, the `lagrangian` planner or a rule of thumb run on the fleet,
+averaged over deterioration samples."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet.model import ACTION_NAMES, band_shares
+from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
 from bridgefleet.outputs import save_figure, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.train import load_policy
@@ -29,6 +31,9 @@ class Plan:
         spend_usd: float (Y, 2): mean spend of the urban and the rural agency, USD per year.
         budget_usd: float (2,): the agencies' annual budgets, USD.
         shares: float (Y, 3): mean share of bridges good / fair / poor at the end of each year, 0–1.
+        deck_shares: float (Y, 3): mean share of deck area good / fair / poor at the end of each year, 0–1
+            (FHWA's measures, 23 CFR 490.407, over every bridge of the fleet).
+        policy: str: what made the plan (a run folder, ``lagrangian`` or a heuristic's name).
     """
 
     bridge_id: np.ndarray
@@ -41,27 +46,56 @@ class Plan:
     spend_usd: np.ndarray
     budget_usd: np.ndarray
     shares: np.ndarray
+    deck_shares: np.ndarray
+    policy: str = ""
 
     @property
     def years(self) -> int:
         return self.action.shape[0]
 
 
-def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inventory: str | None = None,
-              samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Path:
+def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 30, inventory: str | None = None,
+              samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None,
+              policy: str | None = None, fleet: FleetConfig | None = None, budget_scale: float | None = None,
+              budget_usd: float | None = None) -> Path:
     """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
 
-    ``out`` defaults to ``run_dir/plan.csv``; a folder gets ``plan.csv`` inside it. See :func:`compute_plan`.
+    With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
+    (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
+    default fleet when None) where there is no run, at ``budget_scale`` × the sized budget or ``budget_usd``
+    (:func:`policy_plan`). ``out`` defaults to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder gets
+    ``plan.csv`` inside it.
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
-        ValueError: the inventory's urban count does not match the trained urban network.
+        ValueError: the inventory's urban count does not match the trained urban network; a budget option
+            without ``policy``; an unknown policy.
     """
-    out = Path(out) if out is not None else Path(run_dir) / "plan.csv"
+    if run_dir is None and policy is None:
+        raise ValueError("give a training run folder, or --policy lagrangian (the planner, no training run)")
+    if policy is None and (budget_scale is not None or budget_usd is not None):
+        raise ValueError("--budget-scale and --budget-usd need --policy: a trained run plans at its own budget")
+    out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
     if out.is_dir():
         out = out / "plan.csv"
     check_writable_file(out, "--out", create=True)  # before the plan is computed
-    plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
+    if policy is None:
+        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
+    else:
+        if run_dir is not None:
+            fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
+        fleet = fleet or FleetConfig()
+        if inventory is not None:
+            fleet = fleet.replace(inventory=inventory)
+        if max_urban is not None:
+            fleet = fleet.replace(max_urban=max_urban)
+        plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd)
+    write_plan(plan, out)
+    return out
+
+
+def write_plan(plan: Plan, out: Path) -> None:
+    """``out`` (CSV, a row per bridge and year) and the figure beside it; the yearly summary on stdout."""
     def rows():
         yield ["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"]
         for y in range(plan.years):
@@ -70,17 +104,57 @@ def make_plan(run_dir: str | Path, out: str | Path | None, years: int = 30, inve
                        f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
 
     write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
-    budget = plan.budget_usd.sum()
-    print(f"{'year':>4} {'good':>6} {'fair':>6} {'poor':>6} {'spend USD':>12} {'annual budget USD':>18}")
-    for y in range(plan.years):
-        g, fa, p = plan.shares[y]
-        print(f"{y + 1:>4} {g:>6.1%} {fa:>6.1%} {p:>6.1%} {plan.spend_usd[y].sum():>12,.0f} {budget:>18,.0f}")
-    if (plan.spend_usd.sum(1) > budget + 1.0).any():
-        print("(spend above the annual budget is money carried over from earlier years)")
+    print(format_summary(plan))
     png = out.with_suffix(".png")
     plot_plan(plan, png)
-    print(f"plan: {out} ({plan.years} years × {len(plan.bridge_id)} bridges), figure: {png}")
-    return out
+    print(f"plan ({plan.policy}): {out} ({plan.years} years × {len(plan.bridge_id)} bridges), figure: {png}")
+
+
+def format_summary(plan: Plan) -> str:
+    """The yearly summary: shares of deck area and of bridges good / poor, spend against the budget (USD)."""
+    budget = plan.budget_usd.sum()
+    lines = ["                 deck area           bridges",
+             f"{'year':>4} {'good':>8} {'fair':>6} {'poor':>6} {'good':>8} {'poor':>6} {'spend USD':>12} "
+             f"{'of budget':>9}"]
+    for y in range(plan.years):
+        g, fa, p = plan.deck_shares[y]
+        spend = plan.spend_usd[y].sum()
+        lines.append(f"{y + 1:>4} {g:>8.1%} {fa:>6.1%} {p:>6.1%} {plan.shares[y, 0]:>8.1%} {plan.shares[y, 2]:>6.1%} "
+                     f"{spend:>12,.0f} {spend / budget if budget > 0 else 0.0:>9.0%}")
+    lines.append(f"annual budget USD {budget:,.0f} (urban {plan.budget_usd[0]:,.0f}, rural {plan.budget_usd[1]:,.0f}); "
+                 f"deck area: every bridge of the fleet (FHWA good ≥ 7, poor ≤ 4)")
+    if (plan.spend_usd.sum(1) > budget + 1.0).any():
+        lines.append("(spend above the annual budget is money carried over from earlier years)")
+    return "\n".join(lines)
+
+
+def _check(years: int, samples: int) -> None:
+    if samples < 1:
+        raise ValueError(f"--samples {samples}: must be at least 1")
+    if years < 1:
+        raise ValueError(f"--years {years}: must be at least 1")
+
+
+def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = 32, seed: int = 0,
+                budget_scale: float | None = None, budget_usd: float | None = None) -> Plan:
+    """The plan of ``policy`` (``lagrangian``: the planner of :mod:`bridgefleet.planning.planner`, its prices
+    computed for this fleet and horizon; or a heuristic's name) on ``fleet_cfg`` for ``years``, at
+    ``budget_scale`` × the sized budget or ``budget_usd`` USD a year (:func:`set_budget`). A synthetic fleet is
+    held fixed (fleet seed ``seed``).
+
+    Raises:
+        ValueError: an unknown policy, bad ``samples``/``years`` or budget.
+    """
+    from bridgefleet.planning.planner import LagrangianPlanner
+    from bridgefleet.policies import get_policy
+
+    _check(years, samples)
+    decide = LagrangianPlanner() if policy == "lagrangian" else get_policy(policy)
+    fleet_cfg = fleet_cfg.replace(horizon_years=years)
+    if fleet_cfg.inventory is None:
+        fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
+    fleet_cfg, fleet = resolve_fleet(fleet_cfg)
+    return simulate_plan(set_budget(fleet_cfg, budget_scale, budget_usd), fleet, decide, samples, seed, policy)
 
 
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
@@ -95,10 +169,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
         ValueError: bad ``samples``/``years``, or the inventory's urban count does not match the trained
             urban network (agent: fleet).
     """
-    if samples < 1:
-        raise ValueError(f"--samples {samples}: must be at least 1")
-    if years < 1:
-        raise ValueError(f"--years {years}: must be at least 1")
+    _check(years, samples)
     cfg, policy = load_policy(run_dir, device)
     if years > cfg.fleet.horizon_years:
         warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
@@ -117,6 +188,14 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "
                          f"trained urban agent expects {trained}: keep {trained} under it (--max-urban "
                          f"{trained}) or train on this inventory")
+    return simulate_plan(fleet_cfg, fleet, policy, samples, seed, f"trained agents of {run_dir}")
+
+
+def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, policy, samples: int, seed: int,
+                  name: str) -> Plan:
+    """``policy`` (sim, rng) → decision run for ``fleet_cfg.horizon_years`` on ``samples`` copies of the
+    fleet (deterioration seeds seed, seed+1, …), summarized as a :class:`Plan`."""
+    years = fleet_cfg.horizon_years
     sim = FleetSimulator(fleet_cfg, samples, fleet)
     sim.reset(None, [seed + i for i in range(samples)])
     rng = np.random.default_rng(seed)
@@ -127,6 +206,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     action = np.zeros((years, b), dtype=np.int64)
     spend = np.zeros((years, 2))
     shares = np.zeros((years, 3))
+    deck = np.zeros((years, 3))
     for y in range(years):
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
         res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
@@ -137,11 +217,11 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
                                       * sim.profile.cost_factor, 0.0).mean(0)
         out["condition"][y] = sim.state.condition.mean(0)
         spend[y] = res.cost.mean(0)  # (urban, rural) USD
-        c = sim.state.condition
-        shares[y] = (c >= GOOD_RATING).mean(), ((c >= POOR_BELOW) & (c < GOOD_RATING)).mean(), (c < POOR_BELOW).mean()
+        shares[y] = band_shares(sim.state.condition).mean(0)
+        deck[y] = band_shares(sim.state.condition, sim.profile.deck_area).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
-                shares)
+                shares, deck, name)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

@@ -268,6 +268,19 @@ def standard_gamma_noise(rng: np.random.Generator, cv: float, size: tuple[int, .
     return x
 
 
+def band_shares(condition: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """FHWA shares (good ≥ 7, fair 5 to < 7, poor < 5) along the last axis, float64 (..., 3), each 0–1.
+
+    ``weight`` (broadcast to ``condition``): deck area, m², for FHWA's measures of 23 CFR 490.407 (the share of
+    deck area in good and in poor condition); None counts bridges.
+    """
+    c = np.asarray(condition)
+    w = np.ones(c.shape) if weight is None else np.broadcast_to(np.asarray(weight, np.float64), c.shape)
+    total = w.sum(-1)
+    good, poor = (w * (c >= GOOD_RATING)).sum(-1), (w * (c < POOR_BELOW)).sum(-1)
+    return np.stack([good, total - good - poor, poor], -1) / np.maximum(total, 1e-300)[..., None]
+
+
 def band_counts(condition: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """FHWA bands per fleet: (good ≥ 7, fair 5 to < 7, poor < 5) counts along the last axis."""
     good = (condition >= GOOD_RATING).sum(-1)

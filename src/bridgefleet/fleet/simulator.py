@@ -241,6 +241,27 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
                           urban_budget_share=share), (profile, state)
 
 
+def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:
+    """A resolved fleet (:func:`resolve_fleet`) with its total annual budget ``scale`` × its own (the sized
+    budget) or ``usd`` USD a year; the split between the agencies is kept. Neither given: unchanged.
+
+    Raises:
+        ValueError: both given, or a negative or non-finite value.
+    """
+    if scale is not None and usd is not None:
+        raise ValueError("give a budget scale or a budget in USD, not both")
+    for name, value in (("budget scale", scale), ("budget USD", usd)):
+        if value is not None and not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} {value}: must be a finite number ≥ 0")
+    if scale is None and usd is None:
+        return config
+    urban, rural = config.budgets_usd
+    total = urban + rural
+    share = urban / total if total > 0 else config.n_urban / max(config.n_urban + config.n_rural, 1)
+    return config.replace(annual_budget_usd=float(usd if usd is not None else scale * total),
+                          urban_budget_share=float(share))
+
+
 def _file_version(name_or_path: str) -> tuple[int, int] | None:
     """(size, mtime_ns) of an inventory file, None for a bundled name or a missing file (the loader says why)."""
     try:

@@ -1,0 +1,76 @@
+"""Plans without a training run (`plan --policy`), FHWA deck-area shares and the budget options."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from bridgefleet.cli import main
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet.model import band_shares
+from bridgefleet.fleet.simulator import resolve_fleet, set_budget
+from bridgefleet.plan import policy_plan
+
+SMALL = "n_urban: 3\nn_rural: 3\nhorizon_years: 5\n"
+
+
+def test_deck_area_shares_weigh_each_bridge_by_its_deck():
+    # 100, 200, 700 m² rated 8, 5, 4: good 10 %, fair 20 %, poor 70 % of deck area; a third of the bridges each.
+    c = np.array([[8.0, 5.0, 4.0]])
+    np.testing.assert_allclose(band_shares(c, np.array([100.0, 200.0, 700.0])), [[0.1, 0.2, 0.7]])
+    np.testing.assert_allclose(band_shares(c), [[1 / 3, 1 / 3, 1 / 3]])
+    np.testing.assert_allclose(band_shares(np.array([6.999, 7.0, 4.999])), [1 / 3, 1 / 3, 1 / 3])
+
+
+def test_set_budget_scales_the_sized_budget_and_keeps_the_split():
+    cfg, _ = resolve_fleet(FleetConfig(inventory="dc-2019"))
+    urban, rural = cfg.budgets_usd
+    half = set_budget(cfg, scale=0.5).budgets_usd
+    np.testing.assert_allclose(half, (urban / 2, rural / 2))
+    usd = set_budget(cfg, usd=1_000_000.0).budgets_usd
+    np.testing.assert_allclose(sum(usd), 1_000_000.0)
+    assert usd[0] / sum(usd) == pytest.approx(urban / (urban + rural))
+    assert set_budget(cfg) is cfg
+    with pytest.raises(ValueError, match="not both"):
+        set_budget(cfg, scale=1.0, usd=1.0)
+    with pytest.raises(ValueError, match="budget scale -1"):
+        set_budget(cfg, scale=-1.0)
+
+
+def test_planner_plan_at_zero_budget_is_the_do_nothing_plan():
+    cfg = FleetConfig(n_urban=3, n_rural=3)
+    none = policy_plan(cfg, "lagrangian", years=5, samples=4, seed=3, budget_usd=0.0)
+    idle = policy_plan(cfg, "do_nothing", years=5, samples=4, seed=3)
+    assert (none.action == 0).all() and (none.spend_usd == 0).all() and (none.budget_usd == 0).all()
+    np.testing.assert_array_equal(none.condition, idle.condition)  # same fleet, same deterioration draws
+    np.testing.assert_allclose(none.deck_shares.sum(1), 1.0)
+    # With the sized budget the planner spends and keeps more deck area good than doing nothing.
+    sized = policy_plan(cfg, "lagrangian", years=5, samples=4, seed=3)
+    assert sized.spend_usd.sum() > 0 and (sized.spend_usd.sum(1) <= sized.budget_usd.sum() * 5 + 1).all()
+    assert sized.deck_shares[-1, 0] > idle.deck_shares[-1, 0]
+
+
+def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(SMALL)
+    out = tmp_path / "plan.csv"
+    assert main(["plan", "--policy", "lagrangian", "--config", str(fleet), "--years", "4", "--samples", "2",
+                 "--budget-scale", "0.5", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "deck area" in text and "plan (lagrangian)" in text
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert len(rows) == 1 + 4 * 6 and out.with_suffix(".png").is_file()
+    budget = FleetConfig.from_yaml(fleet).budgets_usd
+    assert f"annual budget USD {sum(budget) / 2:,.0f}" in text
+
+
+def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
+    assert main(["plan", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "give a training run folder, or --policy lagrangian" in capsys.readouterr().err
+    assert main(["plan", "--policy", "best_guess", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "unknown policy 'best_guess'" in capsys.readouterr().err
+    assert main(["plan", str(tmp_path), "--budget-scale", "2", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "need --policy" in capsys.readouterr().err
+    assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "budget USD -5.0: must be a finite number ≥ 0" in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
