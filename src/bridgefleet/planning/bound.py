@@ -38,6 +38,10 @@ from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
 BIG_PRICE = 1e9
 """A price per USD no action can pay: its DP policy is do-nothing (the LP's first, always feasible column)."""
+RULE_PENALTY = 1e6
+"""Reward units for exceeding one year's poor deck-area allowance by all of it again, in the master LP's
+elastic rows: far above any fleet's return, so its mixture meets the rule wherever the columns allow, and small
+enough for HiGHS's simplex (1e4 per m² was not, on dc-2019)."""
 
 
 @dataclass
@@ -51,6 +55,10 @@ class BoundResult:
         price_cost: float64 (E, 2, T), discounted price of one USD spent by the urban (0) / rural (1) agency
             in year t, reward units per USD (the step price is this divided by γ^t).
         price_count: float64 (E, 2, T), discounted price of one treatment, reward units.
+        price_poor: float64 (E, T) or None (no rule): discounted price of one m² of deck ending year t poor,
+            reward units per m².
+        rule_slack: float64 (E,) or None: m²-years by which the last master LP's mixture still exceeds the
+            poor deck-area rule (0: the relaxation meets it; > 0: none of the policies found does).
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -62,6 +70,8 @@ class BoundResult:
     iterations: int
     seconds: float
     history: list[float] = field(default_factory=list)
+    price_poor: np.ndarray | None = None
+    rule_slack: np.ndarray | None = None
 
     @property
     def mean(self) -> float:
@@ -87,6 +97,7 @@ class _Rows:
     spend_b: np.ndarray  # (E, 2, M) USD
     count_c: np.ndarray | None  # (M', T), None with carry-over
     count_b: np.ndarray | None  # (E, 2, M') treatments
+    poor_b: np.ndarray | None = None  # (E, T) m²: the most deck area poor at the end of each year (the rule)
 
     def year_prices(self, kappa: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Row prices → discounted per-year prices (E, 2, T) per USD and per treatment."""
@@ -105,21 +116,23 @@ class _Rows:
         t_n = self.spend_c.shape[1]
         if self.count_c is None:  # carry-over: a subset of the cumulative rows
             ends = np.array([end - 1 for _, end in blocks])
-            return _Rows(self.spend_c[ends], self.spend_b[..., ends], None, None)
+            return _Rows(self.spend_c[ends], self.spend_b[..., ends], None, None, self.poor_b)
         disc = gamma ** np.arange(t_n)
         c = np.zeros((len(blocks), t_n))
         for i, (lo, hi) in enumerate(blocks):
             c[i, lo:hi] = disc[lo:hi]
-        return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T)  # identity rows: b is per year
+        return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T, self.poor_b)  # identity rows: b is per year
 
 
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
-               step: float = 0.05) -> tuple[BridgeMDPs, _Rows]:
+               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, _Rows]:
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
         profile, state: :class:`~bridgefleet.fleet.model.FleetProfile` / ``FleetState`` with arrays (E, B).
         weight: float (E, B) reward traffic weight. annual_budget: float (2,) or (E, 2), USD per year.
+        max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
+            FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule.
     """
     e_n, b_n = state.condition.shape
     t_n = config.horizon_years
@@ -130,8 +143,15 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
                        weight, profile.target_condition, cap, step,
                        user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config))
+    poor_b = None
+    if max_poor is not None:
+        if not 0.0 <= max_poor <= 1.0:
+            raise ValueError(f"--max-poor-deck-area {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+        deck = np.asarray(profile.deck_area, dtype=np.float64)
+        poor_b = np.repeat((max_poor * np.broadcast_to(deck, (e_n, b_n)).sum(1))[:, None], t_n, 1)
     if config.carry_over_budget:
-        return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None)
+        return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None,
+                           poor_b)
     # The most treatments one year's budget can buy: the cheapest treatment of each bridge, cheapest first.
     cheapest = np.where(mdps.feasible[:, 1:], mdps.cost[:, 1:], np.inf).min(1).reshape(e_n, b_n)
     counts = np.zeros((e_n, 2))
@@ -141,7 +161,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
             cum = np.cumsum(np.sort(cols, axis=1), axis=1)
             counts[:, g] = (cum <= annual[:, g : g + 1] + 0.01).sum(1)
     return mdps, _Rows(np.eye(t_n), np.repeat(annual[:, :, None], t_n, 2), np.eye(t_n),
-                       np.repeat(counts[:, :, None], t_n, 2))
+                       np.repeat(counts[:, :, None], t_n, 2), poor_b)
 
 
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
@@ -181,8 +201,12 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     best = np.full(e_n, np.inf)
     best_cost = np.zeros((e_n, 2, t_n))
     best_count = np.zeros((e_n, 2, t_n))
+    rule = rows.poor_b is not None
+    poor_p = np.zeros((e_n, t_n))  # discounted price of one m² poor at the end of year t
+    best_poor = np.zeros((e_n, t_n))
+    slack = np.zeros(e_n)
     lp_value = np.full(e_n, -np.inf)
-    probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, t_n))  # fingerprints of a column's spend and count
+    probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, t_n))  # fingerprints of a column's spend, count, poor
     agency = grid.agency[:b_n]
     masters = [_Master(e, agency, stages[0], t_n) for e in range(e_n)]
     active = np.ones(e_n, dtype=bool)
@@ -196,14 +220,18 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     for it in range(1, max_iter + 1):
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
-        value0, exp_cost, exp_count, _ = solve(grid, sc, sn, active[grid.fleet])
-        reward = value0 + ((sc * exp_cost + sn * exp_count) * disc).sum(1)  # the column's own return
+        spp = poor_p[grid.fleet] / disc * grid.deck[:, None] if rule else None
+        value0, exp_cost, exp_count, _, exp_poor = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        priced = sc * exp_cost + sn * exp_count + (spp * exp_poor if rule else 0.0)
+        reward = value0 + (priced * disc).sum(1)  # the column's own return
+        poor = exp_poor * grid.deck[:, None]  # m² expected poor at the end of each year
         if it > 1:  # the first solve prices every action out (the do-nothing column), not a useful bound
-            lval = _dual_value(value0, cost_p, count_p, year_budget, year_count, e_n)
+            lval = _dual_value(value0, cost_p, count_p, year_budget, year_count, e_n, poor_p, rows.poor_b)
             better = active & (lval < best)
             best[better] = lval[better]
             best_cost[better] = cost_p[better]
             best_count[better] = count_p[better]
+            best_poor[better] = poor_p[better]
         history.append(float(best.mean()) if it > 1 else float("nan"))
         if it > 1:
             gap = (best - lp_value) / np.maximum(np.abs(best), 1.0)
@@ -218,14 +246,16 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                 active &= gap > tol
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(reward[sl], exp_cost[sl], exp_count[sl], it, probe)
-            lp, ks, kn = masters[e].solve(it)
+            masters[e].add(reward[sl], exp_cost[sl], exp_count[sl], poor[sl], it, probe)
+            lp, ks, kn, kp, slack[e] = masters[e].solve(it)
             masters[e].prune(it, keep_iters)
             lp_value[e] = lp
             c_lp, n_lp = masters[e].rows.year_prices((ks[None], kn[None]))
             a = smoothing if it > 1 else 0.0
             cost_p[e] = a * best_cost[e] + (1 - a) * c_lp[0]
             count_p[e] = a * best_count[e] + (1 - a) * n_lp[0]
+            if rule:
+                poor_p[e] = a * best_poor[e] + (1 - a) * kp
         if bar is not None:
             bar.update(1)
             bar.set_postfix(bound=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
@@ -236,28 +266,36 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     values = best
     if search is not None:  # the bound on the reported grid, at the best prices
         dm = mdps.gamma ** np.arange(mdps.horizon)
-        value0, _, _, _ = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm,
-                                best_count[mdps.fleet, mdps.agency] / dm)
-        values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n)
-    return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history)
+        value0 = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
+                       price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None).value0
+        values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
+    return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
+                       best_poor if rule else None, slack if rule else None)
 
 
 def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, year_budget: np.ndarray,
-                year_count: np.ndarray | None, e_n: int) -> np.ndarray:
-    """L(κ) per fleet: Σ_i V_i + Σ_t (price_t × budget_t + count price_t × count_t), (E,)."""
+                year_count: np.ndarray | None, e_n: int, poor_p: np.ndarray, poor_b: np.ndarray | None) -> np.ndarray:
+    """L(κ) per fleet: Σ_i V_i + Σ_t (price_t × budget_t + count price_t × count_t + poor price_t × the most
+    poor deck area_t), (E,)."""
     lval = value0.reshape(e_n, -1).sum(1) + (cost_p * year_budget).sum((1, 2))
     if year_count is not None:
         lval += (count_p * year_count).sum((1, 2))
+    if poor_b is not None:
+        lval += (poor_p * poor_b).sum(1)
     return lval
 
 
 class _Master:
     """One fleet's master LP over the distinct policies found so far for its B bridges (the columns):
 
-        max Σ_k r_k x_k   s.t.  Σ_k (rows of k) x_k ≤ b,   Σ_{k of bridge i} x_k = 1,   x ≥ 0,
+        max Σ_k r_k x_k − P Σ_t y_t  s.t.  Σ_k (rows of k) x_k ≤ b,  Σ_k poor_k,t x_k − y_t ≤ F·D,
+        Σ_{k of bridge i} x_k = 1,   x, y ≥ 0,
 
     kept in one HiGHS model so each solve starts from the last basis (a few simplex iterations instead of a
-    solve from scratch). Rows are scaled to right-hand side 1 so USD and counts share one scale.
+    solve from scratch). Rows are scaled to right-hand side 1 so USD, counts and m² share one scale. The poor
+    deck-area rows (with a rule) have elastic slacks y at ``RULE_PENALTY`` per allowance: the LP stays feasible
+    while the columns found cannot meet the rule yet, and its duals stay ≤ the penalty (every price ≥ 0 still
+    gives a valid L).
     """
 
     def __init__(self, e: int, agency: np.ndarray, rows: _Rows, t_n: int):
@@ -267,6 +305,7 @@ class _Master:
         self.reward = np.zeros(0)
         self.spend = np.zeros((0, t_n))
         self.count = np.zeros((0, t_n))
+        self.poor = np.zeros((0, t_n))
         self.key = np.zeros(0)
         self.used = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
         self.keys: dict[tuple[int, float], int] = {}
@@ -283,15 +322,26 @@ class _Master:
                 scale = 1.0 / np.maximum(b[self.e, a], 1.0)
                 self._kinds.append((c, scale))
                 rhs.append(b[self.e, a] * scale)
+        self.n_budget = sum(len(s) for _, s in self._kinds)
+        self.poor_scale = np.zeros(0)
+        if rows.poor_b is not None:
+            self.poor_scale = 1.0 / np.maximum(rows.poor_b[self.e], 1.0)
+            rhs.append(rows.poor_b[self.e] * self.poor_scale)
         rhs = np.concatenate(rhs)
         b_n = len(self.agency)
         self.n_ub = len(rhs)
+        self.n_slack = len(self.poor_scale)
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         lower = np.concatenate([np.full(self.n_ub, -highspy.kHighsInf), np.ones(b_n)])
         upper = np.concatenate([rhs, np.ones(b_n)])
         self.h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), dtype=np.int32),
                        np.zeros(0, dtype=np.int32), np.zeros(0))
+        if self.n_slack:  # y_t, the first columns: −1 in poor row t (scaled units: shares of the allowance)
+            k = self.n_slack
+            self.h.addCols(k, np.full(k, RULE_PENALTY), np.zeros(k), np.full(k, highspy.kHighsInf), k,
+                           np.arange(k, dtype=np.int32), (self.n_budget + np.arange(k)).astype(np.int32),
+                           -np.ones(k))
         self._add_cols(np.arange(len(self.reward)))
 
     def _add_cols(self, idx: np.ndarray) -> None:
@@ -305,15 +355,19 @@ class _Master:
             m = c.shape[0]
             dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ c.T, 0.0) * s
             col += m
+        if self.n_slack:
+            dense[:, col : col + self.n_slack] = self.poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
         dense[np.arange(len(idx)), self.n_ub + self.bridge[idx]] = 1.0
         a = sp.csc_matrix(dense.T)
         self.h.addCols(len(idx), -self.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
                        a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
 
-    def add(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, it: int, probe: np.ndarray) -> None:
-        """Add each bridge's policy (reward (B,), spend and treatments (B, T)) unless already a column."""
-        key = spend @ probe[0] + count @ probe[1]
+    def add(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, poor: np.ndarray, it: int,
+            probe: np.ndarray) -> None:
+        """Add each bridge's policy (reward (B,); spend, treatments and poor deck area, m², (B, T)) unless it
+        is already a column."""
+        key = spend @ probe[0] + count @ probe[1] + poor @ probe[2]
         new = []
         for i, k in enumerate(key.tolist()):
             j = self.keys.get((i, k))
@@ -321,7 +375,7 @@ class _Master:
                 new.append(i)
             elif reward[i] > self.reward[j]:
                 self.reward[j] = reward[i]
-                self.h.changeColCost(j, -reward[i])
+                self.h.changeColCost(self.n_slack + j, -reward[i])
         if not new:
             return
         idx = np.array(new)
@@ -332,11 +386,13 @@ class _Master:
         self.reward = np.concatenate([self.reward, reward[idx]])
         self.spend = np.concatenate([self.spend, spend[idx]])
         self.count = np.concatenate([self.count, count[idx]])
+        self.poor = np.concatenate([self.poor, poor[idx]])
         self.used = np.concatenate([self.used, np.full(len(idx), np.inf if k0 == 0 else float(it))])
         self._add_cols(np.arange(k0, len(self.reward)))
 
-    def solve(self, it: int) -> tuple[float, np.ndarray, np.ndarray]:
-        """Solve; mark the columns used; return (value, spend-row duals (2, M), count-row duals (2, M'))."""
+    def solve(self, it: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Solve; mark the columns used; return (value, spend-row duals (2, M), count-row duals (2, M'),
+        poor-row duals (T,) per m², slack m²-years)."""
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:  # rare: retry without the warm start
             self.h.clearSolver()
@@ -345,20 +401,25 @@ class _Master:
             raise RuntimeError(f"master LP of fleet {self.e}: {self.h.modelStatusToString(self.h.getModelStatus())}")
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value)
+        slack = float((x[: self.n_slack] / np.maximum(self.poor_scale, 1e-300)).sum()) if self.n_slack else 0.0
+        x = x[self.n_slack :]
         self.used[x > 1e-9] = np.maximum(self.used[x > 1e-9], it)
-        duals = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0) * np.concatenate([s for _, s in self._kinds])
+        row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
+        duals = row[: self.n_budget] * np.concatenate([s for _, s in self._kinds])
         parts = np.split(duals, np.cumsum([len(s) for _, s in self._kinds])[:-1])
         ks = np.stack(parts[0:2])
         kn = np.stack(parts[2:4]) if len(parts) > 2 else np.zeros((2, 1))
-        return -self.h.getInfo().objective_function_value, ks, kn
+        kp = row[self.n_budget :] * self.poor_scale
+        return -self.h.getInfo().objective_function_value, ks, kn, kp, slack
 
     def prune(self, it: int, keep_iters: int) -> None:
         """Drop the columns the LP has not used in the last ``keep_iters`` solves."""
         drop = self.used < it - keep_iters
         if not drop.any():
             return
-        self.h.deleteCols(int(drop.sum()), np.flatnonzero(drop).astype(np.int32))
+        self.h.deleteCols(int(drop.sum()), (self.n_slack + np.flatnonzero(drop)).astype(np.int32))
         keep = ~drop
         self.bridge, self.reward, self.key = self.bridge[keep], self.reward[keep], self.key[keep]
         self.spend, self.count, self.used = self.spend[keep], self.count[keep], self.used[keep]
+        self.poor = self.poor[keep]
         self.keys = {k: n for n, k in enumerate(zip(self.bridge.tolist(), self.key.tolist(), strict=True))}

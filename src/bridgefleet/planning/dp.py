@@ -16,6 +16,8 @@ treatments per year, which the price search needs (Adelman & Mersereau 2008, col
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -79,8 +81,8 @@ def _expect(x, weights, taps, band, shock, tmp, out):  # pragma: no cover - comp
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0, shift, h, horizon, gamma,
-                 cost_lambda, price_cost, price_count, active, store_lo, store_hi, eu_out, value0, exp_cost,
-                 exp_count):  # pragma: no cover - compiled
+                 cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
+                 value0, exp_cost, exp_count, exp_poor):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
@@ -98,11 +100,12 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
         x = np.empty(g_n)
         tmp = np.empty(g_n)
         for t in range(t_n - 1, t_stop - 1, -1):
+            pp = price_poor[n, t]
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
                     for j in range(g_n):
-                        x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j]
+                        x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j] - (pp if j < poor_top else 0.0)
                     _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, shock, tmp, eu[rt, r])
             if store_lo <= t < store_hi:
                 eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)
@@ -175,7 +178,23 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
                             d_next[rt, r] = x
             exp_cost[n, t] = ec
             exp_count[n, t] = en
+            ep = 0.0
+            for rt in range(r_n):
+                for r in range(1, t + 3):
+                    for j in range(poor_top):
+                        ep += d_next[rt, r, j]
+            exp_poor[n, t] = ep
             d, d_next = d_next, d
+
+
+class Solution(NamedTuple):
+    """What :func:`solve` returns (see there)."""
+
+    value0: np.ndarray
+    exp_cost: np.ndarray
+    exp_count: np.ndarray
+    eu: np.ndarray | None
+    exp_poor: np.ndarray
 
 
 def table_rows(hi: int, horizon: int) -> int:
@@ -185,24 +204,30 @@ def table_rows(hi: int, horizon: int) -> int:
 
 
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
-          store: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+          store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None
+          ) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
+
+    With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
 
     Args:
         mdps: the bridges (:func:`bridgefleet.planning.transitions.bridge_mdps`).
         price_cost: float64 (N, T), price of a USD spent at year t, step-reward units per USD (≥ 0).
         price_count: float64 (N, T), price of one treatment at year t, step-reward units (≥ 0).
+        price_poor: float64 (N, T), price of ending year t poor, step-reward units (≥ 0; the caller multiplies
+            the price per m² by the bridge's deck area); None: 0.
         active: bool (N,), bridges to solve (default all); outputs of the others are left at 0.
         store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner); with lo > 0
             the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
 
     Returns:
-        value0 float64 (N,): optimal expected discounted return from the initial state, prices included;
+        :class:`Solution`: value0 float64 (N,): optimal expected discounted return from the initial state, prices
+        included;
         exp_cost float64 (N, T): expected USD spent per year under the optimal policy;
         exp_count float64 (N, T): expected treatments per year;
         eu float32 (N, hi − lo, R, min(hi + 1, T + 2), G) or None: EU_t by rate kind, row (0 just maintained,
         1 … t maintained y years ago, t + 1 never maintained: rows above hi are never reached in the window)
-        and grid rating, for t in [lo, hi).
+        and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor.
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
@@ -215,9 +240,11 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
+    exp_poor = np.zeros((n, t_n))
+    pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
-                 np.ascontiguousarray(price_count, dtype=np.float64), active, lo, hi, eu, value0, exp_cost,
-                 exp_count)
-    return value0, exp_cost, exp_count, (eu if hi > lo else None)
+                 np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
+                 value0, exp_cost, exp_count, exp_poor)
+    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor)

@@ -81,10 +81,13 @@ class LagrangianPlanner:
             moved by < 0.1 % between steps 0.2 and 0.025 on the default fleet). max_iter: DP solves of the
             price search.
         memory_mb: memory for value tables, MB.
+        max_poor_deck_area: the most share of deck area poor in any year, 0–1 (0.10: FHWA's rule, 23 CFR
+            490.411), priced by one more multiplier per year so the planner aims to meet it in expectation;
+            None: no rule.
     """
 
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
-                 progress: bool = False, search_step: float = 0.2):
+                 progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -96,6 +99,7 @@ class LagrangianPlanner:
         self.max_iter = max_iter
         self.memory_mb = memory_mb
         self.progress = progress
+        self.max_poor = max_poor_deck_area
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
 
@@ -104,12 +108,15 @@ class LagrangianPlanner:
         one = sim.fixed is not None
         sl = slice(0, 1) if one else slice(None)
         args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.annual_budget)
-        self.mdps, rows = fleet_mdps(*args, step=self.step)
-        search = fleet_mdps(*args, step=self.search_step)[0] if self.search_step > self.step else None
+        self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
+        search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
+                  if self.search_step > self.step else None)
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc
+        self._step_poor = (None if self.bound.price_poor is None
+                           else self.bound.price_poor[self.mdps.fleet] / disc * self.mdps.deck[:, None])
         b_n = sim.n_bridges
         self._index = (np.zeros((sim.num_envs, 1), dtype=np.int64) if one
                        else np.arange(sim.num_envs)[:, None] * b_n) + np.arange(b_n)
@@ -137,7 +144,7 @@ class LagrangianPlanner:
             years = 1  # the most years from t whose tables fit (later windows reach more rows)
             while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
                 years += 1
-            _, _, _, self._eu = solve(m, self._step_cost, self._step_count, store=(t, t + years))
+            self._eu = solve(m, self._step_cost, self._step_count, store=(t, t + years), price_poor=self._step_poor).eu
             self._window = (t, t + years)
         st = sim.state
         replaced = st.age < self._age0 + t - 0.5  # age was reset by a replacement

@@ -104,6 +104,7 @@ class BridgeMDPs:
         utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] − λ × user cost
             (USD, poor ratings only) at each grid rating.
         cost: float64 (N, 5), USD cost of each action.
+        deck: float64 (N,), deck area, m² (FHWA's measures weigh bridges by it).
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
         weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
             a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
@@ -113,6 +114,7 @@ class BridgeMDPs:
         band: int64 (G,), weight group of each grid rating: the distinct rate factors of the rating points.
         shock: float64 (4,): (p, w0, c1, ρ) of sudden damage (:func:`shock_weights`), p = 0 for none.
         top: int64, grid index of the new-structure rating (replacement's rating, the treatments' cap).
+        poor_top: int64, grid points 0 … poor_top − 1 are poor (rating < 5, FHWA's ≤ 4).
         c0: float64 (N,), initial rating; ysm0: float64 (N,), initial years since maintenance.
         agency: int64 (N,), 0 urban, 1 rural; fleet: int64 (N,), fleet index.
         shift: int64 (5,), grid steps gained by actions 1–3 (action 4 goes to the top of the grid).
@@ -121,6 +123,7 @@ class BridgeMDPs:
 
     utility: np.ndarray
     cost: np.ndarray
+    deck: np.ndarray
     feasible: np.ndarray
     weights: np.ndarray
     n_taps: np.ndarray
@@ -132,6 +135,7 @@ class BridgeMDPs:
     band: np.ndarray
     shock: np.ndarray
     top: int
+    poor_top: int
     h: float
     horizon: int
     gamma: float
@@ -204,7 +208,9 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
     fleet = np.repeat(np.arange(e_n), b_n)
     top = min(round(config.new_structure_rating / h), g_n - 1)
-    return BridgeMDPs(utility, cost, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
+    deck = np.asarray(deck_area, dtype=np.float64).reshape(-1)
+    return BridgeMDPs(utility, cost, deck, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
                       np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band,
-                      shock_weights(config.shock_probability, config.shock_mean_drop, h), top, h, t_n,
+                      shock_weights(config.shock_probability, config.shock_mean_drop, h), top,
+                      round(POOR_BELOW / h), h, t_n,
                       float(config.discount), float(config.cost_lambda))

@@ -1,0 +1,190 @@
+"""The least budget that can meet a poor deck-area rule: a certificate below which no policy meets it.
+
+For a rule "at most F of the deck area poor at the end of every year, in expectation" (FHWA's minimum
+condition, 23 CFR 490.411: F = 0.10 of NHS deck area), the relaxation of :mod:`bridgefleet.planning.bound`
+asks for the smallest annual budget B (a multiple of the fleet's sized budget, split between the agencies as
+it is) for which some mixture of single-bridge policies keeps each agency's spend within its budget rows and
+the expected poor deck area ≤ F × deck area every year:
+
+    min B   s.t.  Σ_i spend rows of x_i ≤ B × (rows of one budget),   Σ_i E[poor deck area_t] of x_i ≤ F·D_t,
+
+over mixtures x_i of each bridge's policies. Every policy of the fleet that meets the rule in expectation and
+keeps the budget gives such a mixture (its bridges' marginal policies), so below this least budget **no
+policy meets the rule in expectation**. It is solved by column generation: the master LP over the policies
+found so far gives duals κ (budget rows) and μ (rule rows); each bridge's DP (:mod:`bridgefleet.planning.dp`,
+no reward, prices only) finds its cheapest policy under them, and weak duality gives, for any κ, μ ≥ 0,
+
+    B ≥ (Σ_i min_π [κ · spend_i(π) + μ · poor_i(π)] − μ · F·D) / (κ · rows of one budget),
+
+the certified lower end reported (the LP value is the upper end). Every action is allowed to every bridge here
+(a relaxation: the budget need not fit a treatment in one year), so the certificate holds for any budget.
+Budgets that carry over use the cumulative rows (spend up to year t ≤ (t + 1) budgets). The rule is on the
+DP's rating grid (docs/planning.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from bridgefleet.planning.dp import solve
+from bridgefleet.planning.transitions import BridgeMDPs
+
+SLACK_PENALTY = 1e3
+"""Budget multiples charged per allowance the rule is exceeded by, in the master LP's elastic rows."""
+
+
+@dataclass
+class LeastBudget:
+    """Least budget scale per fleet (multiples of the sized annual budget).
+
+    Attributes:
+        lower: float64 (E,), certified: below it no policy meets the rule in expectation.
+        upper: float64 (E,), the master LP's budget: a mixture of the policies found meets the rule at it
+            (inf while the policies found cannot meet it at any budget).
+        iterations: DP solves. seconds: wall time, s.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    iterations: int
+    seconds: float
+
+
+def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
+                 max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5) -> LeastBudget:
+    """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
+    meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
+
+    Args:
+        mdps: the fleets' bridges (:func:`bridgefleet.planning.bound.fleet_mdps`); their rewards are ignored
+            and every action is allowed.
+        max_poor: F, a share 0–1. share: the (urban, rural) USD of the sized budget, USD a year.
+        carry_over: whether unspent budget carries over (cumulative budget rows).
+        tol: stop when (upper − lower) / upper ≤ tol on every fleet. smoothing: Wentges smoothing of the prices
+            toward those of the best lower end (the combination of valid prices is valid: weak duality is linear).
+
+    Raises:
+        ValueError: ``max_poor`` outside [0, 1].
+    """
+    if not 0.0 <= max_poor <= 1.0:
+        raise ValueError(f"--rule {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+    start = time.perf_counter()
+    free = dataclasses.replace(mdps, utility=np.zeros_like(mdps.utility), cost_lambda=0.0,
+                               feasible=np.ones_like(mdps.feasible))
+    e_n = int(mdps.fleet.max()) + 1
+    b_n = mdps.n // e_n
+    t_n = mdps.horizon
+    disc = mdps.gamma ** np.arange(t_n)
+    rows = np.tril(np.ones((t_n, t_n))) if carry_over else np.eye(t_n)  # (M, T) over years
+    one = rows.sum(1) if carry_over else np.ones(t_n)  # budgets each row allows, per unit budget
+    deck = mdps.deck.reshape(e_n, b_n)
+    allowance = max_poor * deck.sum(1)  # m² per year
+    masters = [_Master(mdps.agency[:b_n], rows, one, np.asarray(share, float), allowance[e], t_n) for e in range(e_n)]
+    lower = np.zeros(e_n)
+    upper = np.full(e_n, np.inf)
+    price_cost = np.zeros((e_n, 2, t_n))  # undiscounted per-year prices of one USD (urban, rural)
+    price_poor = np.zeros((e_n, t_n))  # of one m² poor
+    worth = np.zeros(e_n)  # Σ of the budget rows' duals at these prices
+    best_cost, best_poor, best_worth = price_cost.copy(), price_poor.copy(), worth.copy()  # of the best lower end
+    it = 0
+    for it in range(1, max_iter + 1):
+        pc = price_cost[mdps.fleet, mdps.agency] / disc  # the DP discounts: step prices
+        pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
+        sol = solve(free, pc, np.zeros_like(pc), price_poor=pp)
+        poor = sol.exp_poor * mdps.deck[:, None]
+        dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor
+        if it > 1:  # weak duality at the prices this DP used
+            gap = dual - (price_poor * allowance[:, None]).sum(1)
+            lb = np.where(worth > 0, gap / np.maximum(worth, 1e-300), np.where(gap > 1e-9, np.inf, 0.0))
+            better = lb > lower
+            lower[better] = lb[better]
+            best_cost[better], best_poor[better], best_worth[better] = (price_cost[better], price_poor[better],
+                                                                        worth[better])
+        open_ = np.ones(e_n, dtype=bool)
+        for e in range(e_n):
+            sl = slice(e * b_n, (e + 1) * b_n)
+            masters[e].add(sol.exp_cost[sl], poor[sl])
+            value, kappa, mu, w, met = masters[e].solve()
+            if met:
+                upper[e] = value
+            a = smoothing if it > 1 and lower[e] > 0 else 0.0  # Wentges: toward the best prices so far
+            price_cost[e] = a * best_cost[e] + (1 - a) * kappa
+            price_poor[e] = a * best_poor[e] + (1 - a) * mu
+            worth[e] = a * best_worth[e] + (1 - a) * w
+            open_[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
+        if not open_.any():
+            break
+    return LeastBudget(lower, upper, it, time.perf_counter() - start)
+
+
+class _Master:
+    """One fleet's master LP: min s + P Σ y  s.t.  Σ_k x_k (rows · spend_k) / (one × share) − s ≤ 0 per agency
+    and row, Σ_k x_k poor_k,t / allowance − y_t ≤ 1, Σ_{k of bridge i} x_k = 1; x, y, s ≥ 0."""
+
+    def __init__(self, agency: np.ndarray, rows: np.ndarray, one: np.ndarray, share: np.ndarray,
+                 allowance: float, t_n: int):
+        self.agency, self.rows, self.t_n = agency, rows, t_n
+        m = rows.shape[0]
+        self.scale = 1.0 / np.maximum(share[:, None] * one[None, :], 1.0)  # (2, M): per USD of the row's budget
+        self.poor_scale = 1.0 / max(allowance, 1e-9)
+        self.n_ub = 2 * m + t_n
+        b_n = len(agency)
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        lower = np.concatenate([np.full(self.n_ub, -highspy.kHighsInf), np.ones(b_n)])
+        upper = np.concatenate([np.zeros(2 * m), np.ones(t_n), np.ones(b_n)])
+        self.h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), dtype=np.int32),
+                       np.zeros(0, dtype=np.int32), np.zeros(0))
+        # s (the budget scale): −1 in every budget row; y_t: −1 in rule row t
+        self.h.addCols(1, np.array([1.0]), np.zeros(1), np.array([highspy.kHighsInf]), 2 * m,
+                       np.zeros(1, dtype=np.int32), np.arange(2 * m, dtype=np.int32), -np.ones(2 * m))
+        self.h.addCols(t_n, np.full(t_n, SLACK_PENALTY), np.zeros(t_n), np.full(t_n, highspy.kHighsInf), t_n,
+                       np.arange(t_n, dtype=np.int32), (2 * m + np.arange(t_n)).astype(np.int32), -np.ones(t_n))
+        self.n_fixed = 1 + t_n
+        self.keys: set[tuple[int, float]] = set()
+        self.probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, t_n))
+
+    def add(self, spend: np.ndarray, poor: np.ndarray) -> None:
+        """Each bridge's policy (spend USD and poor deck area m², (B, T)) as a column unless already one."""
+        key = spend @ self.probe[0] + poor @ self.probe[1]
+        new = [i for i, k in enumerate(key.tolist()) if (i, k) not in self.keys]
+        if not new:
+            return
+        self.keys.update((i, float(key[i])) for i in new)
+        idx = np.array(new)
+        m = self.rows.shape[0]
+        dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
+        g = self.agency[idx]
+        use = spend[idx] @ self.rows.T  # (k, M)
+        for a in (0, 1):
+            dense[:, a * m : (a + 1) * m] = np.where((g == a)[:, None], use * self.scale[a], 0.0)
+        dense[:, 2 * m : 2 * m + self.t_n] = poor[idx] * self.poor_scale
+        dense[np.abs(dense) < 1e-9] = 0.0
+        dense[np.arange(len(idx)), self.n_ub + idx] = 1.0
+        a = sp.csc_matrix(dense.T)
+        self.h.addCols(len(idx), np.zeros(len(idx)), np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
+                       a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray, float, bool]:
+        """(budget scale of the LP, per-year USD prices (2, T), per-year m² prices (T,), the budget rows' duals
+        summed (what one unit of budget scale is worth under these prices), rule met)."""
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            self.h.clearSolver()
+            self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"least-budget LP: {self.h.modelStatusToString(self.h.getModelStatus())}")
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
+        row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
+        m = self.rows.shape[0]
+        kappa = np.stack([(row[a * m : (a + 1) * m] * self.scale[a]) @ self.rows for a in (0, 1)])  # (2, T)
+        mu = row[2 * m :] * self.poor_scale
+        met = float(x[1 : self.n_fixed].sum()) <= 1e-9
+        return float(x[0]), kappa, mu, float(row[: 2 * m].sum()), met
