@@ -1,4 +1,5 @@
-"""The ``bridgefleet`` command line: evaluate, bound, train, plan, report, bench, inventory."""
+"""The ``bridgefleet`` command line: evaluate, bound, train, plan, report, scenarios, sweep, bench, calibrate,
+inventory."""
 
 from __future__ import annotations
 
@@ -191,6 +192,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _numbers(text: str | None, option: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: give numbers separated by commas, e.g. 0.5,1,1.5") from None
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bridgefleet.scenarios import run_scenarios, write_scenarios
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out}: not a folder")
+    sc = run_scenarios(_fleet_config(args), _numbers(args.budgets, "--budgets"),
+                       _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
+                       episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet)
+    print(write_scenarios(sc, out))
+    print(f"written: {out / 'scenarios.csv'}, {out / 'scenarios.md'}, {out / 'scenarios.png'}")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bridgefleet.sweep import run_sweep
 
@@ -379,6 +405,29 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)
+
+    scn = sub.add_parser("scenarios", help="what each budget buys on FHWA's measures, and the least budget for "
+                         "the 10 % poor rule", formatter_class=_Defaults, description="The lagrangian planner at "
+                         "several annual budgets: share of deck area good and poor by year (95 % CIs), agency and "
+                         "user cost in USD, breaches of the poor deck-area rule, the upper bound; the certified least "
+                         "budget (below it no policy meets the rule in expectation) and the planner's least budget.")
+    scn.add_argument("--budgets", help="budget levels, multiples of the sized budget (default 0.25,0.5,…,2)")
+    scn.add_argument("--budgets-usd", help="budget levels, USD a year, comma-separated")
+    scn.add_argument("--rule", type=float, default=0.10, help="most share of deck area poor in any year "
+                     "(23 CFR 490.411)")
+    scn.add_argument("--years", type=int, default=30, help="planning horizon, years")
+    scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
+    scn.add_argument("--seed", type=int, default=1_000_000, help="first seed (and the fleet seed of a fleet model)")
+    scn.add_argument("--bisect", type=int, default=3, help="bisection steps for the planner's least budget")
+    scn.add_argument("--config", help="fleet config YAML")
+    _fleet_model_option(scn)
+    scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    scn.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    scn.add_argument("--county", help="keep one county (NBI item 3)")
+    scn.add_argument("--owner", help="keep one owner (NBI item 22)")
+    scn.add_argument("--out", default="scenarios", help="output folder")
+    scn.add_argument("--quiet", action="store_true", help="no progress bar")
+    scn.set_defaults(func=cmd_scenarios)
 
     sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
                         formatter_class=_Defaults)

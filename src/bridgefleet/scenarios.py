@@ -1,0 +1,275 @@
+"""What each budget buys, on FHWA's measures: the planner at several budget levels, the 10 % poor rule, and
+the least budget that can meet it.
+
+For each budget level (a multiple of the fleet's sized budget, or USD a year) the ``lagrangian`` planner
+(:mod:`bridgefleet.planning.planner`, the rule priced when one is given) is simulated on the evaluation
+fleets: the share of deck area good and poor by year with 95 % CIs (FHWA's national measures, 23 CFR
+490.407), agency and user cost in USD (discounted and undiscounted), how often the rule is breached (any year,
+three consecutive years: 23 U.S.C. 119(f)(2)), and the upper bound. Then the **certified least budget**
+(:mod:`bridgefleet.planning.least_budget`: below it no policy meets the rule in expectation) and the least
+budget at which the planner meets it in simulation (bisection between the levels that bracket it). A fleet
+model's synthetic fleet is held fixed (fleet seed = the first evaluation seed), as an inventory is, so every
+expectation is over deterioration on one fleet, the quantity the certificate is about.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet.model import band_shares
+from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
+from bridgefleet.outputs import save_figure, write_csv, write_text
+from bridgefleet.planning.bound import fleet_mdps
+from bridgefleet.planning.least_budget import least_budget
+from bridgefleet.planning.planner import LagrangianPlanner
+
+DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
+"""Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
+SHOW_YEARS = (1, 5, 10, 30)
+
+
+@dataclass
+class Level:
+    """The planner at one budget on E deterioration samples of the fleet over Y years.
+
+    Attributes:
+        scale: budget as a multiple of the sized budget. budget_usd: total annual budget, USD.
+        deck: float64 (E, Y, 3), share of deck area good / fair / poor at the end of each year, 0–1.
+        agency_usd, user_usd: float64 (E, Y), agency spend and user cost (detours of poor bridges), USD a year.
+        bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
+            meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
+        discount: γ, for present values.
+    """
+
+    scale: float
+    budget_usd: float
+    deck: np.ndarray
+    agency_usd: np.ndarray
+    user_usd: np.ndarray
+    bound: float
+    rule_met_by_bound: bool
+    discount: float
+
+    def breach(self, rule: float) -> np.ndarray:
+        """bool (E, Y): fleet-years whose poor deck area exceeds the rule."""
+        return self.deck[..., 2] > rule
+
+    def present_value(self, usd: np.ndarray) -> np.ndarray:
+        """(E,) discounted sum over the years, USD (discount γ per year, year 1 undiscounted)."""
+        return (usd * self.discount ** np.arange(usd.shape[1])).sum(1)
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float]:
+    n = len(x)
+    return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
+
+
+def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float | None,
+                   scale_usd: float) -> Level:
+    """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year)."""
+    level_cfg = set_budget(cfg, scale=scale)
+    sim = FleetSimulator(level_cfg, episodes, fleet)
+    sim.reset(None, [seed + i for i in range(episodes)])
+    planner = LagrangianPlanner(max_poor_deck_area=rule)
+    y_n = cfg.horizon_years
+    deck = np.zeros((episodes, y_n, 3))
+    agency = np.zeros((episodes, y_n))
+    user = np.zeros((episodes, y_n))
+    rng = np.random.default_rng(seed)
+    for t in range(y_n):
+        res = sim.step_requests(planner(sim, rng))
+        deck[:, t] = band_shares(sim.state.condition, sim.profile.deck_area)
+        agency[:, t] = res.cost.sum(1)
+        user[:, t] = (sim.user_cost * (sim.state.condition < 5.0)).sum(1)
+    b = planner.bound
+    met = b.rule_slack is None or bool((b.rule_slack <= 1e-6 * max(1.0, float(sim.profile.deck_area.sum()))).all())
+    return Level(scale, scale * scale_usd, deck, agency, user, b.mean, met, cfg.discount)
+
+
+@dataclass
+class Scenarios:
+    """Every level, the least budgets and what they rest on."""
+
+    levels: list[Level]
+    rule: float
+    certified: float
+    certified_upper: float
+    planner_least: float | None
+    sized_usd: float
+    fleet: str
+    episodes: int
+
+
+def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
+                  rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = 1_000_000,
+                  bisect: int = 3, progress: bool = True) -> Scenarios:
+    """The planner at each budget level, and the least budgets for the rule (see the module).
+
+    Raises:
+        ValueError: both or neither level lists empty, a level < 0, ``rule`` outside [0, 1], ``years`` or
+            ``episodes`` < 1.
+    """
+    if not 0.0 <= rule <= 1.0:
+        raise ValueError(f"--rule {rule}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+    if years < 1 or episodes < 1:
+        raise ValueError(f"--years {years}, --episodes {episodes}: each must be at least 1")
+    cfg = fleet_cfg.replace(horizon_years=years)
+    if cfg.inventory is None:  # one fleet of the model (fleet seed ``seed``): expectations over deterioration
+        cfg = cfg.replace(fixed_fleet=True, fleet_seed=seed)
+    cfg, fleet = resolve_fleet(cfg)
+    sized = sum(cfg.budgets_usd)
+    if budgets_usd is not None:
+        if scales is not None:
+            raise ValueError("give --budgets or --budgets-usd, not both")
+        scales = [usd / sized for usd in budgets_usd]
+    scales = sorted(DEFAULT_SCALES if scales is None else scales)
+    if any(not (math.isfinite(s) and s >= 0) for s in scales):
+        raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
+    levels = []
+    for s in scales:
+        levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized))
+        if bar is not None:
+            bar.update(1)
+    # The certificate: the relaxation's least budget scale for the fleet.
+    sim = FleetSimulator(cfg, 1, fleet)
+    sim.reset(None, [seed])
+    mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
+    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget)
+    if bar is not None:
+        bar.update(1)
+    planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar)
+    if bar is not None:
+        bar.close()
+    name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
+    return Scenarios(levels, rule, float(lb.lower[0]), float(lb.upper[0]), planner_least, sized, name, episodes)
+
+
+def _meets(level: Level, rule: float) -> bool:
+    """The planner meets the rule in expectation: mean poor deck area ≤ the rule in every year."""
+    return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
+
+
+def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar) -> float | None:
+    """Smallest scale at which the planner meets the rule in expectation: bisection between the levels that
+    bracket it (None when no level meets it)."""
+    ok = [lv.scale for lv in levels if _meets(lv, rule)]
+    if not ok:
+        return None
+    hi = min(ok)
+    below = [lv.scale for lv in levels if lv.scale < hi]
+    lo = max(below) if below else 0.0
+    for _ in range(bisect if below else 0):
+        mid = 0.5 * (lo + hi)
+        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized), rule):
+            hi = mid
+        else:
+            lo = mid
+        if bar is not None:
+            bar.update(1)
+    return hi
+
+
+def write_scenarios(sc: Scenarios, out: Path) -> str:
+    """scenarios.csv (a row per level and year), scenarios.md (returned) and scenarios.png in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    rule = sc.rule
+
+    def rows():
+        yield ["budget_scale", "budget_usd_per_year", "year", "deck_good", "deck_good_ci95", "deck_poor",
+               "deck_poor_ci95", "agency_usd", "user_usd", "breach_probability"]
+        for lv in sc.levels:
+            for t in range(lv.deck.shape[1]):
+                g, gc = _mean_ci(lv.deck[:, t, 0])
+                p, pc = _mean_ci(lv.deck[:, t, 2])
+                yield [f"{lv.scale:g}", f"{lv.budget_usd:.0f}", t + 1, f"{g:.4f}", f"{gc:.4f}", f"{p:.4f}",
+                       f"{pc:.4f}", f"{lv.agency_usd[:, t].mean():.0f}", f"{lv.user_usd[:, t].mean():.0f}",
+                       f"{lv.breach(rule)[:, t].mean():.3f}"]
+
+    write_csv(out / "scenarios.csv", rows())
+    text = format_markdown(sc)
+    write_text(out / "scenarios.md", text)
+    plot_scenarios(sc, out / "scenarios.png")
+    return text
+
+
+def _consecutive(b: np.ndarray, k: int = 3) -> np.ndarray:
+    """(E,) whether a fleet breaches in k consecutive years."""
+    run = np.zeros(b.shape[0], dtype=np.int64)
+    hit = np.zeros(b.shape[0], dtype=bool)
+    for t in range(b.shape[1]):
+        run = np.where(b[:, t], run + 1, 0)
+        hit |= run >= k
+    return hit
+
+
+def format_markdown(sc: Scenarios) -> str:
+    """The scenario table: per level the deck area good / poor at the shown years, costs, breaches, bound."""
+    y_n = sc.levels[0].deck.shape[1]
+    show = [y for y in SHOW_YEARS if y <= y_n] or [y_n]
+    head = ["budget (× sized)", "USD a year"] + [f"good / poor y{y}" for y in show] + [
+        "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst year poor",
+        "bound"]
+    lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
+             f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share)", "",
+             "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for lv in sc.levels:
+        cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
+        for y in show:
+            p, pc = _mean_ci(lv.deck[:, y - 1, 2])
+            cells.append(f"{lv.deck[:, y - 1, 0].mean():.1%} / {p:.1%} ± {pc:.1%}")
+        b = lv.breach(sc.rule)
+        cells += [f"{lv.present_value(lv.agency_usd).mean():,.0f}", f"{lv.present_value(lv.user_usd).mean():,.0f}",
+                  f"{b.any(1).mean():.0%}", f"{_consecutive(b).mean():.0%}", f"{lv.deck[..., 2].max():.1%}",
+                  f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
+        lines.append("| " + " | ".join(cells) + " |")
+    cert = sc.certified * sc.sized_usd
+    lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
+              f"below it no policy keeps the expected poor deck area ≤ {sc.rule:.0%} in every year (the "
+              f"relaxation's least budget lies in [{sc.certified:.3f}, {sc.certified_upper:.3f}]; docs/planning.md)."]
+    if sc.planner_least is None:
+        lines.append("The planner meets the rule in expectation at none of these levels.")
+    else:
+        ratio = sc.planner_least / max(sc.certified, 1e-12)
+        lines.append(f"The planner meets it in expectation from {sc.planner_least:.3f} × = USD "
+                     f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget).")
+    lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
+                 f"at γ = {sc.levels[0].discount} a year; USD of today.")
+    return "\n".join(lines) + "\n"
+
+
+def plot_scenarios(sc: Scenarios, path: Path) -> None:
+    """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    y_n = sc.levels[0].deck.shape[1]
+    usd = np.array([lv.budget_usd for lv in sc.levels]) / 1e6
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for y in [y for y in SHOW_YEARS if y <= y_n]:
+        ax.plot(usd, [100 * lv.deck[:, y - 1, 2].mean() for lv in sc.levels], marker="o", label=f"year {y}")
+    ax.plot(usd, [100 * lv.deck[..., 2].mean(0).max() for lv in sc.levels], "k:", marker=".",
+            label="worst year (mean)")
+    ax.axhline(100 * sc.rule, color="#c62828", ls="--", label=f"rule: {sc.rule:.0%} poor")
+    ax.axvline(sc.certified * sc.sized_usd / 1e6, color="#6a1b9a", ls="-.",
+               label="certified least budget")
+    if sc.planner_least is not None:
+        ax.axvline(sc.planner_least * sc.sized_usd / 1e6, color="#1565c0", ls=":", label="planner's least budget")
+    ax.axvline(sc.sized_usd / 1e6, color="grey", lw=0.8, label="sized budget")
+    ax.set_xlabel("annual budget, million USD")
+    ax.set_ylabel("deck area poor, %")
+    ax.set_title("What each budget buys: share of deck area poor (FHWA, ≤ 4) by year, lagrangian planner")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path, dpi=100)
