@@ -168,7 +168,7 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar)
     hi = min(ok)
     below = [lv.scale for lv in levels if lv.scale < hi]
     lo = max(below) if below else 0.0
-    for _ in range(bisect if below else 0):
+    for _ in range(bisect):
         mid = 0.5 * (lo + hi)
         if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized), rule):
             hi = mid
