@@ -100,7 +100,16 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     assert set(data["policies"]) == {"do_nothing", "lagrangian"}
     lagr = data["policies"]["lagrangian"]
     assert set(lagr) == {"mean", "ci95", "annual_cost_usd", "annual_cost_by_agency_usd", "share_poor_end",
-                         "deferred_per_year", "share_poor_at_year", "treatments_per_year"}
+                         "deferred_per_year", "share_poor_at_year", "treatments_per_year", "deck_area_share_by_year",
+                         "agency_cost_usd", "user_cost_usd", "poor_deck_area_rule"}
+    deck = lagr["deck_area_share_by_year"]
+    np.testing.assert_allclose(np.add(np.add(deck["good"], deck["fair"]), deck["poor"]), 1.0)
+    assert lagr["agency_cost_usd"]["undiscounted"] == pytest.approx(30 * lagr["annual_cost_usd"])
+    assert lagr["agency_cost_usd"]["present_value"] < lagr["agency_cost_usd"]["undiscounted"]
+    rule = lagr["poor_deck_area_rule"]
+    assert rule["rule"] == 0.10 and rule["worst_year_poor"] == pytest.approx(max(deck["poor"]))
+    assert rule["three_consecutive"] <= rule["any_year"] and rule["fleet_years"] <= rule["any_year"]
+    assert "deck good / poor y10" in text and "one reward unit = 100,000 USD" in text
     assert set(lagr["share_poor_at_year"]) == {"10", "20", "30"}
     assert lagr["share_poor_at_year"]["30"] == pytest.approx(lagr["share_poor_end"])
     by_agency = lagr["annual_cost_by_agency_usd"]

@@ -31,7 +31,7 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluate import best_heuristic, evaluate_with_bound, format_table, to_json
+    from bridgefleet.evaluate import best_heuristic, evaluate_with_bound, format_fhwa_table, format_table, to_json
     from bridgefleet.policies import HEURISTICS, get_policy
 
     if args.json is not None:
@@ -60,21 +60,31 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
     planner = not args.no_bound
     results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
-                                         step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
+                                         step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
+                                         max_poor_deck_area=args.max_poor_deck_area)
+    rule = args.max_poor_deck_area if args.max_poor_deck_area is not None else 0.10
     print(format_table(results, bound))
+    print()
+    print(format_fhwa_table(results, rule, fleet.cost_lambda))
     model = fleet.model_name()
     print(f"fleet model: {model}")
     if args.run_dir:
         agents = next(r for r in results if r.policy == "trained")
         best = best_heuristic([r for r in results if r.policy in HEURISTICS])
-        gain = (agents.mean_return - best.mean_return) / abs(best.mean_return)
-        print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.1%} "
-              f"({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, seed {args.seed})")
+        gain = agents.mean_return - best.mean_return
+        from bridgefleet.fleet.simulator import resolve_fleet
+
+        resolved = resolve_fleet(fleet)[0]
+        n_bridges = resolved.n_urban + resolved.n_rural
+        print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.2f} reward units = USD "
+              f"{gain / fleet.cost_lambda:+,.0f} of cost-equivalent (PV), {gain / fleet.cost_lambda / n_bridges:+,.0f} "
+              f"per bridge ({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, "
+              f"seed {args.seed})")
     if bound is not None:
         print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
               f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
     if args.json:
-        _write_json(args.json, {"fleet_model": model, **to_json(results, bound)})
+        _write_json(args.json, {"fleet_model": model, **to_json(results, bound, rule)})
     return 0
 
 
@@ -98,13 +108,19 @@ def cmd_bound(args: argparse.Namespace) -> int:
     cfg, fleet = resolve_fleet(_fleet_config(args))
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])
-    planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet)
+    planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
+                                max_poor_deck_area=args.max_poor_deck_area)
     b = planner.prepare(sim)
     fleets = len(b.values)
     what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
     print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}:")
     print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); LP gap ≤ {b.gap:.2%}; "
           f"{b.iterations} DP solves, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
+    if b.rule_slack is not None:
+        met = bool((b.rule_slack <= 1e-6 * max(1.0, float(planner.mdps.deck.sum()))).all())
+        print(f"  over policies that keep ≤ {args.max_poor_deck_area:.0%} of deck area poor in expectation every year"
+              + ("" if met else ": the relaxation could not meet that rule on every fleet (no policy found "
+                 "does; `bridgefleet scenarios` gives the least budget that can)"))
     disc = cfg.discount ** np.arange(cfg.horizon_years)
     print("\nprices (mean over fleets, per year, undiscounted): reward units per USD 1,000 and per treatment")
     print(f"{'year':>4} {'urban /kUSD':>12} {'urban /treat':>13} {'rural /kUSD':>12} {'rural /treat':>13}")
@@ -178,7 +194,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              "(--inventory can)")
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
               seed=args.seed, device=args.device, max_urban=args.max_urban, policy=args.policy, fleet=fleet,
-              budget_scale=args.budget_scale, budget_usd=args.budget_usd)
+              budget_scale=args.budget_scale, budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area)
     return 0
 
 
@@ -384,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     budget.add_argument("--budget-usd", type=float, help="with --policy: the annual budget, USD a year (split "
                         "between the agencies as the sized one)")
     pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv, or plan.csv)")
+    _rule_option(pl)
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")
@@ -407,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_report)
 
     scn = sub.add_parser("scenarios", help="what each budget buys on FHWA's measures, and the least budget for "
-                         "the 10 % poor rule", formatter_class=_Defaults, description="The lagrangian planner at "
+                         "the 10 %% poor rule", formatter_class=_Defaults, description="The lagrangian planner at "
                          "several annual budgets: share of deck area good and poor by year (95 % CIs), agency and "
                          "user cost in USD, breaches of the poor deck-area rule, the upper bound; the certified least "
                          "budget (below it no policy meets the rule in expectation) and the planner's least budget.")
@@ -488,6 +505,12 @@ def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) ->
     p.add_argument("--owner", help="keep one owner (NBI item 22)")
 
 
+def _rule_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-poor-deck-area", type=float, metavar="F",
+                   help="the planner and the bound also price 'at most F of deck area poor in any year' (0.10: "
+                   "FHWA's minimum condition, 23 CFR 490.411); evaluation reports breaches of F (default 0.10)")
+
+
 def _fleet_model_option(p: argparse.ArgumentParser) -> None:
     from bridgefleet.config import FLEET_MODELS
 
@@ -497,6 +520,7 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
 
 
 def _bound_options(p: argparse.ArgumentParser) -> None:
+    _rule_option(p)
     p.add_argument("--grid-step", type=float, default=0.05, help="rating grid step of the DP, rating points")
     p.add_argument("--bound-iters", type=int, default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import ACTION_NAMES, POOR_BELOW
+from bridgefleet.fleet.model import ACTION_NAMES, POOR_BELOW, band_shares
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
 from bridgefleet.policies import HEURISTICS, Policy
 
@@ -27,6 +27,10 @@ class EvalResult:
         annual_cost_by_agency_usd: float64 (2,) mean spend per year of the urban and the rural agency, USD.
         share_poor_by_year: float64 (T,) mean share of bridges poor at the end of each year, 0–1.
         treatments_per_year: float64 (5,) mean number of bridges given each action (0 = none … 4) per year.
+        deck_by_year: float64 (N, T, 3) share of deck area good / fair / poor at the end of each year, 0–1
+            (FHWA's measures, 23 CFR 490.407).
+        agency_usd, user_usd: float64 (N, T) agency spend and user cost (detours of poor bridges), USD a year.
+        discount: γ, for present values.
     """
 
     policy: str
@@ -40,12 +44,37 @@ class EvalResult:
     annual_cost_by_agency_usd: np.ndarray
     share_poor_by_year: np.ndarray
     treatments_per_year: np.ndarray
+    deck_by_year: np.ndarray
+    agency_usd: np.ndarray
+    user_usd: np.ndarray
+    discount: float
 
     def row(self) -> dict:
         d = asdict(self)
-        for k in ("returns", "annual_cost_by_agency_usd", "share_poor_by_year", "treatments_per_year"):
+        for k in ("returns", "annual_cost_by_agency_usd", "share_poor_by_year", "treatments_per_year",
+                  "deck_by_year", "agency_usd", "user_usd"):
             d.pop(k)
         return d
+
+    def present_value(self, usd: np.ndarray) -> np.ndarray:
+        """(N,) discounted sum over the years of ``usd`` (N, T), USD of today (year 1 undiscounted)."""
+        return (usd * self.discount ** np.arange(usd.shape[1])).sum(1)
+
+    def breaches(self, rule: float = 0.10) -> dict[str, float]:
+        """How the policy fares against "at most ``rule`` of deck area poor" (23 CFR 490.411): share of
+        fleet-years in breach, probability of a breach in any year and in 3 consecutive years (23 U.S.C.
+        119(f)(2)), the worst year (1-based) of the mean poor share and that share."""
+        b = self.deck_by_year[..., 2] > rule
+        run = np.zeros(b.shape[0], dtype=np.int64)
+        three = np.zeros(b.shape[0], dtype=bool)
+        for t in range(b.shape[1]):
+            run = np.where(b[:, t], run + 1, 0)
+            three |= run >= 3
+        mean_poor = self.deck_by_year[..., 2].mean(0)
+        worst = int(mean_poor.argmax())
+        return {"fleet_years": float(b.mean()), "any_year": float(b.any(1).mean()),
+                "three_consecutive": float(three.mean()), "worst_year": worst + 1,
+                "worst_year_poor": float(mean_poor[worst])}
 
 
 def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, seed: int = 0,
@@ -72,6 +101,9 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     treatments = np.zeros(5)
     poor_by_year = []
     horizon = sim.config.horizon_years
+    deck = np.zeros((episodes, horizon, 3))
+    agency = np.zeros((episodes, horizon))
+    user = np.zeros((episodes, horizon))
     for t in range(horizon):
         decision = policy(sim, rng)
         if isinstance(decision, np.ndarray):  # a per-bridge policy: requests (E, B)
@@ -84,11 +116,15 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
         treatments += np.bincount(res.actions.ravel(), minlength=5)[:5] / episodes
         deferred += res.deferred.sum(1)
         poor_by_year.append(float((sim.state.condition < POOR_BELOW).mean()))
+        deck[:, t] = band_shares(sim.state.condition, sim.profile.deck_area)
+        agency[:, t] = res.cost.sum(1)
+        user[:, t] = (sim.user_cost * (sim.state.condition < POOR_BELOW)).sum(1)
     poor = (sim.state.condition < POOR_BELOW).mean(1)
     sd = ret.std(ddof=1) if episodes > 1 else 0.0
     return EvalResult(name, episodes, float(ret.mean()), 1.96 * sd / math.sqrt(episodes),
                       float(by_agency.sum() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
-                      by_agency / horizon, np.array(poor_by_year), treatments / horizon)
+                      by_agency / horizon, np.array(poor_by_year), treatments / horizon, deck, agency, user,
+                      float(gamma))
 
 
 def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, episodes: int = 100,
@@ -131,11 +167,43 @@ def format_table(results: list[EvalResult], bound: tuple[float, float] | None = 
     return "\n".join([head, *rows])
 
 
-def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None) -> dict:
+def format_fhwa_table(results: list[EvalResult], rule: float = 0.10, cost_lambda: float | None = None) -> str:
+    """Markdown table of FHWA's measures and money, best return first: deck area good / poor at years 10 and
+    the last, breaches of the rule (any year, 3 consecutive), agency and user cost (present value, USD), and —
+    with ``cost_lambda`` (reward units per USD) — each policy's return difference to the best one in
+    cost-equivalent USD (one reward unit is worth 1 / λ USD)."""
+    best = max(r.mean_return for r in results)
+    t_n = results[0].deck_by_year.shape[1]
+    y = min(10, t_n)
+    head = (f"| policy | deck good / poor y{y} | deck good / poor y{t_n} | P(breach any year) | P(3 years running) "
+            "| worst year poor | agency USD (PV) | user USD (PV) |"
+            + (" below the best, USD (PV) |" if cost_lambda else "")
+            + "\n|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if cost_lambda else ""))
+    rows = []
+    for r in sorted(results, key=lambda r: -r.mean_return):
+        d = r.deck_by_year.mean(0)
+        b = r.breaches(rule)
+        row = (f"| {r.policy} | {d[y - 1, 0]:.1%} / {d[y - 1, 2]:.1%} | {d[-1, 0]:.1%} / {d[-1, 2]:.1%} | "
+               f"{b['any_year']:.0%} | {b['three_consecutive']:.0%} | "
+               f"{b['worst_year_poor']:.1%} (y{b['worst_year']}) | "
+               f"{r.present_value(r.agency_usd).mean():,.0f} | {r.present_value(r.user_usd).mean():,.0f} |")
+        if cost_lambda:
+            row += f" {(best - r.mean_return) / cost_lambda:,.0f} |"
+        rows.append(row)
+    note = (f"\ndeck area: every bridge of the fleet; rule: ≤ {rule:.0%} of deck area poor (23 CFR 490.411); PV "
+            f"discounted at γ = {results[0].discount}, USD of today"
+            + (f"; one reward unit = {1 / cost_lambda:,.0f} USD of cost-equivalent (1/λ)" if cost_lambda else ""))
+    return "\n".join([head, *rows]) + note
+
+
+def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
+            rule: float = 0.10) -> dict:
     """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {urban, rural},
     share_poor_end, deferred_per_year, share_poor_at_year {"10", "20", "30"} (years within the horizon),
-    treatments_per_year {action name: bridges per year}}}, "bound": {mean, ci95}}`` (bound None when not
-    computed)."""
+    treatments_per_year {action name: bridges per year}, deck_area_share_by_year {good, fair, poor: (T,)},
+    agency_cost_usd and user_cost_usd {per_year (T,), present_value, undiscounted}, poor_deck_area_rule {rule,
+    fleet_years, any_year, three_consecutive, worst_year, worst_year_poor}}}, "bound": {mean, ci95}}`` (bound
+    None when not computed)."""
     policies = {r.policy: {"mean": r.mean_return, "ci95": r.ci95, "annual_cost_usd": r.mean_annual_cost_usd,
                            "annual_cost_by_agency_usd": dict(zip(("urban", "rural"),
                                                                  r.annual_cost_by_agency_usd.tolist(), strict=True)),
@@ -143,17 +211,28 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None)
                            "share_poor_at_year": {str(y): float(r.share_poor_by_year[y - 1])
                                                   for y in (10, 20, 30) if y <= len(r.share_poor_by_year)},
                            "treatments_per_year": dict(zip(ACTION_NAMES, r.treatments_per_year.tolist(),
-                                                           strict=True))}
+                                                           strict=True)),
+                           "deck_area_share_by_year": {k: r.deck_by_year[..., i].mean(0).tolist()
+                                                       for i, k in enumerate(("good", "fair", "poor"))},
+                           "agency_cost_usd": {"per_year": r.agency_usd.mean(0).tolist(),
+                                               "present_value": float(r.present_value(r.agency_usd).mean()),
+                                               "undiscounted": float(r.agency_usd.sum(1).mean())},
+                           "user_cost_usd": {"per_year": r.user_usd.mean(0).tolist(),
+                                             "present_value": float(r.present_value(r.user_usd).mean()),
+                                             "undiscounted": float(r.user_usd.sum(1).mean())},
+                           "poor_deck_area_rule": {"rule": rule, **r.breaches(rule)}}
                 for r in results}
     return {"policies": policies, "bound": None if bound is None else {"mean": bound[0], "ci95": bound[1]}}
 
 
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
                         extra: dict[str, Policy] | None = None, planner: bool = True, step: float = 0.05,
-                        max_iter: int = 80, progress: bool = False
+                        max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None
                         ) -> tuple[list[EvalResult], tuple[float, float] | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
-    planner and the budget-relaxed upper bound, all on the same seeded fleets.
+    planner and the budget-relaxed upper bound, all on the same seeded fleets. ``max_poor_deck_area``: the
+    planner and the bound also price the rule "at most this share of deck area poor in any year" (the bound is
+    then over policies that meet it in expectation).
 
     Returns:
         (results, (bound mean, 95 % CI half-width) or None without the planner).
@@ -169,6 +248,6 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     results += [evaluate_policy(p, config, episodes, seed, n, sim) for n, p in (extra or {}).items()]
     if not planner:
         return results, None
-    lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress)
+    lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress, max_poor_deck_area=max_poor_deck_area)
     results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
     return results, (lagr.bound.mean, lagr.bound.ci95)

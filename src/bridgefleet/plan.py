@@ -57,7 +57,7 @@ class Plan:
 def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 30, inventory: str | None = None,
               samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None,
               policy: str | None = None, fleet: FleetConfig | None = None, budget_scale: float | None = None,
-              budget_usd: float | None = None) -> Path:
+              budget_usd: float | None = None, max_poor: float | None = None) -> Path:
     """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
 
     With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
@@ -75,6 +75,8 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         raise ValueError("give a training run folder, or --policy lagrangian (the planner, no training run)")
     if policy is None and (budget_scale is not None or budget_usd is not None):
         raise ValueError("--budget-scale and --budget-usd need --policy: a trained run plans at its own budget")
+    if max_poor is not None and policy != "lagrangian":
+        raise ValueError("--max-poor-deck-area needs --policy lagrangian (the planner prices the rule)")
     out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
     if out.is_dir():
         out = out / "plan.csv"
@@ -89,7 +91,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
             fleet = fleet.replace(inventory=inventory)
         if max_urban is not None:
             fleet = fleet.replace(max_urban=max_urban)
-        plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd)
+        plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
     write_plan(plan, out)
     return out
 
@@ -136,11 +138,13 @@ def _check(years: int, samples: int) -> None:
 
 
 def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = 32, seed: int = 0,
-                budget_scale: float | None = None, budget_usd: float | None = None) -> Plan:
+                budget_scale: float | None = None, budget_usd: float | None = None,
+                max_poor: float | None = None) -> Plan:
     """The plan of ``policy`` (``lagrangian``: the planner of :mod:`bridgefleet.planning.planner`, its prices
     computed for this fleet and horizon; or a heuristic's name) on ``fleet_cfg`` for ``years``, at
-    ``budget_scale`` × the sized budget or ``budget_usd`` USD a year (:func:`set_budget`). A synthetic fleet is
-    held fixed (fleet seed ``seed``).
+    ``budget_scale`` × the sized budget or ``budget_usd`` USD a year (:func:`set_budget`); ``max_poor``: the
+    planner prices "at most this share of deck area poor in any year". A synthetic fleet is held fixed (fleet
+    seed ``seed``).
 
     Raises:
         ValueError: an unknown policy, bad ``samples``/``years`` or budget.
@@ -149,7 +153,7 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
     from bridgefleet.policies import get_policy
 
     _check(years, samples)
-    decide = LagrangianPlanner() if policy == "lagrangian" else get_policy(policy)
+    decide = LagrangianPlanner(max_poor_deck_area=max_poor) if policy == "lagrangian" else get_policy(policy)
     fleet_cfg = fleet_cfg.replace(horizon_years=years)
     if fleet_cfg.inventory is None:
         fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
