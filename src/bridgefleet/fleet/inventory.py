@@ -136,10 +136,24 @@ def _quartiles(x: np.ndarray) -> str:
     return "  ".join(f"{v:>10,.0f}" for v in q)
 
 
+def _nhs_line(inv: Inventory) -> str:
+    """The summary's line on National Highway System membership (item 104 or the mapping's ``nhs`` rule)."""
+    on, coded = inv.on_nhs, ~np.isnan(inv.nhs)
+    if not on.any():
+        why = "no bridge on the NHS" if coded.any() else "not coded"
+        return f"National Highway System: {why}: FHWA deck-area measures count all bridges"
+    area = inv.deck_area.astype(np.float64)
+    share = 100.0 * area[on].sum() / max(area.sum(), 1e-300)
+    return (f"National Highway System: {int(on.sum())} bridges on the NHS ({share:.1f} % of deck "
+            f"area), {int((coded & ~on).sum())} not, {int((~coded).sum())} not coded; FHWA deck-area measures "
+            "count NHS bridges")
+
+
 def summarize(inv: Inventory) -> str:
     """Text summary (the output of ``bridgefleet inventory PATH``); pure, no printing.
 
-    Bridges kept and dropped (reasons counted), urban/rural counts, FHWA Good/Fair/Poor counts (lowest
+    Bridges kept and dropped (reasons counted), urban/rural counts, coded truck shares and detours, bridges on
+    the National Highway System (count and share of deck area), FHWA Good/Fair/Poor counts (lowest
     rating ≥ 7 / 5–6 / ≤ 4), quartiles (min, 25 %, median, 75 %, max) of deck area (m²), AADT
     (vehicles/day), age (years) and condition rating.
     """
@@ -151,6 +165,7 @@ def summarize(inv: Inventory) -> str:
     lines.append(f"User cost of a poor bridge: truck share (item 109) coded for {inv.kept - no_truck}, default "
                  f"{100 * DEFAULT_TRUCK_SHARE:g} % for {no_truck}; detour (item 19) coded for {inv.kept - no_detour}, "
                  f"default {DEFAULT_DETOUR_KM:g} km for {no_detour}")
+    lines.append(_nhs_line(inv))
     for reason, n in Counter(r.split(":", 1)[0] for _, r in inv.dropped).most_common():
         first = next(line for line, r in inv.dropped if r.split(":", 1)[0] == reason)
         lines.append(f"  {n:>6}  {reason} (first on line {first})")

@@ -102,7 +102,7 @@ class _RowProblem(Exception):
 
 
 _ARRAYS = ("bridge_id", "urban", "condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor",
-           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km")
+           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km", "nhs")
 
 
 @dataclass
@@ -131,6 +131,9 @@ class Inventory:
         truck_share: float32 (N,), share of trucks in ADT (NBI item 109 / 100), NaN where not coded.
         detour_km: float32 (N,), bypass/detour length, km (NBI item 19), NaN where not coded; the fleet
             uses ``model.DEFAULT_TRUCK_SHARE`` / ``DEFAULT_DETOUR_KM`` there (the user cost of a poor bridge).
+        nhs: float32 (N,), National Highway System membership: 1.0 on the NHS, 0.0 not, NaN where not coded
+            (NBI item 104 ``HIGHWAY_SYSTEM_104`` 1 / 0, or the mapping's ``nhs`` rule); FHWA's deck-area measures
+            (23 CFR 490.407) count NHS bridges. :attr:`on_nhs` is the boolean view.
         source: path of the file read.
         dropped: (line number, reason) of every data row not kept; a reason reads ``"category: ..."``.
         year: inventory (reference) year used for ages, or None when ages were given directly.
@@ -159,6 +162,7 @@ class Inventory:
     longitude: np.ndarray | None = None
     truck_share: np.ndarray | None = None
     detour_km: np.ndarray | None = None
+    nhs: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -173,7 +177,7 @@ class Inventory:
         for name in ("latitude", "longitude"):
             value = getattr(self, name)
             setattr(self, name, np.full(self.kept, np.nan) if value is None else np.asarray(value, dtype=np.float64))
-        for name in ("truck_share", "detour_km"):
+        for name in ("truck_share", "detour_km", "nhs"):
             value = getattr(self, name)
             setattr(self, name, np.full(self.kept, np.nan, np.float32) if value is None
                     else np.asarray(value, dtype=np.float32))
@@ -191,6 +195,11 @@ class Inventory:
     def n_rural(self) -> int:
         """Rural bridges, count."""
         return self.kept - self.n_urban
+
+    @property
+    def on_nhs(self) -> np.ndarray:
+        """bool (N,), True for bridges coded on the National Highway System (``nhs`` = 1; not coded → False)."""
+        return self.nhs == 1.0
 
     def bands(self) -> np.ndarray:
         """FHWA condition band of each bridge: str (N,) of "good" (≥ 7), "fair" (5–6), "poor" (≤ 4)."""
@@ -259,7 +268,10 @@ class Inventory:
             AADT, then the other urban bridges (decreasing AADT), then rural bridges (file order).
             profile: ``bridge_id`` str (B,), ``deck_area`` float32 (B,) m², ``aadt`` float32 (B,)
             vehicles/day, ``cost_factor`` float32 (B,), ``cluster`` str (B,) "urban"/"rural" (the
-            bridge's real cluster, also for urban bridges handed to the rural agent).
+            bridge's real cluster, also for urban bridges handed to the rural agent), ``truck_share``
+            float32 (B,) and ``detour_km`` float32 (B,) km (defaults where not coded), ``nhs`` bool (B,)
+            (:attr:`on_nhs`: not coded counts as off the NHS; ``model.fhwa_weight`` counts every bridge of a
+            fleet with no NHS bridge).
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,).
@@ -296,6 +308,7 @@ class Inventory:
                                     self.truck_share[order]).astype(np.float32),
             "detour_km": np.where(np.isnan(self.detour_km[order]), DEFAULT_DETOUR_KM,
                                   self.detour_km[order]).astype(np.float32),
+            "nhs": self.on_nhs[order],
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         # An NBI rating r (a whole number) covers [r, r + 1) on the simulator's continuous scale: start at

@@ -241,6 +241,14 @@ class _Bridge:
     longitude: float = float("nan")
     truck_share: float = float("nan")
     detour_km: float = float("nan")
+    nhs: float = float("nan")
+
+
+def nhs_item_104(value: str) -> float:
+    """NBI item 104 highway system (FHWA Recording and Coding Guide, 1995): 1.0 for code 1 (on the National
+    Highway System), 0.0 for 0 (not on it), NaN for blank or any other value (not coded)."""
+    v = _clean(value)
+    return 1.0 if v == "1" else 0.0 if v == "0" else math.nan
 
 
 def _truck_detour(truck: str, detour: str, truck_scale: float) -> dict[str, float]:
@@ -319,6 +327,7 @@ def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]
         latitude=np.array([b.latitude for b in bridges], dtype=np.float64),
         truck_share=np.array([b.truck_share for b in bridges], dtype=np.float32),
         detour_km=np.array([b.detour_km for b in bridges], dtype=np.float32),
+        nhs=np.array([b.nhs for b in bridges], dtype=np.float32),
         longitude=np.array([b.longitude for b in bridges], dtype=np.float64),
     )
 

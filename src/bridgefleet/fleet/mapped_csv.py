@@ -35,6 +35,7 @@ from bridgefleet.fleet.inventory_rows import (
     _year_built,
     _years_since,
     check_inventory_year,
+    nhs_item_104,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -62,6 +63,8 @@ MAPPING_KEYS = {
     "truck_share": "column of the truck share of traffic (NBI item 109), a fraction 0–1 (default 0.10)",
     "truck_percent": "column of the truck share in percent 0–100 (NBI item 109 as coded)",
     "detour_km": "column of the detour length, km (NBI item 19; default 8)",
+    "nhs": "National Highway System rule: column coded as NBI item 104 (1 on the NHS, 0 not) | "
+           "{column, values: [values on the NHS]} (other values: not on it; blank: not coded)",
     "owner": "column of the owner code",
     "state_code": "FHWA state code (item 1) of every bridge: sets cost_factor and state",
     "cost_factor": "explicit cost factor (overrides state_code)",
@@ -113,6 +116,27 @@ def _cluster_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], b
                          f"{{functional_class: column}}, got {rule!r}", source)
 
 
+def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float]]:
+    """(column or None, cleaned value → 1.0 on the NHS / 0.0 not / NaN not coded) of the mapping's ``nhs`` key.
+
+    A column name reads NBI item 104 coding (1 / 0, anything else not coded); ``{column, values}`` marks the
+    listed values NHS, any other non-blank value not NHS and a blank not coded. No key: every bridge not coded.
+
+    Raises:
+        InventoryError: any other form, or an empty ``values`` list.
+    """
+    if rule is None:
+        return None, lambda _v: math.nan
+    if isinstance(rule, str):
+        return rule, nhs_item_104
+    if isinstance(rule, dict) and set(rule) == {"column", "values"} and isinstance(rule["values"], list) \
+            and rule["values"]:
+        on = {str(x) for x in rule["values"]}
+        return str(rule["column"]), lambda v: math.nan if v == "" else 1.0 if v in on else 0.0
+    raise InventoryError(f"nhs must be a column coded as NBI item 104 (1 / 0) or {{column, values: [...]}} "
+                         f"with at least one value, got {rule!r}", source)
+
+
 def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None, positive: bool = False,
               whole: bool = False) -> float:
     """A mapping's constant (cost_factor, area_scale, …) as a finite number, > 0 where ``positive``, a whole
@@ -139,8 +163,9 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     Mapping keys are listed in :data:`MAPPING_KEYS` and docs/inventory.md. The bundled ``"indiana"``
     mapping reads the GIAMS Indiana 2019 table (``INDIANA2019.csv``): condition = lowest of items 58–60,
     ``Age`` given directly, deck area = item 49 × item 52, AADT = item 114 (the *future* ADT, a proxy for
-    item 29), cluster from ``Road_class`` (NHS, Major → urban; Minor, Local → rural), cost factor
-    Indiana 309/232. Text is UTF-8 (latin-1 accepted), comma-separated, ``"``-quoted; ``N`` = not applicable.
+    item 29), cluster from ``Road_class`` (NHS, Major → urban; Minor, Local → rural), NHS membership from
+    ``Road_class`` = NHS, cost factor Indiana 309/232. Text is UTF-8 (latin-1 accepted), comma-separated,
+    ``"``-quoted; ``N`` = not applicable.
 
     Derived fields follow :func:`read_nbi`: rate from the condition band, ysm = min(age, years since
     reconstruction, :data:`YSM_CAP`) unless a ``ysm`` column is mapped.
@@ -170,6 +195,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         raise InventoryError(f"condition_scale {m.get('condition_scale')!r} must be [low, high] with "
                              "high > low", msource)
     cluster_col, cluster_of = _cluster_rule(m["cluster"], msource)
+    nhs_col, nhs_of = _nhs_rule(m.get("nhs"), msource)
     area_scale = _constant(m, "area_scale", msource, default=1.0, positive=True)
     state_code = None if m.get("state_code") is None else int(_constant(m, "state_code", msource, whole=True,
                                                                              positive=True))
@@ -184,8 +210,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                                      "ysm", "deck_area", "length", "width", "aadt", "county", "owner", "truck_share",
                                      "truck_percent", "detour_km")}
     needed = [m["id"], *conds] + [v for k, v in columns.items() if v is not None and k != "id"]
-    if cluster_col:
-        needed.append(cluster_col)
+    needed += [c for c in (cluster_col, nhs_col) if c]
     _missing_columns(path, header, dict.fromkeys(str(c) for c in needed))
     if columns["age"] is None and year is None:
         raise InventoryError("mapping gives year_built but no inventory year: add 'year: YYYY'", msource)
@@ -241,7 +266,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         return _Bridge(line, bid, urban, condition, float(age), float(ysm), area, float(aadt or 0.0),
                        cost_factor, _clean(get(f, "county")), _clean(get(f, "owner")),
                        "" if state_code is None else f"{int(state_code):02d}",
-                       **_truck_detour(truck, get(f, "detour_km"), scale))
+                       **_truck_detour(truck, get(f, "detour_km"), scale),
+                       nhs=nhs_of(_clean(f[col[nhs_col]]) if nhs_col else ""))
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]

@@ -47,6 +47,10 @@ class FleetProfile:
         target_condition: float32 (E, B), rating the bridge should keep, rating points.
         truck_share: float32 (E, B), share of trucks in AADT (NBI item 109 / 100; default 0.10).
         detour_km: float32 (E, B), detour while the bridge is posted, km (NBI item 19; default 8).
+        nhs: bool (E, B), True for bridges on the National Highway System (NBI item 104 = 1, or the CSV
+            mapping's ``nhs`` rule; not coded → False): FHWA's deck-area measures (23 CFR 490.407) count these
+            (:func:`fhwa_weight`). A synthetic fleet has no NHS coding, so every bridge is True and the measures
+            cover all bridges; None (the default) means the same.
     """
 
     bridge_id: np.ndarray
@@ -57,6 +61,11 @@ class FleetProfile:
     target_condition: np.ndarray
     truck_share: np.ndarray
     detour_km: np.ndarray
+    nhs: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.nhs is None:
+            self.nhs = np.ones(np.shape(self.deck_area), dtype=bool)
 
     def select(self, fleets: slice | np.ndarray) -> FleetProfile:
         """The profile of some fleets (rows of the (E, B) arrays; ids and clusters are per bridge)."""
@@ -279,6 +288,30 @@ def band_shares(condition: np.ndarray, weight: np.ndarray | None = None) -> np.n
     total = w.sum(-1)
     good, poor = (w * (c >= GOOD_RATING)).sum(-1), (w * (c < POOR_BELOW)).sum(-1)
     return np.stack([good, total - good - poor, poor], -1) / np.maximum(total, 1e-300)[..., None]
+
+
+def fhwa_weight(deck_area: np.ndarray, nhs: np.ndarray) -> np.ndarray:
+    """Deck-area weight of FHWA's measures (23 CFR 490.407: NHS deck area good / poor), float64 (..., B) m².
+
+    ``deck_area`` (m²) where ``nhs`` (bool, broadcast to ``deck_area``), 0 elsewhere; a fleet (last axis =
+    bridges) with no NHS bridge — an inventory that codes no NHS membership — counts every bridge's deck area.
+    Pass it as ``weight`` to :func:`band_shares`.
+    """
+    area = np.asarray(deck_area, dtype=np.float64)
+    on = np.broadcast_to(np.asarray(nhs, dtype=bool), area.shape)
+    return np.where(on | ~on.any(-1, keepdims=True), area, 0.0)
+
+
+def fhwa_basis(nhs: np.ndarray) -> str:
+    """Which bridges :func:`fhwa_weight` counts, for reports: ``"NHS bridges"`` when every fleet (rows of bool
+    (..., B); one fleet for (B,)) has an NHS bridge, ``"all bridges (no NHS coding)"`` when none has (a
+    synthetic fleet marks every bridge NHS, so it reads "NHS bridges" and covers all bridges)."""
+    coded = np.asarray(nhs, dtype=bool).any(-1)
+    if np.all(coded):
+        return "NHS bridges"
+    if not np.any(coded):
+        return "all bridges (no NHS coding)"
+    return "NHS bridges (all bridges in fleets with no NHS coding)"
 
 
 def band_counts(condition: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

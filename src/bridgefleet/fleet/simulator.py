@@ -94,7 +94,8 @@ class FleetSimulator:
         self.profile = FleetProfile(np.asarray(ids), urban, z.copy(), z.copy(), z.copy(),
                                     np.full((e, b), config.target_condition, dtype=np.float32),
                                     np.full((e, b), model.DEFAULT_TRUCK_SHARE, dtype=np.float32),
-                                    np.full((e, b), model.DEFAULT_DETOUR_KM, dtype=np.float32))
+                                    np.full((e, b), model.DEFAULT_DETOUR_KM, dtype=np.float32),
+                                    np.ones((e, b), dtype=bool))  # no NHS coding: every bridge counts
         self.state = FleetState(z.copy(), z.copy(), z.copy(), z.copy())
         self.weight = z.copy()
         self.user_cost = np.zeros((e, b), dtype=np.float64)
@@ -126,7 +127,7 @@ class FleetSimulator:
                 self.shock[i] = model.draw_shocks(rng, cfg, (cfg.horizon_years, self.n_bridges))
         # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
         for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition", "truck_share",
-                                         "detour_km"), self.profile),
+                                         "detour_km", "nhs"), self.profile),
                                     (1, ("condition", "age", "ysm", "rate"), self.state)):
             for name in names:
                 if self.fixed is not None and name in self.fixed[part]:
