@@ -30,7 +30,8 @@ class EvalResult:
         deck_by_year: float64 (N, T, 3) share of deck area good / fair / poor at the end of each year, 0–1
             (FHWA's measures, 23 CFR 490.407).
         agency_usd, user_usd: float64 (N, T) agency spend and user cost (detours of poor bridges), USD a year.
-        discount: γ, for present values.
+        discount: γ, for present values. basis: which bridges the deck-area shares count (NHS bridges where
+            the inventory codes them, NBI item 104).
     """
 
     policy: str
@@ -48,6 +49,7 @@ class EvalResult:
     agency_usd: np.ndarray
     user_usd: np.ndarray
     discount: float
+    basis: str = "all bridges"
 
     def row(self) -> dict:
         d = asdict(self)
@@ -116,7 +118,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
         treatments += np.bincount(res.actions.ravel(), minlength=5)[:5] / episodes
         deferred += res.deferred.sum(1)
         poor_by_year.append(float((sim.state.condition < POOR_BELOW).mean()))
-        deck[:, t] = band_shares(sim.state.condition, sim.profile.deck_area)
+        deck[:, t] = band_shares(sim.state.condition, sim.fhwa_weight())
         agency[:, t] = res.cost.sum(1)
         user[:, t] = (sim.user_cost * (sim.state.condition < POOR_BELOW)).sum(1)
     poor = (sim.state.condition < POOR_BELOW).mean(1)
@@ -124,7 +126,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     return EvalResult(name, episodes, float(ret.mean()), 1.96 * sd / math.sqrt(episodes),
                       float(by_agency.sum() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
                       by_agency / horizon, np.array(poor_by_year), treatments / horizon, deck, agency, user,
-                      float(gamma))
+                      float(gamma), sim.fhwa_basis)
 
 
 def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, episodes: int = 100,
@@ -190,7 +192,7 @@ def format_fhwa_table(results: list[EvalResult], rule: float = 0.10, cost_lambda
         if cost_lambda:
             row += f" {(best - r.mean_return) / cost_lambda:,.0f} |"
         rows.append(row)
-    note = (f"\ndeck area: every bridge of the fleet; rule: ≤ {rule:.0%} of deck area poor (23 CFR 490.411); PV "
+    note = (f"\ndeck area: {results[0].basis}; rule: ≤ {rule:.0%} of deck area poor (23 CFR 490.411); PV "
             f"discounted at γ = {results[0].discount}, USD of today"
             + (f"; one reward unit = {1 / cost_lambda:,.0f} USD of cost-equivalent (1/λ)" if cost_lambda else ""))
     return "\n".join([head, *rows]) + note

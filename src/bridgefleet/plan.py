@@ -32,8 +32,9 @@ class Plan:
         budget_usd: float (2,): the agencies' annual budgets, USD.
         shares: float (Y, 3): mean share of bridges good / fair / poor at the end of each year, 0–1.
         deck_shares: float (Y, 3): mean share of deck area good / fair / poor at the end of each year, 0–1
-            (FHWA's measures, 23 CFR 490.407, over every bridge of the fleet).
+            (FHWA's measures, 23 CFR 490.407, over the bridges ``basis`` names).
         policy: str: what made the plan (a run folder, ``lagrangian`` or a heuristic's name).
+        basis: str: which bridges the deck-area shares count (NHS bridges where the inventory codes them).
     """
 
     bridge_id: np.ndarray
@@ -48,6 +49,7 @@ class Plan:
     shares: np.ndarray
     deck_shares: np.ndarray
     policy: str = ""
+    basis: str = "all bridges"
 
     @property
     def years(self) -> int:
@@ -124,7 +126,7 @@ def format_summary(plan: Plan) -> str:
         lines.append(f"{y + 1:>4} {g:>8.1%} {fa:>6.1%} {p:>6.1%} {plan.shares[y, 0]:>8.1%} {plan.shares[y, 2]:>6.1%} "
                      f"{spend:>12,.0f} {spend / budget if budget > 0 else 0.0:>9.0%}")
     lines.append(f"annual budget USD {budget:,.0f} (urban {plan.budget_usd[0]:,.0f}, rural {plan.budget_usd[1]:,.0f}); "
-                 f"deck area: every bridge of the fleet (FHWA good ≥ 7, poor ≤ 4)")
+                 f"deck area: {plan.basis} (FHWA good ≥ 7, poor ≤ 4)")
     if (plan.spend_usd.sum(1) > budget + 1.0).any():
         lines.append("(spend above the annual budget is money carried over from earlier years)")
     return "\n".join(lines)
@@ -222,10 +224,10 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         out["condition"][y] = sim.state.condition.mean(0)
         spend[y] = res.cost.mean(0)  # (urban, rural) USD
         shares[y] = band_shares(sim.state.condition).mean(0)
-        deck[y] = band_shares(sim.state.condition, sim.profile.deck_area).mean(0)
+        deck[y] = band_shares(sim.state.condition, sim.fhwa_weight()).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
-                shares, deck, name)
+                shares, deck, name, sim.fhwa_basis)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

@@ -43,7 +43,7 @@ class Level:
         agency_usd, user_usd: float64 (E, Y), agency spend and user cost (detours of poor bridges), USD a year.
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
-        discount: γ, for present values.
+        discount: γ, for present values. basis: which bridges the deck-area shares count.
     """
 
     scale: float
@@ -54,6 +54,7 @@ class Level:
     bound: float
     rule_met_by_bound: bool
     discount: float
+    basis: str = "all bridges"
 
     def breach(self, rule: float) -> np.ndarray:
         """bool (E, Y): fleet-years whose poor deck area exceeds the rule."""
@@ -83,12 +84,12 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
     rng = np.random.default_rng(seed)
     for t in range(y_n):
         res = sim.step_requests(planner(sim, rng))
-        deck[:, t] = band_shares(sim.state.condition, sim.profile.deck_area)
+        deck[:, t] = band_shares(sim.state.condition, sim.fhwa_weight())
         agency[:, t] = res.cost.sum(1)
         user[:, t] = (sim.user_cost * (sim.state.condition < 5.0)).sum(1)
     b = planner.bound
     met = b.rule_slack is None or bool((b.rule_slack <= 1e-6 * max(1.0, float(sim.profile.deck_area.sum()))).all())
-    return Level(scale, scale * scale_usd, deck, agency, user, b.mean, met, cfg.discount)
+    return Level(scale, scale * scale_usd, deck, agency, user, b.mean, met, cfg.discount, sim.fhwa_basis)
 
 
 @dataclass
@@ -220,7 +221,8 @@ def format_markdown(sc: Scenarios) -> str:
         "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst year poor",
         "bound"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
-             f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share)", "",
+             f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
+             f"of {sc.levels[0].basis}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]

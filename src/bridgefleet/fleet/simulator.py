@@ -192,6 +192,18 @@ class FleetSimulator:
                           deferred, actions, self.t >= cfg.horizon_years)
 
     # -- observations --------------------------------------------------------------------------------
+    def fhwa_weight(self) -> np.ndarray:
+        """Deck area counted by FHWA's measures, float64 (E, B) m²: NHS bridges of an inventory that codes NHS
+        membership (NBI item 104), every bridge otherwise (:func:`bridgefleet.fleet.model.fhwa_weight`)."""
+        return model.fhwa_weight(self.profile.deck_area, self.profile.nhs)
+
+    @property
+    def fhwa_basis(self) -> str:
+        """Which bridges :meth:`fhwa_weight` counts, in words."""
+        if self.fixed is None:
+            return "all bridges (a synthetic fleet has no NHS coding)"
+        return model.fhwa_basis(self.profile.nhs)
+
     def budget_fraction(self) -> np.ndarray:
         """Available budget over the agency's annual budget, float32 (E, 2) (0 when the annual is 0)."""
         return (self.budget / np.maximum(self.annual_budget, 1.0)).astype(np.float32)

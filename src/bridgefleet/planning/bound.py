@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import poor_user_cost
+from bridgefleet.fleet.model import fhwa_weight, poor_user_cost
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
@@ -132,7 +132,8 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         profile, state: :class:`~bridgefleet.fleet.model.FleetProfile` / ``FleetState`` with arrays (E, B).
         weight: float (E, B) reward traffic weight. annual_budget: float (2,) or (E, 2), USD per year.
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
-            FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule.
+            FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
+            is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck`` is set to it).
     """
     e_n, b_n = state.condition.shape
     t_n = config.horizon_years
@@ -143,12 +144,13 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
                        weight, profile.target_condition, cap, step,
                        user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config))
+    counted = np.broadcast_to(fhwa_weight(profile.deck_area, profile.nhs), (e_n, b_n))
+    mdps.deck = np.ascontiguousarray(counted, dtype=np.float64).reshape(-1)  # the rule counts FHWA's deck area
     poor_b = None
     if max_poor is not None:
         if not 0.0 <= max_poor <= 1.0:
             raise ValueError(f"--max-poor-deck-area {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
-        deck = np.asarray(profile.deck_area, dtype=np.float64)
-        poor_b = np.repeat((max_poor * np.broadcast_to(deck, (e_n, b_n)).sum(1))[:, None], t_n, 1)
+        poor_b = np.repeat((max_poor * counted.sum(1))[:, None], t_n, 1)
     if config.carry_over_budget:
         return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None,
                            poor_b)

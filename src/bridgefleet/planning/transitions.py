@@ -104,7 +104,8 @@ class BridgeMDPs:
         utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] − λ × user cost
             (USD, poor ratings only) at each grid rating.
         cost: float64 (N, 5), USD cost of each action.
-        deck: float64 (N,), deck area, m² (FHWA's measures weigh bridges by it).
+        deck: float64 (N,), deck area, m², that FHWA's measures count (:func:`bridgefleet.planning.bound.fleet_mdps`
+            sets it to NHS bridges' deck area where the inventory codes them, 0 for the others).
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
         weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
             a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
