@@ -88,7 +88,7 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
                                        planner=bound, progress=progress)
     data = ReportData(run_dir, fleet, results, bnd, plan, episodes, seed, training_curve(run_dir),
                       settings(run_dir, cfg.to_dict()))
-    data.sentence = plain_words(results, len(plan.bridge_id))
+    data.sentence = plain_words(results, len(plan.bridge_id), fleet_cfg.cost_lambda)
     return data
 
 
@@ -160,19 +160,23 @@ def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
             "run folder": str(run_dir.resolve())}
 
 
-def plain_words(results: list[EvalResult], n_bridges: int) -> str:
-    """One sentence comparing the trained policy with the best heuristic at year 10 (or the last year)."""
+def plain_words(results: list[EvalResult], n_bridges: int, cost_lambda: float) -> str:
+    """One sentence comparing the trained policy with the best heuristic at year 10 (or the last year): bridges
+    poor, FHWA's share of deck area poor, spend, and the return difference in cost-equivalent USD (1/λ a unit)."""
     trained = next(r for r in results if r.policy == TRAINED)
     best = best_heuristic([r for r in results if r.policy in HEURISTICS])
     year = min(10, len(trained.share_poor_by_year))
     diff = (best.share_poor_by_year[year - 1] - trained.share_poor_by_year[year - 1]) * n_bridges
     spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
     more = "fewer" if diff >= 0 else "more"
-    gain = (trained.mean_return - best.mean_return) / abs(best.mean_return)
+    usd = (trained.mean_return - best.mean_return) / cost_lambda
+    deck_t, deck_b = (r.deck_by_year[:, year - 1, 2].mean() for r in (trained, best))
     spends = "the same" if abs(spend) < 0.005 else f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'}"
     return (f"The trained policy keeps {abs(diff):.1f} {more} bridges poor at year {year} than today's best rule "
-            f"of thumb ({best.policy}) under the same annual budgets (it spends {spends} per year), and scores "
-            f"{gain:+.1%} on the return that weighs condition, traffic and cost.")
+            f"of thumb ({best.policy}) under the same annual budgets ({deck_t:.1%} of deck area poor against "
+            f"{deck_b:.1%}; FHWA's limit is 10 %), spends {spends} per year, and is worth USD {usd:+,.0f} of "
+            f"cost-equivalent over the horizon (present value: condition, traffic and cost, at USD "
+            f"{1 / cost_lambda:,.0f} a return unit).")
 
 
 def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
