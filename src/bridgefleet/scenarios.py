@@ -31,6 +31,11 @@ from bridgefleet.planning.planner import LagrangianPlanner
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
 SHOW_YEARS = (1, 5, 10, 30)
+AIMS = (1.0, 0.7, 0.4)
+"""The planner prices the rule at F × each of these in turn until its simulated mean poor deck area meets F in
+every year: at the relaxation's prices it is indifferent between policies the LP mixes, and the one it picks
+can miss the rule (measured on dc-2019 at 0.5 × the sized budget: aiming at 10 % gave 16.2 % poor in year 2,
+aiming at 4 % gave 8.2 %)."""
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Level:
         agency_usd, user_usd: float64 (E, Y), agency spend and user cost (detours of poor bridges), USD a year.
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
+        aim: the share of deck area poor the planner priced (the rule × one of ``AIMS``).
         discount: γ, for present values. basis: which bridges the deck-area shares count.
     """
 
@@ -55,6 +61,7 @@ class Level:
     rule_met_by_bound: bool
     discount: float
     basis: str = "all bridges"
+    aim: float = 0.0
 
     def breach(self, rule: float) -> np.ndarray:
         """bool (E, Y): fleet-years whose poor deck area exceeds the rule."""
@@ -70,9 +77,20 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
 
 
-def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float | None,
+def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
                    scale_usd: float) -> Level:
-    """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year)."""
+    """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
+    aiming at the rule × each of :data:`AIMS` until it meets the rule in expectation (the last otherwise)."""
+    for aim in AIMS:
+        level = _simulate(cfg, fleet, scale, episodes, seed, rule * aim, scale_usd)
+        level.aim = rule * aim
+        if _meets(level, rule) or rule == 0:
+            break
+    return level
+
+
+def _simulate(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
+              scale_usd: float) -> Level:
     level_cfg = set_budget(cfg, scale=scale)
     sim = FleetSimulator(level_cfg, episodes, fleet)
     sim.reset(None, [seed + i for i in range(episodes)])
@@ -218,8 +236,8 @@ def format_markdown(sc: Scenarios) -> str:
     y_n = sc.levels[0].deck.shape[1]
     show = [y for y in SHOW_YEARS if y <= y_n] or [y_n]
     head = ["budget (× sized)", "USD a year"] + [f"good / poor y{y}" for y in show] + [
-        "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst year poor",
-        "bound"]
+        "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst sample-year poor",
+        "planner aimed at", "bound"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
              f"of {sc.levels[0].basis}", "",
@@ -232,7 +250,7 @@ def format_markdown(sc: Scenarios) -> str:
         b = lv.breach(sc.rule)
         cells += [f"{lv.present_value(lv.agency_usd).mean():,.0f}", f"{lv.present_value(lv.user_usd).mean():,.0f}",
                   f"{b.any(1).mean():.0%}", f"{_consecutive(b).mean():.0%}", f"{lv.deck[..., 2].max():.1%}",
-                  f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
+                  f"{lv.aim:.0%}", f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
     lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
