@@ -1,6 +1,7 @@
 """`bridgefleet report`: a self-contained page, rendered in headless Chromium, and its refusals."""
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -111,3 +112,20 @@ def test_an_inventory_that_does_not_match_a_fleet_agent_run_is_refused(tmp_path,
     assert main(["report", str(run), "--inventory", "dc-2019", "--max-urban", "20", "--episodes", "2", "--no-bound",
                  "--samples", "1", "--quiet"]) == 0  # the option the message names works
     assert (run / "report.html").is_file()
+
+
+def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_run, tmp_path, capsys):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("n_urban: 3\nn_rural: 3\n")
+    scn = tmp_path / "scn"
+    assert main(["scenarios", "--config", str(fleet), "--budgets", "0.5,1", "--years", "5", "--episodes", "3",
+                 "--bisect", "0", "--out", str(scn), "--quiet"]) == 0
+    data = json.loads((scn / "scenarios.json").read_text())
+    out = build_report(default_run, tmp_path / "r.html", episodes=2, samples=2, bound=False, scenarios=scn)
+    text = out.read_text()
+    assert '<section id="scenarios">' in text and "What each budget buys" in text
+    cert = data["certified_least_scale"] * data["sized_usd"]
+    assert f"Certified least budget: USD {cert:,.0f} a" in text
+    assert text.count("<svg") >= 3  # the scenarios chart beside the others
+    assert main(["report", str(default_run), "--scenarios", str(tmp_path), "--quiet"]) == 2
+    assert "no scenarios.json" in capsys.readouterr().err

@@ -23,7 +23,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import band_shares
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
-from bridgefleet.outputs import save_figure, write_csv, write_text
+from bridgefleet.outputs import save_figure, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_mdps
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
@@ -199,7 +199,8 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar)
 
 
 def write_scenarios(sc: Scenarios, out: Path) -> str:
-    """scenarios.csv (a row per level and year), scenarios.md (returned) and scenarios.png in ``out``."""
+    """scenarios.csv (a row per level and year), scenarios.md (returned), scenarios.json and scenarios.png in
+    ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     rule = sc.rule
 
@@ -217,7 +218,9 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
     write_csv(out / "scenarios.csv", rows())
     text = format_markdown(sc)
     write_text(out / "scenarios.md", text)
-    plot_scenarios(sc, out / "scenarios.png")
+    data = summary(sc)
+    write_json(out / "scenarios.json", data)
+    plot_scenarios(data, out / "scenarios.png")
     return text
 
 
@@ -267,29 +270,60 @@ def format_markdown(sc: Scenarios) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_scenarios(sc: Scenarios, path: Path) -> None:
-    """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets."""
+def summary(sc: Scenarios) -> dict:
+    """The scenarios as JSON-ready data (scenarios.json; what ``report --scenarios`` shows)."""
+    levels = []
+    for lv in sc.levels:
+        b = lv.breach(sc.rule)
+        poor = lv.deck[..., 2]
+        levels.append({"scale": lv.scale, "budget_usd": lv.budget_usd,
+                       "deck_good_by_year": lv.deck[..., 0].mean(0).tolist(),
+                       "deck_poor_by_year": poor.mean(0).tolist(),
+                       "deck_poor_ci95_by_year": [_mean_ci(poor[:, t])[1] for t in range(poor.shape[1])],
+                       "agency_usd_pv": float(lv.present_value(lv.agency_usd).mean()),
+                       "user_usd_pv": float(lv.present_value(lv.user_usd).mean()),
+                       "breach_any_year": float(b.any(1).mean()),
+                       "breach_three_running": float(_consecutive(b).mean()),
+                       "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound})
+    return {"fleet": sc.fleet, "basis": sc.levels[0].basis, "rule": sc.rule, "episodes": sc.episodes,
+            "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
+            "relaxation_least_scale_upper": sc.certified_upper, "planner_least_scale": sc.planner_least,
+            "levels": levels}
+
+
+def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
+    """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets, from
+    :func:`summary`'s data; written to ``path``, or returned as an ``<svg>`` element when ``path`` is None."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    y_n = sc.levels[0].deck.shape[1]
-    usd = np.array([lv.budget_usd for lv in sc.levels]) / 1e6
+    levels = data["levels"]
+    y_n = len(levels[0]["deck_poor_by_year"])
+    sized = data["sized_usd"]
+    usd = np.array([lv["budget_usd"] for lv in levels]) / 1e6
     fig, ax = plt.subplots(figsize=(9, 5))
     for y in [y for y in SHOW_YEARS if y <= y_n]:
-        ax.plot(usd, [100 * lv.deck[:, y - 1, 2].mean() for lv in sc.levels], marker="o", label=f"year {y}")
-    ax.plot(usd, [100 * lv.deck[..., 2].mean(0).max() for lv in sc.levels], "k:", marker=".",
-            label="worst year (mean)")
-    ax.axhline(100 * sc.rule, color="#c62828", ls="--", label=f"rule: {sc.rule:.0%} poor")
-    ax.axvline(sc.certified * sc.sized_usd / 1e6, color="#6a1b9a", ls="-.",
-               label="certified least budget")
-    if sc.planner_least is not None:
-        ax.axvline(sc.planner_least * sc.sized_usd / 1e6, color="#1565c0", ls=":", label="planner's least budget")
-    ax.axvline(sc.sized_usd / 1e6, color="grey", lw=0.8, label="sized budget")
+        ax.plot(usd, [100 * lv["deck_poor_by_year"][y - 1] for lv in levels], marker="o", label=f"year {y}")
+    ax.plot(usd, [100 * max(lv["deck_poor_by_year"]) for lv in levels], "k:", marker=".", label="worst year (mean)")
+    ax.axhline(100 * data["rule"], color="#c62828", ls="--", label=f"rule: {data['rule']:.0%} poor")
+    ax.axvline(data["certified_least_scale"] * sized / 1e6, color="#6a1b9a", ls="-.", label="certified least budget")
+    if data["planner_least_scale"] is not None:
+        ax.axvline(data["planner_least_scale"] * sized / 1e6, color="#1565c0", ls=":", label="planner's least budget")
+    ax.axvline(sized / 1e6, color="grey", lw=0.8, label="sized budget")
     ax.set_xlabel("annual budget, million USD")
-    ax.set_ylabel("deck area poor, %")
+    ax.set_ylabel(f"deck area poor, % ({data['basis']})")
     ax.set_title("What each budget buys: share of deck area poor (FHWA, ≤ 4) by year, lagrangian planner")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    if path is not None:
+        save_figure(fig, path, dpi=100)
+        return None
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]

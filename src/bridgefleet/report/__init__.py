@@ -22,6 +22,7 @@ from bridgefleet.paths import check_writable_file
 from bridgefleet.plan import plot_plan
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
+from bridgefleet.scenarios import SHOW_YEARS, plot_scenarios
 
 __all__ = ["build_report", "json_script"]
 
@@ -39,9 +40,10 @@ def json_script(data: Any) -> str:
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
                  episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
                  progress: bool = False, table: Callable[[str], Any] | None = None,
-                 max_urban: int | None = None) -> Path:
+                 max_urban: int | None = None, scenarios: str | Path | None = None) -> Path:
     """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically; ``table`` (e.g.
-    ``print``) also gets the comparison as a text table and the plain-words sentence.
+    ``print``) also gets the comparison as a text table and the plain-words sentence. ``scenarios``: a folder
+    written by ``bridgefleet scenarios`` whose budget levels become the section "What each budget buys".
 
     Raises:
         FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
@@ -58,6 +60,13 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     check_writable_file(out, "--out")
     if episodes < 2:
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
+    scenario_data = None
+    if scenarios is not None:
+        path = Path(scenarios) / "scenarios.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"--scenarios {scenarios}: no scenarios.json (write it with bridgefleet scenarios "
+                                    f"--out {scenarios})")
+        scenario_data = json.loads(path.read_text(encoding="utf-8"))
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban)
     if table is not None:
         table(format_table(data.results, data.bound) + "\n\n" + data.sentence)
@@ -69,17 +78,20 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
               "plan": plot_plan(plan),
               "map": map_chart(data.fleet.latitude, data.fleet.longitude, data.fleet.condition,
                                data.fleet.deck_area, first),
-              "training": training_chart(data.curve, target_name)}
+              "training": training_chart(data.curve, target_name),
+              "scenarios": plot_scenarios(scenario_data) if scenario_data else None}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined)  # a field that does not exist fails, not ""
     results = sorted(data.results, key=lambda r: -r.mean_return)
+    y_n = len(scenario_data["levels"][0]["deck_poor_by_year"]) if scenario_data else 0
+    years = [y for y in SHOW_YEARS if y <= y_n]
     html = env.get_template("report.html.j2").render(
         fleet=data.fleet, results=results, bound=data.bound, trained=TRAINED, sentence=data.sentence,
         episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        plan_json=json_script(plan_rows(plan, data.fleet)))
+        plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years)
     write_text(out, html)
     return out
 
