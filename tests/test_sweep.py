@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import yaml
 
@@ -135,3 +136,18 @@ def test_bench_on_ray_writes_the_same_rows_as_the_process_runner(tmp_path):
     assert [[r[k] for k in keys] for r in on_ray] == [[r[k] for k in keys] for r in local]
     for name in ("bench.csv", "bench_summary.csv", "bench.md", "bench.png"):
         assert (tmp_path / "b" / name).is_file()
+
+
+def test_scenario_levels_on_ray_equal_the_local_run():
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.scenarios import run_scenarios
+
+    args = {"scales": [0.5, 1.0], "years": 4, "episodes": 2, "bisect": 0, "progress": False}
+    cfg = FleetConfig(n_urban=3, n_rural=3)
+    local = run_scenarios(cfg, **args)
+    on_ray = run_scenarios(cfg, ray="local", **args)
+    for a, b in zip(local.levels, on_ray.levels, strict=True):
+        np.testing.assert_array_equal(a.deck, b.deck)
+        np.testing.assert_array_equal(a.agency_usd, b.agency_usd)
+        assert a.bound == b.bound and a.aim == b.aim
+    assert on_ray.certified == local.certified

@@ -227,7 +227,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         raise NotADirectoryError(f"--out {out}: not a folder")
     sc = run_scenarios(_fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
-                       episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet)
+                       episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
+                       ray=args.ray_address or ("local" if args.ray else None))
     print(write_scenarios(sc, out))
     print(f"written: {out / 'scenarios.csv'}, {out / 'scenarios.md'}, {out / 'scenarios.png'}")
     return 0
@@ -443,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
     scn.add_argument("--county", help="keep one county (NBI item 3)")
     scn.add_argument("--owner", help="keep one owner (NBI item 22)")
+    scn.add_argument("--ray-address", help="run the levels as Ray tasks on the cluster at host:port")
+    scn.add_argument("--ray", action="store_true", help="run the levels as Ray tasks on this machine's cores")
     scn.add_argument("--out", default="scenarios", help="output folder")
     scn.add_argument("--quiet", action="store_true", help="no progress bar")
     scn.set_defaults(func=cmd_scenarios)

@@ -126,8 +126,11 @@ class Scenarios:
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
                   rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = 1_000_000,
-                  bisect: int = 3, progress: bool = True) -> Scenarios:
+                  bisect: int = 3, progress: bool = True, ray: str | None = None) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).
+
+    ``ray``: run the levels as Ray tasks, one core each ("local": start Ray on this machine; else a cluster's
+    host:port); the least budgets stay with this process. Results equal the local run's (same seeds).
 
     Raises:
         ValueError: both or neither level lists empty, a level < 0, ``rule`` outside [0, 1], ``years`` or
@@ -154,11 +157,16 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         from tqdm import tqdm
 
         bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
-    levels = []
-    for s in scales:
-        levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized))
+    if ray is not None:
+        levels = _levels_on_ray(ray, cfg, fleet, scales, episodes, seed, rule, sized)
         if bar is not None:
-            bar.update(1)
+            bar.update(len(scales))
+    else:
+        levels = []
+        for s in scales:
+            levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized))
+            if bar is not None:
+                bar.update(1)
     # The certificate: the relaxation's least budget scale for the fleet.
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
@@ -171,6 +179,24 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         bar.close()
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.lower[0]), float(lb.upper[0]), planner_least, sized, name, episodes)
+
+
+def _level_task(*args) -> Level:
+    """One level in a Ray worker with one core: Numba's DP threads limited to it."""
+    import numba
+
+    numba.set_num_threads(1)
+    return simulate_level(*args)
+
+
+def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized) -> list[Level]:
+    from bridgefleet.sweep.ray_run import connect, import_ray
+
+    ray_mod, _ = import_ray()
+    connect(None if address == "local" else address)
+    task = ray_mod.remote(num_cpus=1)(_level_task)
+    fleet_ref = ray_mod.put(fleet)  # the inventory's arrays once, not once per level
+    return ray_mod.get([task.remote(cfg, fleet_ref, s, episodes, seed, rule, sized) for s in scales])
 
 
 def _meets(level: Level, rule: float) -> bool:
