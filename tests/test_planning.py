@@ -10,6 +10,7 @@ import pytest
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.evaluate import evaluate_policy, evaluate_with_bound
+from bridgefleet.fleet.model import band_shares
 from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.planning.transitions import deterioration_weights, grid_points
@@ -51,8 +52,9 @@ def test_without_a_budget_the_dp_value_is_the_simulated_return_of_its_policy():
     assert abs(res.mean_return - value) < half_width, (res.mean_return, value, half_width)
 
 
-def _exact_optimum(cfg: FleetConfig, actions: list[int]) -> float:
-    """Best return over every action sequence (deterministic deterioration: open loop is optimal)."""
+def _exact_optimum(cfg: FleetConfig, actions: list[int], max_poor: float | None = None) -> float:
+    """Best return over every action sequence (deterministic deterioration: open loop is optimal); with
+    ``max_poor``, over the sequences that keep at most that share of deck area poor at the end of every year."""
     sim0 = FleetSimulator(cfg, 1)
     b = sim0.n_bridges
     per_year = list(itertools.product(actions, repeat=b))
@@ -62,9 +64,12 @@ def _exact_optimum(cfg: FleetConfig, actions: list[int]) -> float:
     table = np.array(per_year)
     idx = np.array(seqs)
     ret = np.zeros(len(seqs))
+    ok = np.ones(len(seqs), dtype=bool)
     for t in range(cfg.horizon_years):
         ret += cfg.discount**t * sim.step_requests(table[idx[:, t]]).reward
-    return float(ret.max())
+        if max_poor is not None:
+            ok &= band_shares(sim.state.condition, sim.fhwa_weight())[:, 2] <= max_poor + 1e-12
+    return float(ret[ok].max()) if ok.any() else -np.inf
 
 
 def test_bound_is_above_the_exact_joint_optimum_which_is_above_the_planner():
@@ -80,6 +85,26 @@ def test_bound_is_above_the_exact_joint_optimum_which_is_above_the_planner():
     bound = planner.bound.values[0]
     assert bound >= exact - 1e-3 * abs(exact), (bound, exact)
     assert exact >= lagr - 1e-9, (exact, lagr)
+
+
+def test_with_the_poor_deck_area_rule_the_bound_is_above_the_exact_best_policy_that_meets_it():
+    # Ratings 5.7, 5.55, 5.04 on decks of 939, 486, 306 m², no user cost: the best policy lets the third bridge
+    # fall poor; keeping every bridge out of poor costs return (enumerated: −0.869 free, −1.147 with the rule).
+    cfg = FleetConfig(n_urban=1, n_rural=2, horizon_years=3, deterioration_cv=0.0, fixed_fleet=True, fleet_seed=16,
+                      annual_budget_usd=150_000.0, urban_budget_share=0.5, shock_probability=0.0,
+                      poor_user_cost_usd_per_aadt=0.0, initial_rating=(5.6, 0.0, 0.3))
+    free = _exact_optimum(cfg, [0, 1, 2])
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    unruled = LagrangianPlanner(step=0.01, max_iter=30).prepare(sim).values[0]
+    for rule in (0.0, 0.4):
+        exact = _exact_optimum(cfg, [0, 1, 2], max_poor=rule)
+        planner = LagrangianPlanner(step=0.01, max_iter=30, max_poor_deck_area=rule)
+        bound = planner.prepare(sim).values[0]
+        assert bound >= exact - 1e-3 * abs(exact), (rule, bound, exact)
+        if rule == 0.0:
+            assert exact < free  # the rule binds: the best policy without it lets a bridge sit poor
+        assert bound <= unruled + 1e-3 * abs(unruled)  # one more row can only tighten the relaxation
 
 
 def test_bound_is_above_every_policy_and_the_planner_beats_worst_first():

@@ -112,16 +112,17 @@ class _Rows:
 
     def coarsen(self, gamma: float, blocks: list[tuple[int, int]]) -> _Rows:
         """A valid, coarser set of rows: one discount-weighted row per block of years [start, end) (with
-        carry-over: the cumulative rows at the block ends), so prices are constant within a block."""
+        carry-over: the cumulative rows at the block ends), so prices are constant within a block; without the
+        rule's rows (its prices stay 0 there, so the search reaches the fine rows from the bound without it)."""
         t_n = self.spend_c.shape[1]
         if self.count_c is None:  # carry-over: a subset of the cumulative rows
             ends = np.array([end - 1 for _, end in blocks])
-            return _Rows(self.spend_c[ends], self.spend_b[..., ends], None, None, self.poor_b)
+            return _Rows(self.spend_c[ends], self.spend_b[..., ends], None, None)
         disc = gamma ** np.arange(t_n)
         c = np.zeros((len(blocks), t_n))
         for i, (lo, hi) in enumerate(blocks):
             c[i, lo:hi] = disc[lo:hi]
-        return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T, self.poor_b)  # identity rows: b is per year
+        return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T)  # identity rows: b is per year
 
 
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
@@ -257,7 +258,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             cost_p[e] = a * best_cost[e] + (1 - a) * c_lp[0]
             count_p[e] = a * best_count[e] + (1 - a) * n_lp[0]
             if rule:
-                poor_p[e] = a * best_poor[e] + (1 - a) * kp
+                poor_p[e] = a * best_poor[e] + (1 - a) * (kp if kp.size else 0.0)
         if bar is not None:
             bar.update(1)
             bar.set_postfix(bound=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
