@@ -57,7 +57,7 @@ def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
     assert main(["plan", "--policy", "lagrangian", "--config", str(fleet), "--years", "4", "--samples", "2",
                  "--budget-scale", "0.5", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "deck area" in text and "plan (lagrangian)" in text
+    assert "deck area: all bridges (a synthetic fleet has no NHS coding)" in text and "plan (lagrangian)" in text
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert len(rows) == 1 + 4 * 6 and out.with_suffix(".png").is_file()
     budget = FleetConfig.from_yaml(fleet).budgets_usd

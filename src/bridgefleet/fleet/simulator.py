@@ -200,7 +200,7 @@ class FleetSimulator:
     @property
     def fhwa_basis(self) -> str:
         """Which bridges :meth:`fhwa_weight` counts, in words."""
-        if self.fixed is None:
+        if self.config.inventory is None:
             return "all bridges (a synthetic fleet has no NHS coding)"
         return model.fhwa_basis(self.profile.nhs)
 
