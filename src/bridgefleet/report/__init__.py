@@ -91,7 +91,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years)
+        plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
+        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis)
     write_text(out, html)
     return out
 

@@ -64,6 +64,7 @@ class ReportData:
     settings: dict[str, Any]
     sentence: str = ""
     notes: list[str] = field(default_factory=list)
+    cost_lambda: float = 1e-5  # reward units per USD (1/λ USD a unit)
 
 
 def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = 1_000_000,
@@ -89,6 +90,7 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
     data = ReportData(run_dir, fleet, results, bnd, plan, episodes, seed, training_curve(run_dir),
                       settings(run_dir, cfg.to_dict()))
     data.sentence = plain_words(results, len(plan.bridge_id), fleet_cfg.cost_lambda)
+    data.cost_lambda = fleet_cfg.cost_lambda
     return data
 
 
