@@ -24,6 +24,7 @@ import argparse
 import csv
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import math
 import shutil
@@ -373,7 +374,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     if ray is not None:
-        rows = ray_run.bench_on_ray([cfgs[k] for k in plan], [out / "runs" / f"{p}-s{s}" for p, s in plan])
+        rows = ray_run.bench_on_ray([cfgs[k] for k in plan], [out / "runs" / f"{p}-s{s}" for p, s in plan],
+                                    functools.partial(run_one, isolate=False))
     bar = tqdm(plan if ray is None else [], unit="run", desc="bench", disable=not progress, dynamic_ncols=True)
     for p, s in bar:
         bar.set_postfix(preset=p, seed=s)

@@ -250,6 +250,31 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
+    # The per-bridge trainer (train_bridge.py) builds its own SARSA learner on a batched simulator: no double
+    # targets, noisy heads or torch.compile, no gymnasium vector env, one reward per bridge, one network.
+    "bridge": ("double", "noisy", "compile", "vector", "reward_mode", "urban_reward", "urban_hidden",
+               "rural_hidden"),
+    # The urban and rural learners (train.py, learner.py) keep lr constant: the cosine schedule is the
+    # per-bridge trainer's.
+    "fleet": ("lr_end_fraction",),
+}
+"""Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
+set one to anything but the preset's value (a preset's own settings are never refused)."""
+
+
+def _ignored_settings(cfg: TrainConfig, base: str, user_set: set[str]) -> list[str]:
+    """Options of :data:`IGNORED_BY_AGENT` for the run's agent that the user set to other than the preset's
+    value (or TrainConfig's default where the preset leaves it)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    return [name for name in IGNORED_BY_AGENT[cfg.agent] if name in user_set
+            and _plain(getattr(cfg, name)) != _plain(PRESETS[base].get(name, defaults[name]))]
+
+
+def _plain(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list | tuple) else v
+
+
 def resolve_config(preset: str | None = None, config_file: str | Path | None = None,
                    overrides: dict[str, Any] | None = None) -> TrainConfig:
     """Preset, then the YAML file, then command-line overrides (later wins).
@@ -257,7 +282,9 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     The preset is ``preset`` if given, else the file's ``preset:`` key, else "default".
 
     Raises:
-        ConfigError: unknown preset, unreadable file or invalid value (naming it).
+        ConfigError: unknown preset, unreadable file or invalid value (naming it), or an option the run's agent
+            never reads set by the file or the overrides to other than the preset's value
+            (:data:`IGNORED_BY_AGENT`).
     """
     loaded: dict[str, Any] = {}
     if config_file is not None:
@@ -283,4 +310,14 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         else:
             data[key] = value
     data["fleet"] = FleetConfig.from_dict(fleet, source)
-    return TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
+    cfg = TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
+    given = {k for k, v in (overrides or {}).items() if v is not None}
+    ignored = _ignored_settings(cfg, base, set(loaded) | given)
+    if ignored:
+        other = "fleet" if cfg.agent == "bridge" else "bridge"
+        them = "it" if len(ignored) == 1 else "them"
+        where = f"{config_file}: " if config_file is not None and set(ignored) - given else ""
+        values = ", ".join(f"{name} = {_plain(getattr(cfg, name))!r}" for name in ignored)
+        raise ConfigError(f"{where}training option(s) {values}: no effect with agent: {cfg.agent} (only agent: "
+                          f"{other} reads {them}); leave {them} out, or train agent: {other}")
+    return cfg

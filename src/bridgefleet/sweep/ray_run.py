@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +105,14 @@ def run_trials(space, out: Path, samples: int, seeds: int, asha: bool, max_episo
     tuner.fit()
 
 
-def bench_on_ray(cfgs: Sequence[Any], run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """``bench --ray``: every (config, run folder) as a Ray task with one core and one torch thread; the
-    bench rows in the given order."""
+def bench_on_ray(cfgs: Sequence[Any], run_dirs: Sequence[Path],
+                 run: Callable[[Any, Path], dict[str, Any]]) -> list[dict[str, Any]]:
+    """``bench --ray``: ``run(config, run folder)`` (the bench's in-process runner, which returns its row) for
+    every pair as a Ray task with one core and one torch thread; the rows in the given order. The runner is
+    passed in, so this module does not import :mod:`bridgefleet.bench` (which imports it)."""
     import dataclasses
 
     ray, _ = import_ray()
-    from bridgefleet.bench import run_one
-
-    task = ray.remote(num_cpus=1)(lambda cfg, path: run_one(cfg, path, isolate=False))
+    task = ray.remote(num_cpus=1)(lambda cfg, path: run(cfg, path))
     refs = [task.remote(dataclasses.replace(c, threads=1), p) for c, p in zip(cfgs, run_dirs, strict=True)]
     return ray.get(refs)

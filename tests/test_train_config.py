@@ -1,0 +1,93 @@
+"""Training options the run's agent never reads are refused when set (by a file or the command line), in one
+line naming them and the agent; the presets' own settings never are."""
+
+import pytest
+import yaml
+
+from bridgefleet.cli import main
+from bridgefleet.config import ConfigError
+from bridgefleet.train_config import IGNORED_BY_AGENT, PRESETS, TrainConfig, resolve_config
+
+# A value other than TrainConfig's default (and the default preset's) for every option one agent ignores.
+OTHER = {"double": True, "noisy": True, "compile": "default", "vector": "sync", "reward_mode": "own",
+         "urban_reward": "scalar", "urban_hidden": [8], "rural_hidden": [8], "lr_end_fraction": 0.5}
+CLI_TRAIN = dict.fromkeys(("episodes", "num_envs", "vector", "device", "seed", "inventory", "max_urban", "county",
+                           "owner", "inventory_mapping", "amp", "threads", "agent", "checkpoint_replay", "fleet"))
+"""The overrides of a plain `bridgefleet train --preset X` (every flag left out)."""
+
+
+def test_the_ignored_options_are_the_ones_listed_here():
+    assert sorted(OTHER) == sorted(IGNORED_BY_AGENT["bridge"] + IGNORED_BY_AGENT["fleet"])
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("agent", [None, "fleet", "bridge"])
+def test_every_preset_resolves_with_either_agent(preset, agent):
+    cfg = resolve_config(preset, None, {**CLI_TRAIN, "agent": agent})
+    assert cfg.preset == preset and cfg.agent == (agent or PRESETS[preset].get("agent", "fleet"))
+
+
+@pytest.mark.parametrize(("agent", "name"), [(a, n) for a, names in IGNORED_BY_AGENT.items() for n in names])
+def test_an_option_the_agent_ignores_is_refused_naming_it_and_the_agent(agent, name):
+    preset = "default" if agent == "bridge" else "fleet"
+    with pytest.raises(ConfigError) as err:
+        resolve_config(preset, None, {name: OTHER[name]})
+    msg = str(err.value)
+    assert f"{name} = " in msg and f"no effect with agent: {agent}" in msg and "\n" not in msg
+    with pytest.raises(ConfigError, match=f"{name} = .*no effect with agent: {agent}"):  # --agent on another preset
+        resolve_config("baseline" if agent == "bridge" else "default", None, {name: OTHER[name], "agent": agent})
+    # the other agent reads it: accepted
+    other = "fleet" if agent == "bridge" else "bridge"
+    want = tuple(OTHER[name]) if isinstance(OTHER[name], list) else OTHER[name]
+    assert getattr(resolve_config(preset, None, {name: OTHER[name], "agent": other}), name) == want
+
+
+def test_the_default_or_the_presets_value_is_accepted(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"compile": "off", "double": False, "vector": "native",
+                                    "urban_hidden": [512, 1024, 512]}))
+    assert resolve_config("default", path).agent == "bridge"
+    path.write_text(yaml.safe_dump({"lr_end_fraction": 1.0}))
+    assert resolve_config("fleet", path).agent == "fleet"
+    # the fleet preset's own double / urban_hidden under --agent bridge are not the user's: not refused, and
+    # repeating the preset's value in the file is not either
+    path.write_text(yaml.safe_dump({"urban_hidden": [256, 256], "double": True}))
+    assert resolve_config("fleet", path, {"agent": "bridge"}).urban_hidden == (256, 256)
+    # a run folder's config.yaml (every field written out) is still read as it was: the check is the resolution's
+    assert TrainConfig.from_dict({"agent": "bridge", "double": True, "lr_end_fraction": 0.5}).double
+
+
+def test_a_file_setting_ignored_options_is_refused_naming_the_file_and_all_of_them(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"double": True, "noisy": True, "episodes": 10}))
+    with pytest.raises(ConfigError) as err:
+        resolve_config(None, path)
+    assert str(err.value) == (f"{path}: training option(s) double = True, noisy = True: no effect with agent: bridge "
+                              "(only agent: fleet reads them); leave them out, or train agent: fleet")
+
+
+def test_cli_train_refuses_in_one_line_before_writing_anything(tmp_path, capsys):
+    out = tmp_path / "run"
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(yaml.safe_dump({"preset": "fleet", "lr_end_fraction": 0.1}))
+    assert main(["train", "--config", str(cfg), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"bridgefleet train: error: {cfg}: training option(s) lr_end_fraction = 0.1: no effect with agent: "
+                   "fleet (only agent: bridge reads it); leave it out, or train agent: bridge"]
+    assert main(["train", "--vector", "sync", "--out", str(out), "--quiet"]) == 2  # default preset: agent bridge
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["bridgefleet train: error: training option(s) vector = 'sync': no effect with agent: bridge "
+                   "(only agent: fleet reads it); leave it out, or train agent: fleet"]
+    assert not out.exists()
+
+
+def test_a_sweep_searching_an_option_its_agent_ignores_is_refused(tmp_path):
+    from bridgefleet.sweep.space import load_space
+
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump({"preset": "default", "space": {"double": {"grid": [False, True]}}}))
+    with pytest.raises(ConfigError, match=r"field 'double' = True: training option\(s\) double = True: no effect "
+                                          "with agent: bridge"):
+        load_space(path)
+    path.write_text(yaml.safe_dump({"preset": "default", "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
+    assert load_space(path).trials(samples=1, seeds=1) == 2
