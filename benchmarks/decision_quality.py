@@ -2,8 +2,9 @@
 budget-relaxed upper bound on the same evaluation fleets, for the default fleet, dc-2019 (all bridges) and
 Indiana (all bridges).
 
-Prints, per fleet and policy: the mean discounted return with its 95 % CI, the gain over worst_first with
-the paired difference and its standard error, the distance below the bound, and the seconds it took
+Prints, per fleet and policy: the mean discounted return with its 95 % CI, the gain over worst_first (the
+paired difference and its standard error, and in USD of cost-equivalent: 1/λ a reward unit), the distance
+below the bound, and the seconds it took
 (training for agents; bound + planner for the planner); for the default fleet also the bound on a grid of
 half the step (its discretization error).
 
@@ -105,12 +106,13 @@ def main() -> None:
                 sec = agents[pol][1] if pol in agents else (wall if pol == "lagrangian" else None)
                 rows.append((label, pol, r, bound, d.mean(), se, sec))
             print(f"{label}: evaluated in {wall:.0f} s")
-    print("\n| fleet | policy | mean return ± 95 % CI | gain over worst_first (paired ± s.e.) | upper bound "
-          "| below bound | seconds |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    usd = 1.0 / FleetConfig().cost_lambda  # USD of cost-equivalent per reward unit (1/λ)
+    print("\n| fleet | policy | mean return ± 95 % CI | gain over worst_first (paired ± s.e.) | gain, million USD "
+          "of cost-equivalent | upper bound | below bound | seconds |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for label, pol, r, bound, dm, se, sec in rows:
-        wf_mean = r.mean_return - dm
-        gain = "" if pol == "worst_first" else f"{(r.mean_return - wf_mean) / abs(wf_mean):+.1%} ({dm:+.1f} ± {se:.1f})"
+        gain = "" if pol == "worst_first" else f"{dm:+.1f} ± {se:.1f} | {dm * usd / 1e6:+,.1f}"
+        gain = gain or " | "
         secs = f"{sec:.0f}" if sec is not None else ""
         what = {"lagrangian": "bound + planner", "worst_first": ""}.get(pol, "training")
         print(f"| {label} | {pol} | {r.mean_return:.2f} ± {r.ci95:.2f} | {gain} | {bound[0]:.2f} ± {bound[1]:.2f} "
