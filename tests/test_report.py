@@ -122,9 +122,11 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert main(["scenarios", "--config", str(fleet), "--budgets", "0.5,1", "--years", "5", "--episodes", "3",
                  "--bisect", "0", "--out", str(scn), "--quiet"]) == 0
     data = json.loads((scn / "scenarios.json").read_text())
-    out = build_report(default_run, tmp_path / "r.html", episodes=2, samples=2, bound=False, scenarios=scn)
+    out = build_report(default_run, tmp_path / "r.html", episodes=2, samples=2, bound=False, scenarios=scn,
+                       plan_policy="lagrangian")
     text = out.read_text()
     assert '<section id="scenarios">' in text and "What each budget buys" in text
+    assert "3. The plan of the lagrangian policy" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text
     assert text.count("<svg") >= 3  # the scenarios chart beside the others

@@ -203,7 +203,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
                        samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print,
-                       max_urban=args.max_urban, scenarios=args.scenarios)
+                       max_urban=args.max_urban, scenarios=args.scenarios, plan_policy=args.policy)
     print(f"report: {out}")
     return 0
 
@@ -421,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=1_000_000, help="first evaluation seed")
     r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")
     r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
+    r.add_argument("--policy", help="the plan section shows this policy's plan: lagrangian (the planner) or a "
+                   "heuristic's name (default: the trained agents')")
     r.add_argument("--scenarios", metavar="DIR", help="a `bridgefleet scenarios` folder: adds 'What each budget buys'")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)

@@ -40,10 +40,13 @@ def json_script(data: Any) -> str:
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
                  episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
                  progress: bool = False, table: Callable[[str], Any] | None = None,
-                 max_urban: int | None = None, scenarios: str | Path | None = None) -> Path:
+                 max_urban: int | None = None, scenarios: str | Path | None = None,
+                 plan_policy: str | None = None) -> Path:
     """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically; ``table`` (e.g.
     ``print``) also gets the comparison as a text table and the plain-words sentence. ``scenarios``: a folder
     written by ``bridgefleet scenarios`` whose budget levels become the section "What each budget buys".
+    ``plan_policy``: the plan section shows this policy's plan (``lagrangian``: the planner) instead of the
+    trained agents'.
 
     Raises:
         FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
@@ -67,7 +70,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
             raise FileNotFoundError(f"--scenarios {scenarios}: no scenarios.json (write it with bridgefleet scenarios "
                                     f"--out {scenarios})")
         scenario_data = json.loads(path.read_text(encoding="utf-8"))
-    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban)
+    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy)
     if table is not None:
         table(format_table(data.results, data.bound) + "\n\n" + data.sentence)
     plan = data.plan
@@ -92,7 +95,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
-        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis)
+        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
+        plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy")
     write_text(out, html)
     return out
 

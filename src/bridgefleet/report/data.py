@@ -16,7 +16,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.evaluate import EvalResult, best_heuristic, evaluate_with_bound
 from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
-from bridgefleet.plan import Plan, compute_plan
+from bridgefleet.plan import Plan, compute_plan, policy_plan
 from bridgefleet.policies import HEURISTICS
 from bridgefleet.train import load_policy
 
@@ -68,7 +68,8 @@ class ReportData:
 
 
 def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = 1_000_000,
-           samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None) -> ReportData:
+           samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None,
+           plan_policy: str | None = None) -> ReportData:
     """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.
 
     Raises:
@@ -84,6 +85,8 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
     if max_urban is not None:
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban)  # checks the match
+    if plan_policy is not None:  # the plan of the planner (or a rule of thumb) on the same fleet, instead
+        plan = policy_plan(fleet_cfg, plan_policy, fleet_cfg.horizon_years, samples, 0)
     fleet = fleet_today(fleet_cfg, plan)
     results, bnd = evaluate_with_bound(fleet_cfg, list(HEURISTICS), episodes, seed, {TRAINED: policy},
                                        planner=bound, progress=progress)
