@@ -84,8 +84,8 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
     for aim in AIMS:
         level = _simulate(cfg, fleet, scale, episodes, seed, rule * aim, scale_usd)
         level.aim = rule * aim
-        if _meets(level, rule) or rule == 0:
-            break
+        if _meets(level, rule) or rule == 0 or not level.rule_met_by_bound:
+            break  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
     return level
 
 
