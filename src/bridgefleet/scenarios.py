@@ -133,8 +133,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     host:port); the least budgets stay with this process. Results equal the local run's (same seeds).
 
     Raises:
-        ValueError: both or neither level lists empty, a level < 0, ``rule`` outside [0, 1], ``years`` or
-            ``episodes`` < 1.
+        ValueError: both level lists given, a level < 0, ``rule`` outside [0, 1], ``years`` or ``episodes`` < 1,
+            a fleet whose sized budget is 0 (the levels are multiples of it).
     """
     if not 0.0 <= rule <= 1.0:
         raise ValueError(f"--rule {rule}: must be a share in [0, 1] (0.10 for FHWA's rule)")
@@ -145,6 +145,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         cfg = cfg.replace(fixed_fleet=True, fleet_seed=seed)
     cfg, fleet = resolve_fleet(cfg)
     sized = sum(cfg.budgets_usd)
+    if not sized > 0:
+        raise ValueError("the fleet's annual budget is USD 0: scenarios scale it (set annual_budget_usd, or "
+                         "budget_share_of_replacement, above 0)")
     if budgets_usd is not None:
         if scales is not None:
             raise ValueError("give --budgets or --budgets-usd, not both")
