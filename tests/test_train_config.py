@@ -10,7 +10,8 @@ from bridgefleet.train_config import IGNORED_BY_AGENT, PRESETS, TrainConfig, res
 
 # A value other than TrainConfig's default (and the default preset's) for every option one agent ignores.
 OTHER = {"double": True, "noisy": True, "compile": "default", "vector": "sync", "reward_mode": "own",
-         "urban_reward": "scalar", "urban_hidden": [8], "rural_hidden": [8], "lr_end_fraction": 0.5}
+         "urban_reward": "scalar", "urban_hidden": [8], "rural_hidden": [8], "lr_end_fraction": 0.5,
+         "bridge_hidden": [8]}
 CLI_TRAIN = dict.fromkeys(("episodes", "num_envs", "vector", "device", "seed", "inventory", "max_urban", "county",
                            "owner", "inventory_mapping", "amp", "threads", "agent", "checkpoint_replay", "fleet"))
 """The overrides of a plain `bridgefleet train --preset X` (every flag left out)."""

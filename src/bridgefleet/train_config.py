@@ -256,8 +256,8 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     "bridge": ("double", "noisy", "compile", "vector", "reward_mode", "urban_reward", "urban_hidden",
                "rural_hidden"),
     # The urban and rural learners (train.py, learner.py) keep lr constant: the cosine schedule is the
-    # per-bridge trainer's.
-    "fleet": ("lr_end_fraction",),
+    # per-bridge trainer's; the shared per-bridge network is not built.
+    "fleet": ("lr_end_fraction", "bridge_hidden"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""
