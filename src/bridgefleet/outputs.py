@@ -108,3 +108,29 @@ def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> None:
         atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
     finally:
         plt.close(fig)
+
+
+def svg_text(fig: Any, **kwargs: Any) -> str:
+    """A matplotlib figure as an ``<svg>`` element (text, without the XML prolog: it sits inside an HTML page),
+    then closed."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    try:
+        fig.savefig(buf, format="svg", **kwargs)
+    finally:
+        plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def figure_out(fig: Any, path: str | Path | None, **kwargs: Any) -> str | None:
+    """``fig`` saved to ``path`` (:func:`save_figure`, returns None), or its ``<svg>`` text when ``path`` is None
+    (:func:`svg_text`)."""
+    if path is not None:
+        save_figure(fig, path, **kwargs)
+        return None
+    return svg_text(fig)
+

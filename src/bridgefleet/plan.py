@@ -12,7 +12,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import ACTION_NAMES, band_shares
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
-from bridgefleet.outputs import save_figure, write_csv
+from bridgefleet.outputs import figure_out, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.train import load_policy
 
@@ -233,8 +233,6 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
     """Shares good / fair / poor by year (%) and each agency's yearly spend against its budget; written to
     ``path``, or returned as an ``<svg>`` element (text) when ``path`` is None."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -258,11 +256,4 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)")
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    if path is not None:
-        save_figure(fig, path, dpi=100)
-        return None
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]  # without the XML prolog: it sits inside an HTML page
+    return figure_out(fig, path, dpi=100)

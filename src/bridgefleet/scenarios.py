@@ -23,7 +23,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import band_shares
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
-from bridgefleet.outputs import save_figure, write_csv, write_json, write_text
+from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_mdps
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
@@ -323,8 +323,6 @@ def summary(sc: Scenarios) -> dict:
 def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
     """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets, from
     :func:`summary`'s data; written to ``path``, or returned as an ``<svg>`` element when ``path`` is None."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -348,11 +346,4 @@ def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
     ax.set_title("What each budget buys: share of deck area poor (FHWA, ≤ 4) by year, lagrangian planner")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    if path is not None:
-        save_figure(fig, path, dpi=100)
-        return None
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return figure_out(fig, path, dpi=100)

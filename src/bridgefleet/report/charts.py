@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
 from bridgefleet.evaluate import EvalResult
 from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
+from bridgefleet.outputs import svg_text
 
 BAND_COLOURS = {"good": "#2e7d32", "fair": "#f9a825", "poor": "#c62828"}
 
@@ -23,11 +22,7 @@ def _plt():
 
 
 def _svg(fig) -> str:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    _plt().close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]  # drop the XML prolog: the SVG sits inside HTML
+    return svg_text(fig, bbox_inches="tight")
 
 
 def policies_chart(results: list[EvalResult], bound: tuple[float, float] | None, trained: str) -> str:
