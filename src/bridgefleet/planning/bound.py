@@ -276,6 +276,22 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                        best_poor if rule else None, slack if rule else None)
 
 
+def run_highs(h: highspy.Highs, what: str) -> highspy.HighsSolution:
+    """Solve the model in ``h`` (from its last basis; once more from scratch if that does not reach an optimum,
+    which is rare) and return its solution.
+
+    Raises:
+        RuntimeError: no optimum either way, naming ``what``.
+    """
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        h.clearSolver()
+        h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"{what}: {h.modelStatusToString(h.getModelStatus())}")
+    return h.getSolution()
+
+
 def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, year_budget: np.ndarray,
                 year_count: np.ndarray | None, e_n: int, poor_p: np.ndarray, poor_b: np.ndarray | None) -> np.ndarray:
     """L(κ) per fleet: Σ_i V_i + Σ_t (price_t × budget_t + count price_t × count_t + poor price_t × the most
@@ -396,13 +412,7 @@ class _Master:
     def solve(self, it: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; mark the columns used; return (value, spend-row duals (2, M), count-row duals (2, M'),
         poor-row duals (T,) per m², slack m²-years)."""
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:  # rare: retry without the warm start
-            self.h.clearSolver()
-            self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"master LP of fleet {self.e}: {self.h.modelStatusToString(self.h.getModelStatus())}")
-        sol = self.h.getSolution()
+        sol = run_highs(self.h, f"master LP of fleet {self.e}")
         x = np.asarray(sol.col_value)
         slack = float((x[: self.n_slack] / np.maximum(self.poor_scale, 1e-300)).sum()) if self.n_slack else 0.0
         x = x[self.n_slack :]

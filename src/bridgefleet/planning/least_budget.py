@@ -32,6 +32,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from bridgefleet.planning.bound import run_highs
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs
 
@@ -174,13 +175,7 @@ class _Master:
     def solve(self) -> tuple[float, np.ndarray, np.ndarray, float, bool]:
         """(budget scale of the LP, per-year USD prices (2, T), per-year m² prices (T,), the budget rows' duals
         summed (what one unit of budget scale is worth under these prices), rule met)."""
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self.h.clearSolver()
-            self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"least-budget LP: {self.h.modelStatusToString(self.h.getModelStatus())}")
-        sol = self.h.getSolution()
+        sol = run_highs(self.h, "least-budget LP")
         x = np.asarray(sol.col_value)
         row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
         m = self.rows.shape[0]
