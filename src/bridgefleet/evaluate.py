@@ -62,11 +62,15 @@ class EvalResult:
         """(N,) discounted sum over the years of ``usd`` (N, T), USD of today (year 1 undiscounted)."""
         return (usd * self.discount ** np.arange(usd.shape[1])).sum(1)
 
+    def breached(self, rule: float = 0.10) -> np.ndarray:
+        """bool (N, T): the fleet-years whose share of deck area poor exceeds ``rule``."""
+        return self.deck_by_year[..., 2] > rule
+
     def breaches(self, rule: float = 0.10) -> dict[str, float]:
         """How the policy fares against "at most ``rule`` of deck area poor" (23 CFR 490.411): share of
         fleet-years in breach, probability of a breach in any year and in 3 consecutive years (23 U.S.C.
         119(f)(2)), the worst year (1-based) of the mean poor share and that share."""
-        b = self.deck_by_year[..., 2] > rule
+        b = self.breached(rule)
         run = np.zeros(b.shape[0], dtype=np.int64)
         three = np.zeros(b.shape[0], dtype=bool)
         for t in range(b.shape[1]):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import band_shares
+from bridgefleet.evaluate import EvalResult, evaluate_policy
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_mdps
@@ -44,32 +44,29 @@ class Level:
 
     Attributes:
         scale: budget as a multiple of the sized budget. budget_usd: total annual budget, USD.
-        deck: float64 (E, Y, 3), share of deck area good / fair / poor at the end of each year, 0–1.
-        agency_usd, user_usd: float64 (E, Y), agency spend and user cost (detours of poor bridges), USD a year.
+        result: the planner's evaluation (:class:`bridgefleet.evaluate.EvalResult`: deck-area shares, agency and
+            user cost by sample and year, breaches, present values).
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
         aim: the share of deck area poor the planner priced (the rule × one of ``AIMS``).
-        discount: γ, for present values. basis: which bridges the deck-area shares count.
     """
 
     scale: float
     budget_usd: float
-    deck: np.ndarray
-    agency_usd: np.ndarray
-    user_usd: np.ndarray
+    result: EvalResult
     bound: float
     rule_met_by_bound: bool
-    discount: float
-    basis: str = "all bridges"
     aim: float = 0.0
 
-    def breach(self, rule: float) -> np.ndarray:
-        """bool (E, Y): fleet-years whose poor deck area exceeds the rule."""
-        return self.deck[..., 2] > rule
+    @property
+    def deck(self) -> np.ndarray:
+        """float64 (E, Y, 3), share of deck area good / fair / poor at the end of each year, 0–1."""
+        return self.result.deck_by_year
 
-    def present_value(self, usd: np.ndarray) -> np.ndarray:
-        """(E,) discounted sum over the years, USD (discount γ per year, year 1 undiscounted)."""
-        return (usd * self.discount ** np.arange(usd.shape[1])).sum(1)
+    @property
+    def agency_usd(self) -> np.ndarray:
+        """float64 (E, Y), agency spend, USD a year."""
+        return self.result.agency_usd
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
@@ -92,22 +89,12 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
 def _simulate(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
               scale_usd: float) -> Level:
     level_cfg = set_budget(cfg, scale=scale)
-    sim = FleetSimulator(level_cfg, episodes, fleet)
-    sim.reset(None, [seed + i for i in range(episodes)])
     planner = LagrangianPlanner(max_poor_deck_area=rule)
-    y_n = cfg.horizon_years
-    deck = np.zeros((episodes, y_n, 3))
-    agency = np.zeros((episodes, y_n))
-    user = np.zeros((episodes, y_n))
-    rng = np.random.default_rng(seed)
-    for t in range(y_n):
-        res = sim.step_requests(planner(sim, rng))
-        deck[:, t] = band_shares(sim.state.condition, sim.fhwa_weight())
-        agency[:, t] = res.cost.sum(1)
-        user[:, t] = (sim.user_cost * (sim.state.condition < 5.0)).sum(1)
+    sim = FleetSimulator(level_cfg, episodes, fleet)
+    result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
     b = planner.bound
     met = b.rule_slack is None or bool((b.rule_slack <= 1e-6 * max(1.0, float(sim.profile.deck_area.sum()))).all())
-    return Level(scale, scale * scale_usd, deck, agency, user, b.mean, met, cfg.discount, sim.fhwa_basis)
+    return Level(scale, scale * scale_usd, result, b.mean, met)
 
 
 @dataclass
@@ -237,12 +224,13 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
         yield ["budget_scale", "budget_usd_per_year", "year", "deck_good", "deck_good_ci95", "deck_poor",
                "deck_poor_ci95", "agency_usd", "user_usd", "breach_probability"]
         for lv in sc.levels:
+            r = lv.result
             for t in range(lv.deck.shape[1]):
                 g, gc = _mean_ci(lv.deck[:, t, 0])
                 p, pc = _mean_ci(lv.deck[:, t, 2])
                 yield [f"{lv.scale:g}", f"{lv.budget_usd:.0f}", t + 1, f"{g:.4f}", f"{gc:.4f}", f"{p:.4f}",
-                       f"{pc:.4f}", f"{lv.agency_usd[:, t].mean():.0f}", f"{lv.user_usd[:, t].mean():.0f}",
-                       f"{lv.breach(rule)[:, t].mean():.3f}"]
+                       f"{pc:.4f}", f"{lv.agency_usd[:, t].mean():.0f}", f"{r.user_usd[:, t].mean():.0f}",
+                       f"{r.breached(rule)[:, t].mean():.3f}"]
 
     write_csv(out / "scenarios.csv", rows())
     text = format_markdown(sc)
@@ -251,16 +239,6 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
     write_json(out / "scenarios.json", data)
     plot_scenarios(data, out / "scenarios.png")
     return text
-
-
-def _consecutive(b: np.ndarray, k: int = 3) -> np.ndarray:
-    """(E,) whether a fleet breaches in k consecutive years."""
-    run = np.zeros(b.shape[0], dtype=np.int64)
-    hit = np.zeros(b.shape[0], dtype=bool)
-    for t in range(b.shape[1]):
-        run = np.where(b[:, t], run + 1, 0)
-        hit |= run >= k
-    return hit
 
 
 def format_markdown(sc: Scenarios) -> str:
@@ -272,16 +250,16 @@ def format_markdown(sc: Scenarios) -> str:
         "planner aimed at", "bound"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
-             f"of {sc.levels[0].basis}", "",
+             f"of {sc.levels[0].result.basis}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
         for y in show:
             p, pc = _mean_ci(lv.deck[:, y - 1, 2])
             cells.append(f"{lv.deck[:, y - 1, 0].mean():.1%} / {p:.1%} ± {pc:.1%}")
-        b = lv.breach(sc.rule)
-        cells += [f"{lv.present_value(lv.agency_usd).mean():,.0f}", f"{lv.present_value(lv.user_usd).mean():,.0f}",
-                  f"{b.any(1).mean():.0%}", f"{_consecutive(b).mean():.0%}", f"{lv.deck[..., 2].max():.1%}",
+        r, b = lv.result, lv.result.breaches(sc.rule)
+        cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
+                  f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
                   f"{lv.aim:.0%}", f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
@@ -295,7 +273,7 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets it in expectation from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget).")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
-                 f"at γ = {sc.levels[0].discount} a year; USD of today.")
+                 f"at γ = {sc.levels[0].result.discount} a year; USD of today.")
     return "\n".join(lines) + "\n"
 
 
@@ -303,18 +281,17 @@ def summary(sc: Scenarios) -> dict:
     """The scenarios as JSON-ready data (scenarios.json; what ``report --scenarios`` shows)."""
     levels = []
     for lv in sc.levels:
-        b = lv.breach(sc.rule)
+        r, b = lv.result, lv.result.breaches(sc.rule)
         poor = lv.deck[..., 2]
         levels.append({"scale": lv.scale, "budget_usd": lv.budget_usd,
                        "deck_good_by_year": lv.deck[..., 0].mean(0).tolist(),
                        "deck_poor_by_year": poor.mean(0).tolist(),
                        "deck_poor_ci95_by_year": [_mean_ci(poor[:, t])[1] for t in range(poor.shape[1])],
-                       "agency_usd_pv": float(lv.present_value(lv.agency_usd).mean()),
-                       "user_usd_pv": float(lv.present_value(lv.user_usd).mean()),
-                       "breach_any_year": float(b.any(1).mean()),
-                       "breach_three_running": float(_consecutive(b).mean()),
+                       "agency_usd_pv": float(r.present_value(r.agency_usd).mean()),
+                       "user_usd_pv": float(r.present_value(r.user_usd).mean()),
+                       "breach_any_year": b["any_year"], "breach_three_running": b["three_consecutive"],
                        "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound})
-    return {"fleet": sc.fleet, "basis": sc.levels[0].basis, "rule": sc.rule, "episodes": sc.episodes,
+    return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
             "relaxation_least_scale_upper": sc.certified_upper, "planner_least_scale": sc.planner_least,
             "levels": levels}
