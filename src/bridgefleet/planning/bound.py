@@ -59,6 +59,7 @@ class BoundResult:
             reward units per m².
         rule_slack: float64 (E,) or None: m²-years by which the last master LP's mixture still exceeds the
             poor deck-area rule (0: the relaxation meets it; > 0: none of the policies found does).
+        rule_met: bool (E,) or None: whether that slack is nil (≤ 1e-6 m² per m² of the fleet's counted deck).
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -72,6 +73,12 @@ class BoundResult:
     history: list[float] = field(default_factory=list)
     price_poor: np.ndarray | None = None
     rule_slack: np.ndarray | None = None
+    rule_met: np.ndarray | None = None
+
+    @property
+    def meets_rule(self) -> bool:
+        """The relaxation meets the poor deck-area rule on every fleet (True without a rule)."""
+        return self.rule_met is None or bool(self.rule_met.all())
 
     @property
     def mean(self) -> float:
@@ -134,7 +141,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         weight: float (E, B) reward traffic weight. annual_budget: float (2,) or (E, 2), USD per year.
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
-            is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck`` is set to it).
+            is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck``).
     """
     e_n, b_n = state.condition.shape
     t_n = config.horizon_years
@@ -142,11 +149,11 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     agency = (np.arange(b_n) >= config.n_urban).astype(np.int64)
     per_year = annual[:, agency]  # (E, B)
     cap = per_year * (t_n if config.carry_over_budget else 1)
+    counted = np.broadcast_to(fhwa_weight(profile.deck_area, profile.nhs), (e_n, b_n))
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
                        weight, profile.target_condition, cap, step,
-                       user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config))
-    counted = np.broadcast_to(fhwa_weight(profile.deck_area, profile.nhs), (e_n, b_n))
-    mdps.deck = np.ascontiguousarray(counted, dtype=np.float64).reshape(-1)  # the rule counts FHWA's deck area
+                       user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config),
+                       counted_deck=counted)
     poor_b = None
     if max_poor is not None:
         if not 0.0 <= max_poor <= 1.0:
@@ -272,8 +279,9 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         value0 = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
                        price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None).value0
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
+    met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
-                       best_poor if rule else None, slack if rule else None)
+                       best_poor if rule else None, slack if rule else None, met)
 
 
 def run_highs(h: highspy.Highs, what: str) -> highspy.HighsSolution:

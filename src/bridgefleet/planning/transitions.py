@@ -104,8 +104,8 @@ class BridgeMDPs:
         utility: float64 (N, G), reward w × [(c − c_target) − p × max(0, c_crit − c)²] − λ × user cost
             (USD, poor ratings only) at each grid rating.
         cost: float64 (N, 5), USD cost of each action.
-        deck: float64 (N,), deck area, m², that FHWA's measures count (:func:`bridgefleet.planning.bound.fleet_mdps`
-            sets it to NHS bridges' deck area where the inventory codes them, 0 for the others).
+        deck: float64 (N,), deck area, m², that FHWA's measures count (``counted_deck``: NHS bridges' deck area
+            where the inventory codes them, 0 for the others).
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
         weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
             a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
@@ -163,7 +163,8 @@ def shock_weights(probability: float, mean_drop: float, h: float) -> np.ndarray:
 
 def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray,
                 deck_area: np.ndarray, cost_factor: np.ndarray, weight: np.ndarray, target: np.ndarray,
-                cap_usd: np.ndarray, step: float = 0.05, user_cost: np.ndarray | None = None) -> BridgeMDPs:
+                cap_usd: np.ndarray, step: float = 0.05, user_cost: np.ndarray | None = None,
+                counted_deck: np.ndarray | None = None) -> BridgeMDPs:
     """Build the MDPs of E fleets of B bridges (urban columns first) from their state and profile.
 
     Args:
@@ -174,6 +175,8 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
         cap_usd: float (E, B), the most one action of this bridge may cost (its agency's yearly budget, or
             what the horizon's budgets add up to when budgets carry over), USD.
         step: grid step, rating points.
+        counted_deck: float (E, B), the deck area FHWA's measures count, m² (NHS bridges where the inventory
+            codes them, :func:`bridgefleet.fleet.model.fhwa_weight`); None: every bridge's deck area.
     """
     e_n, b_n = condition.shape
     g_n, h = grid_points(step)
@@ -209,7 +212,8 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
     fleet = np.repeat(np.arange(e_n), b_n)
     top = min(round(config.new_structure_rating / h), g_n - 1)
-    deck = np.asarray(deck_area, dtype=np.float64).reshape(-1)
+    deck = np.broadcast_to(np.asarray(deck_area if counted_deck is None else counted_deck, dtype=np.float64),
+                           (e_n, b_n)).reshape(-1)
     return BridgeMDPs(utility, cost, deck, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
                       np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band,
                       shock_weights(config.shock_probability, config.shock_mean_drop, h), top,
