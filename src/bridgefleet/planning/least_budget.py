@@ -83,7 +83,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     t_n = mdps.horizon
     disc = mdps.gamma ** np.arange(t_n)
     rows = np.tril(np.ones((t_n, t_n))) if carry_over else np.eye(t_n)  # (M, T) over years
-    one = rows.sum(1) if carry_over else np.ones(t_n)  # budgets each row allows, per unit budget
+    one = rows.sum(1)  # budgets each row allows, per unit budget (t + 1 cumulative, else 1)
     deck = mdps.deck.reshape(e_n, b_n)
     allowance = max_poor * deck.sum(1)  # m² per year
     masters = [_Master(mdps.agency[:b_n], rows, one, np.asarray(share, float), allowance[e], t_n) for e in range(e_n)]
@@ -93,22 +93,22 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     price_poor = np.zeros((e_n, t_n))  # of one m² poor
     worth = np.zeros(e_n)  # Σ of the budget rows' duals at these prices
     best_cost, best_poor, best_worth = price_cost.copy(), price_poor.copy(), worth.copy()  # of the best lower end
+    active = np.ones(e_n, dtype=bool)  # fleets whose two ends are still apart
     it = 0
     for it in range(1, max_iter + 1):
         pc = price_cost[mdps.fleet, mdps.agency] / disc  # the DP discounts: step prices
         pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
-        sol = solve(free, pc, np.zeros_like(pc), price_poor=pp)
+        sol = solve(free, pc, np.zeros_like(pc), active[mdps.fleet], price_poor=pp)
         poor = sol.exp_poor * mdps.deck[:, None]
         dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor
         if it > 1:  # weak duality at the prices this DP used
             gap = dual - (price_poor * allowance[:, None]).sum(1)
             lb = np.where(worth > 0, gap / np.maximum(worth, 1e-300), np.where(gap > 1e-9, np.inf, 0.0))
-            better = lb > lower
+            better = active & (lb > lower)
             lower[better] = lb[better]
             best_cost[better], best_poor[better], best_worth[better] = (price_cost[better], price_poor[better],
                                                                         worth[better])
-        open_ = np.ones(e_n, dtype=bool)
-        for e in range(e_n):
+        for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
             masters[e].add(sol.exp_cost[sl], poor[sl])
             value, kappa, mu, w, met = masters[e].solve()
@@ -118,8 +118,8 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             price_cost[e] = a * best_cost[e] + (1 - a) * kappa
             price_poor[e] = a * best_poor[e] + (1 - a) * mu
             worth[e] = a * best_worth[e] + (1 - a) * w
-            open_[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
-        if not open_.any():
+            active[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
+        if not active.any():
             break
     return LeastBudget(lower, upper, it, time.perf_counter() - start)
 
