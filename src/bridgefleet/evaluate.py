@@ -110,6 +110,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     deck = np.zeros((episodes, horizon, 3))
     agency = np.zeros((episodes, horizon))
     user = np.zeros((episodes, horizon))
+    counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the episodes
     for t in range(horizon):
         decision = policy(sim, rng)
         if isinstance(decision, np.ndarray):  # a per-bridge policy: requests (E, B)
@@ -122,7 +123,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
         treatments += np.bincount(res.actions.ravel(), minlength=5)[:5] / episodes
         deferred += res.deferred.sum(1)
         poor_by_year.append(float((sim.state.condition < POOR_BELOW).mean()))
-        deck[:, t] = band_shares(sim.state.condition, sim.fhwa_weight())
+        deck[:, t] = band_shares(sim.state.condition, counted)
         agency[:, t] = res.cost.sum(1)
         user[:, t] = (sim.user_cost * (sim.state.condition < POOR_BELOW)).sum(1)
     poor = (sim.state.condition < POOR_BELOW).mean(1)

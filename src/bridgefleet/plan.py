@@ -213,6 +213,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     spend = np.zeros((years, 2))
     shares = np.zeros((years, 3))
     deck = np.zeros((years, 3))
+    counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the plan
     for y in range(years):
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
         res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
@@ -224,7 +225,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         out["condition"][y] = sim.state.condition.mean(0)
         spend[y] = res.cost.mean(0)  # (urban, rural) USD
         shares[y] = band_shares(sim.state.condition).mean(0)
-        deck[y] = band_shares(sim.state.condition, sim.fhwa_weight()).mean(0)
+        deck[y] = band_shares(sim.state.condition, counted).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
                 shares, deck, name, sim.fhwa_basis)
