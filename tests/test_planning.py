@@ -99,9 +99,11 @@ def test_with_the_poor_deck_area_rule_the_bound_is_above_the_exact_best_policy_t
     unruled = LagrangianPlanner(step=0.01, max_iter=30).prepare(sim).values[0]
     for rule in (0.0, 0.4):
         exact = _exact_optimum(cfg, [0, 1, 2], max_poor=rule)
-        planner = LagrangianPlanner(step=0.01, max_iter=30, max_poor_deck_area=rule)
-        bound = planner.prepare(sim).values[0]
+        planner = LagrangianPlanner(step=0.01, max_iter=30, max_poor_deck_area=rule, certify_step=0.01)
+        result = planner.prepare(sim)
+        bound = result.values[0]
         assert bound >= exact - 1e-3 * abs(exact), (rule, bound, exact)
+        assert result.certified[0] >= exact - 1e-6 * abs(exact), (rule, result.certified[0], exact)
         if rule == 0.0:
             assert exact < free  # the rule binds: the best policy without it lets a bridge sit poor
         assert bound <= unruled + 1e-3 * abs(unruled)  # one more row can only tighten the relaxation

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import fhwa_weight, poor_user_cost
+from bridgefleet.planning.certify import certified_values
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
@@ -60,6 +61,9 @@ class BoundResult:
         rule_slack: float64 (E,) or None: m²-years by which the last master LP's mixture still exceeds the
             poor deck-area rule (0: the relaxation meets it; > 0: none of the policies found does).
         rule_met: bool (E,) or None: whether that slack is nil (≤ 1e-6 m² per m² of the fleet's counted deck).
+        certified: float64 (E,) or None: L(κ) at the same prices with each bridge's value from
+            :func:`bridgefleet.planning.certify.certified_values`, an upper bound of the continuous model (the
+            simulator's) whatever the grid; ``values`` bound the grid model, whose error has no sign.
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -74,6 +78,7 @@ class BoundResult:
     price_poor: np.ndarray | None = None
     rule_slack: np.ndarray | None = None
     rule_met: np.ndarray | None = None
+    certified: np.ndarray | None = None
 
     @property
     def meets_rule(self) -> bool:
@@ -87,8 +92,7 @@ class BoundResult:
     @property
     def ci95(self) -> float:
         """Half-width of the 95 % CI of the mean over fleets (1.96 σ/√E; 0 for one fleet)."""
-        e = len(self.values)
-        return 1.96 * float(self.values.std(ddof=1)) / math.sqrt(e) if e > 1 else 0.0
+        return ci95(self.values)
 
     @property
     def gap(self) -> float:
@@ -133,7 +137,7 @@ class _Rows:
 
 
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
-               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, _Rows]:
+               step: float = 0.05, max_poor: float | None = None, certify: bool = False) -> tuple[BridgeMDPs, _Rows]:
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
@@ -142,6 +146,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
             is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck``).
+        certify: also build what the certified bound needs (:func:`bridge_mdps`).
     """
     e_n, b_n = state.condition.shape
     t_n = config.horizon_years
@@ -153,7 +158,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
                        weight, profile.target_condition, cap, step,
                        user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config),
-                       counted_deck=counted)
+                       counted_deck=counted, certify=certify)
     poor_b = None
     if max_poor is not None:
         if not 0.0 <= max_poor <= 1.0:
@@ -176,7 +181,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
 
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
-                     progress: bool = False) -> BoundResult:
+                     progress: bool = False, certify: BridgeMDPs | None = None) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -192,6 +197,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         search: the same bridges on a coarser grid for the price search (the bound under budget prices changes
             by < 0.1 % between grid steps 0.2 and 0.025, measured on the default fleet), or None to search on
             ``mdps``. The bound is L(κ) of ``mdps`` at the best prices, a valid bound whatever the search grid.
+        certify: the same bridges built with ``certify`` (any grid step): ``BoundResult.certified`` is then L(κ)
+            at the best prices with certified single-bridge values (:mod:`bridgefleet.planning.certify`).
 
     Returns:
         :class:`BoundResult`.
@@ -279,9 +286,22 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         value0 = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
                        price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None).value0
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
+    certified = None
+    if certify is not None:
+        dc = certify.gamma ** np.arange(certify.horizon)
+        value0 = certified_values(certify, best_cost[certify.fleet, certify.agency] / dc,
+                                  best_count[certify.fleet, certify.agency] / dc,
+                                  best_poor[certify.fleet] / dc * certify.deck[:, None] if rule else None)
+        certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
-                       best_poor if rule else None, slack if rule else None, met)
+                       best_poor if rule else None, slack if rule else None, met, certified)
+
+
+def ci95(values: np.ndarray) -> float:
+    """Half-width of the 95 % CI of the mean of per-fleet values (E,): 1.96 σ/√E; 0 for one fleet."""
+    e = len(values)
+    return 1.96 * float(np.std(values, ddof=1)) / math.sqrt(e) if e > 1 else 0.0
 
 
 def run_highs(h: highspy.Highs, what: str) -> highspy.HighsSolution:

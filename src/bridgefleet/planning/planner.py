@@ -84,16 +84,22 @@ class LagrangianPlanner:
         max_poor_deck_area: the most share of deck area poor in any year, 0–1 (0.10: FHWA's rule, 23 CFR
             490.411), priced by one more multiplier per year so the planner aims to meet it in expectation;
             None: no rule.
+        certify_step: rating grid step of the certified bound (``BoundResult.certified``: an upper bound of the
+            simulator's continuous model; tighter for finer steps, O(1/step²) time); None: not computed.
     """
 
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
-                 progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None):
+                 progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
+                 certify_step: float | None = None):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
             raise ValueError(f"memory_mb = {memory_mb}: must be > 0")
         grid_points(step)  # checks the steps
         grid_points(search_step)
+        if certify_step is not None:
+            grid_points(certify_step)
+        self.certify_step = certify_step
         self.step = step
         self.search_step = search_step
         self.max_iter = max_iter
@@ -111,7 +117,10 @@ class LagrangianPlanner:
         self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)
-        self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress)
+        certify = (None if self.certify_step is None
+                   else fleet_mdps(*args, step=self.certify_step, max_poor=self.max_poor, certify=True)[0])
+        self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
+                                      certify=certify)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc

@@ -40,26 +40,29 @@ def grid_points(step: float) -> tuple[int, float]:
     return round(MAX_RATING) * n + 1, 1.0 / n
 
 
-def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float) -> np.ndarray:
+def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float, floor: bool = False) -> np.ndarray:
     """Hat-function weights w_k of one year's drop on the grid, float64 (..., K).
 
     Args:
         drop_mean: float (...,), mean drop rate × (1 + a × ysm) of each case, rating points (≥ 0).
         cv: coefficient of variation of the Gamma noise (0 = deterministic drop).
         h: grid step, rating points.
+        floor: the probabilities w_k = P(k ≤ D/h < k + 1) of the drop D in whole steps instead (the
+            certified bound's kink corrections, :mod:`bridgefleet.planning.certify`).
 
     Returns:
         w (..., K) with w[..., k] the weight of moving k steps down; rows sum to 1. K covers the drop up to
         its 1 − 1e−12 quantile. Many cases (thousands of bridges × years since maintenance) are computed on
         a geometric table of mean drops 0.05 % apart and interpolated (weights are smooth in the mean drop).
     """
+    exact = _floor_exact if floor else _weights_exact
     a = np.asarray(drop_mean, dtype=np.float64) / h  # mean drop in grid steps
     if cv == 0 or a.size <= 4096:
-        return _weights_exact(a, cv)
+        return exact(a, cv)
     lo, hi = max(a.min(), 1e-6), max(a.max(), 1e-6)
     n = int(np.ceil(np.log(hi / lo) / np.log(1.0005))) + 2
     table_a = lo * 1.0005 ** np.arange(n)
-    table = _weights_exact(table_a, cv)
+    table = exact(table_a, cv)
     pos = np.clip(np.log(np.maximum(a, lo) / lo) / np.log(1.0005), 0, n - 1.000001).reshape(-1)
     out = np.empty((pos.size, table.shape[-1]))
     for start in range(0, pos.size, 65_536):  # in chunks: whole-array temporaries took GBs for thousands of bridges
@@ -69,6 +72,22 @@ def deterioration_weights(drop_mean: np.ndarray, cv: float, h: float) -> np.ndar
         w = (1.0 - f) * table[i] + f * table[i + 1]
         out[start : start + len(p)] = w / w.sum(-1, keepdims=True)
     return out.reshape(*a.shape, table.shape[-1])
+
+
+def _floor_exact(a: np.ndarray, cv: float) -> np.ndarray:
+    """P(k ≤ D/h < k + 1) for mean drops ``a`` (grid steps); the mass beyond the 1 − 1e−12 quantile on the
+    last k."""
+    if cv == 0:
+        k = np.arange(int(np.floor(a.max(initial=0.0) + 1e-9)) + 1, dtype=np.float64)
+        return (np.floor(a[..., None] + 1e-9) == k).astype(np.float64)
+    shape, scale = 1.0 / cv**2, cv**2
+    hi = a.max(initial=0.0) * gammaincinv(shape, 1.0 - 1e-12) * scale
+    edges = np.arange(1, int(np.ceil(hi)) + 2, dtype=np.float64)  # P(D/h < k) at k = 1 … K
+    x = a[..., None]
+    cdf = np.where(x > 0, gammainc(shape, edges / np.where(x > 0, x, 1.0) / scale), 1.0)
+    w = np.diff(cdf, axis=-1, prepend=0.0)
+    w[..., -1] += 1.0 - cdf[..., -1]
+    return np.maximum(w, 0.0)
 
 
 def _weights_exact(a: np.ndarray, cv: float) -> np.ndarray:
@@ -120,6 +139,12 @@ class BridgeMDPs:
         agency: int64 (N,), 0 urban, 1 rural; fleet: int64 (N,), fleet index.
         shift: int64 (5,), grid steps gained by actions 1–3 (action 4 goes to the top of the grid).
         h: grid step (rating points); horizon: T (years); gamma: discount; cost_lambda: reward per USD.
+        floor_weights, floor_taps, shock_floor, utility_gap: what the certified bound needs
+            (:mod:`bridgefleet.planning.certify`; None unless built with ``certify``): the probabilities of
+            whole-step drops P(k ≤ D/h < k + 1), float64 like ``weights``, with their taps, int64 like
+            ``n_taps``; of sudden damage (p, 1 − ρ, (1 − ρ)ρ, ρ); and float64 (N, G), how far the reward may
+            rise above its linear interpolation in the cell [c_j, c_j+1] (w × p × h² / 4 below the critical
+            rating, where the penalty is a concave parabola; 0 elsewhere).
     """
 
     utility: np.ndarray
@@ -141,30 +166,37 @@ class BridgeMDPs:
     horizon: int
     gamma: float
     cost_lambda: float
+    floor_weights: np.ndarray | None = None
+    floor_taps: np.ndarray | None = None
+    shock_floor: np.ndarray | None = None
+    utility_gap: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return len(self.c0)
 
 
-def shock_weights(probability: float, mean_drop: float, h: float) -> np.ndarray:
-    """Hat-function weights of sudden damage on a grid of step h: float64 (4,) (p, w0, c1, ρ).
+def shock_weights(probability: float, mean_drop: float, h: float, floor: bool = False) -> np.ndarray:
+    """Weights of sudden damage on a grid of step h: float64 (4,) (p, w0, c1, ρ), w_k = c1 ρ^{k−1} for k ≥ 1.
 
     An exponential drop X of mean J = ``mean_drop`` (μ = J / h grid steps) has exact hat weights
-    w_0 = 1 − μ(1 − e^{−1/μ}) and w_k = c1 ρ^{k−1} for k ≥ 1, with c1 = μ(1 − e^{−1/μ})² and ρ = e^{−1/μ}
-    (they sum to 1); the DP applies them with probability p by a recursion, O(G) per grid row.
+    w_0 = 1 − μ(1 − e^{−1/μ}), c1 = μ(1 − e^{−1/μ})², ρ = e^{−1/μ} (they sum to 1); with ``floor`` the
+    probabilities of floor(X/h) = k instead: w_0 = 1 − ρ, c1 = (1 − ρ)ρ. The DP applies them with probability
+    p by a recursion, O(G) per grid row.
     """
     if probability == 0 or mean_drop == 0:
         return np.zeros(4)
     mu = mean_drop / h
     rho = float(np.exp(-1.0 / mu))
+    if floor:
+        return np.array([probability, 1.0 - rho, (1.0 - rho) * rho, rho])
     return np.array([probability, 1.0 - mu * (1.0 - rho), mu * (1.0 - rho) ** 2, rho])
 
 
 def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray,
                 deck_area: np.ndarray, cost_factor: np.ndarray, weight: np.ndarray, target: np.ndarray,
                 cap_usd: np.ndarray, step: float = 0.05, user_cost: np.ndarray | None = None,
-                counted_deck: np.ndarray | None = None) -> BridgeMDPs:
+                counted_deck: np.ndarray | None = None, certify: bool = False) -> BridgeMDPs:
     """Build the MDPs of E fleets of B bridges (urban columns first) from their state and profile.
 
     Args:
@@ -177,6 +209,10 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
         step: grid step, rating points.
         counted_deck: float (E, B), the deck area FHWA's measures count, m² (NHS bridges where the inventory
             codes them, :func:`bridgefleet.fleet.model.fhwa_weight`); None: every bridge's deck area.
+        certify: also build what the certified bound needs (``BridgeMDPs.floor_weights`` …).
+
+    Raises:
+        ValueError: with ``certify``, a new-structure rating that is not on the grid.
     """
     e_n, b_n = condition.shape
     g_n, h = grid_points(step)
@@ -188,7 +224,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     utility = w * ((c - tgt) - config.critical_penalty * short**2)
     if user_cost is not None:
         user = np.asarray(user_cost, dtype=np.float64).reshape(-1, 1)
-        utility = utility - config.cost_lambda * user * (c < POOR_BELOW)
+        utility = utility - config.cost_lambda * user * (np.arange(g_n) < round(POOR_BELOW / h))
     unit = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
     size = (np.asarray(deck_area, dtype=np.float64) * np.asarray(cost_factor, dtype=np.float64)).reshape(-1, 1)
     cost = unit * size
@@ -203,10 +239,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     factors, group = np.unique(np.asarray(config.rating_rate_factors, dtype=np.float64), return_inverse=True)
     drop = drop[..., None] * factors
     band = group.reshape(-1)[factor_index(c)].astype(np.int64)
-    wts = deterioration_weights(drop, config.deterioration_cv, h)
-    nz = wts > 1e-13
-    n_taps = np.where(nz.any(-1), wts.shape[-1] - np.argmax(nz[..., ::-1], axis=-1), 1)
-    wts = wts[..., : int(n_taps.max())]
+    wts, n_taps = _trimmed(deterioration_weights(drop, config.deterioration_cv, h))
     shift = np.zeros(5, dtype=np.int64)
     shift[1:4] = np.rint(RATING_GAIN[1:4] / h).astype(np.int64)
     agency = np.tile(np.arange(b_n) >= config.n_urban, e_n).astype(np.int64)
@@ -214,8 +247,21 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     top = min(round(config.new_structure_rating / h), g_n - 1)
     deck = np.broadcast_to(np.asarray(deck_area if counted_deck is None else counted_deck, dtype=np.float64),
                            (e_n, b_n)).reshape(-1)
-    return BridgeMDPs(utility, cost, deck, feasible, np.ascontiguousarray(wts), n_taps.astype(np.int64),
-                      np.asarray(condition, dtype=np.float64).reshape(-1), ysm0, agency, fleet, shift, band,
-                      shock_weights(config.shock_probability, config.shock_mean_drop, h), top,
-                      round(POOR_BELOW / h), h, t_n,
-                      float(config.discount), float(config.cost_lambda))
+    out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, np.asarray(condition, dtype=np.float64).reshape(-1),
+                     ysm0, agency, fleet, shift, band, shock_weights(config.shock_probability, config.shock_mean_drop, h),
+                     top, round(POOR_BELOW / h), h, t_n, float(config.discount), float(config.cost_lambda))
+    if certify:
+        if abs(config.new_structure_rating / h - top) > 1e-6:
+            raise ValueError(f"new_structure_rating {config.new_structure_rating}: the certified bound needs it on "
+                             f"the rating grid (a multiple of the step {h:g})")
+        out.floor_weights, out.floor_taps = _trimmed(deterioration_weights(drop, config.deterioration_cv, h, True))
+        out.shock_floor = shock_weights(config.shock_probability, config.shock_mean_drop, h, floor=True)
+        out.utility_gap = w * config.critical_penalty * h**2 / 4 * (c < config.critical_rating - 1e-9)
+    return out
+
+
+def _trimmed(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weights without their all-negligible tail, C-contiguous, and the taps int64 (...,) of each case."""
+    nz = w > 1e-13
+    taps = np.where(nz.any(-1), w.shape[-1] - np.argmax(nz[..., ::-1], axis=-1), 1)
+    return np.ascontiguousarray(w[..., : int(taps.max())]), taps.astype(np.int64)
