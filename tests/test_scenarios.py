@@ -53,10 +53,14 @@ def _least_scale_by_enumeration(rule: float) -> float:
 def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
     one = np.ones((1, 2))
     mdps = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.2)
+    fine = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.01,
+                       certify=True)
     for rule in (0.0, 0.3, 0.7):
-        found = least_budget(mdps, rule, SHARE, carry_over=True, max_iter=40)
+        found = least_budget(mdps, rule, SHARE, carry_over=True, max_iter=40, certify=fine)
         exact = _least_scale_by_enumeration(rule)
         assert found.lower[0] <= exact + 1e-6  # the certificate: no joint policy meets the rule below it
+        assert found.certified[0] <= exact + 1e-6  # the one that holds for the continuous model too
+        assert found.certified[0] >= 0.9 * found.lower[0]  # and nearly as high on a fine grid
         assert found.lower[0] <= found.upper[0] + 1e-6
     # By hand: bridge 1 (300 m², 5.2) stays fair with one preventive treatment in year 1 (USD 21,000 urban),
     # bridge 2 (700 m², 4.6) with one in years 1 and 2 (USD 49,000 rural each). Nothing poor: scale 0.49, the

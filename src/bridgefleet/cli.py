@@ -237,7 +237,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     sc = run_scenarios(_fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
-                       ray=args.ray_address or ("local" if args.ray else None))
+                       ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step)
     print(write_scenarios(sc, out))
     print(f"written: {out / 'scenarios.csv'}, {out / 'scenarios.md'}, {out / 'scenarios.png'}")
     return 0
@@ -449,6 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
     scn.add_argument("--seed", type=int, default=1_000_000, help="first seed (and the fleet seed of a fleet model)")
     scn.add_argument("--bisect", type=int, default=3, help="bisection steps for the planner's least budget")
+    scn.add_argument("--certify-step", type=float, default=0.02, help="rating grid of the certified least budget "
+                     "(it holds for the simulator's model whatever the step; finer is tighter and slower)")
     scn.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(scn)
     scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")

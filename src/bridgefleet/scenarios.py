@@ -101,8 +101,9 @@ class Scenarios:
 
     levels: list[Level]
     rule: float
-    certified: float
-    certified_upper: float
+    certified: float  # holds for the simulator's model (certified values on a ``certify_step`` grid)
+    relaxation: tuple[float, float]  # the grid model's relaxed least budget lies between these
+    certify_step: float
     planner_least: float | None
     sized_usd: float
     fleet: str
@@ -111,11 +112,13 @@ class Scenarios:
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
                   rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = 1_000_000,
-                  bisect: int = 3, progress: bool = True, ray: str | None = None) -> Scenarios:
+                  bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = 0.02
+                  ) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).
 
     ``ray``: run the levels as Ray tasks, one core each ("local": start Ray on this machine; else a cluster's
     host:port); the least budgets stay with this process. Results equal the local run's (same seeds).
+    ``certify_step``: rating grid of the certified least budget (finer is tighter and slower).
 
     Raises:
         ValueError: both level lists given, a level < 0, ``rule`` outside [0, 1], ``years`` or ``episodes`` < 1,
@@ -159,14 +162,16 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
     mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
-    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget)
+    fine, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step, certify=True)
+    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine)
     if bar is not None:
         bar.update(1)
     planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar)
     if bar is not None:
         bar.close()
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
-    return Scenarios(levels, rule, float(lb.lower[0]), float(lb.upper[0]), planner_least, sized, name, episodes)
+    return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), fine.h,
+                     planner_least, sized, name, episodes)
 
 
 def _level_task(*args) -> Level:
@@ -262,8 +267,9 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
     lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
-              f"below it no policy keeps the expected poor deck area ≤ {sc.rule:.0%} in every year (the "
-              f"relaxation's least budget lies in [{sc.certified:.3f}, {sc.certified_upper:.3f}]; docs/planning.md)."]
+              f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
+              f"(certified values on a {sc.certify_step:g}-point grid; on the DP's grid the relaxation's least "
+              f"budget lies in [{sc.relaxation[0]:.3f}, {sc.relaxation[1]:.3f}]; docs/planning.md)."]
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
@@ -291,7 +297,8 @@ def summary(sc: Scenarios) -> dict:
                        "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound})
     return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
-            "relaxation_least_scale_upper": sc.certified_upper, "planner_least_scale": sc.planner_least,
+            "certify_step": sc.certify_step, "grid_relaxation_least_scale": list(sc.relaxation),
+            "planner_least_scale": sc.planner_least,
             "levels": levels}
 
 

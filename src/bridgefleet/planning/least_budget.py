@@ -18,8 +18,9 @@ no reward, prices only) finds its cheapest policy under them, and weak duality g
 
 the certified lower end reported (the LP value is the upper end). Every action is allowed to every bridge here
 (a relaxation: the budget need not fit a treatment in one year), so the certificate holds for any budget.
-Budgets that carry over use the cumulative rows (spend up to year t ≤ (t + 1) budgets). The rule is on the
-DP's rating grid (docs/planning.md).
+Budgets that carry over use the cumulative rows (spend up to year t ≤ (t + 1) budgets). The search runs on
+the DP's rating grid; with ``certify`` the lower end is recomputed at the best prices with certified values
+(:mod:`bridgefleet.planning.certify`), so it holds for the simulator's continuous model (docs/planning.md).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.planning.bound import run_highs
+from bridgefleet.planning.certify import certified_values
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs
 
@@ -49,16 +51,21 @@ class LeastBudget:
         upper: float64 (E,), the master LP's budget: a mixture of the policies found meets the rule at it
             (inf while the policies found cannot meet it at any budget).
         iterations: DP solves. seconds: wall time, s.
+        certified: float64 (E,) or None: the lower end at the best prices with certified single-bridge values
+            (``least_budget(certify=…)``): below it no policy of the simulator's model meets the rule in
+            expectation, whatever the grid.
     """
 
     lower: np.ndarray
     upper: np.ndarray
     iterations: int
     seconds: float
+    certified: np.ndarray | None = None
 
 
 def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
-                 max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5) -> LeastBudget:
+                 max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5,
+                 certify: BridgeMDPs | None = None) -> LeastBudget:
     """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
     meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
 
@@ -69,6 +76,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         carry_over: whether unspent budget carries over (cumulative budget rows).
         tol: stop when (upper − lower) / upper ≤ tol on every fleet. smoothing: Wentges smoothing of the prices
             toward those of the best lower end (the combination of valid prices is valid: weak duality is linear).
+        certify: the same bridges built with ``certify`` (any grid step) for ``LeastBudget.certified``.
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].
@@ -76,8 +84,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     if not 0.0 <= max_poor <= 1.0:
         raise ValueError(f"--rule {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     start = time.perf_counter()
-    free = dataclasses.replace(mdps, utility=np.zeros_like(mdps.utility), cost_lambda=0.0,
-                               feasible=np.ones_like(mdps.feasible))
+    free = _prices_only(mdps)
     e_n = int(mdps.fleet.max()) + 1
     b_n = mdps.n // e_n
     t_n = mdps.horizon
@@ -121,7 +128,21 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             active[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
         if not active.any():
             break
-    return LeastBudget(lower, upper, it, time.perf_counter() - start)
+    certified = None
+    if certify is not None:  # weak duality at the best prices, with values that bound the continuous model's
+        free_c = _prices_only(certify)
+        value0 = certified_values(free_c, best_cost[certify.fleet, certify.agency] / disc, np.zeros((certify.n, t_n)),
+                                  best_poor[certify.fleet] / disc * certify.deck[:, None])
+        gap = -value0.reshape(e_n, b_n).sum(1) - (best_poor * allowance[:, None]).sum(1)
+        certified = np.where(best_worth > 0, np.maximum(gap, 0.0) / np.maximum(best_worth, 1e-300), 0.0)
+    return LeastBudget(lower, upper, it, time.perf_counter() - start, certified)
+
+
+def _prices_only(mdps: BridgeMDPs) -> BridgeMDPs:
+    """The bridges with no reward (only the prices count) and every action allowed."""
+    gap = None if mdps.utility_gap is None else np.zeros_like(mdps.utility_gap)
+    return dataclasses.replace(mdps, utility=np.zeros_like(mdps.utility), cost_lambda=0.0,
+                               feasible=np.ones_like(mdps.feasible), utility_gap=gap)
 
 
 class _Master:
