@@ -247,9 +247,10 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     top = min(round(config.new_structure_rating / h), g_n - 1)
     deck = np.broadcast_to(np.asarray(deck_area if counted_deck is None else counted_deck, dtype=np.float64),
                            (e_n, b_n)).reshape(-1)
+    shock = shock_weights(config.shock_probability, config.shock_mean_drop, h)
     out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, np.asarray(condition, dtype=np.float64).reshape(-1),
-                     ysm0, agency, fleet, shift, band, shock_weights(config.shock_probability, config.shock_mean_drop, h),
-                     top, round(POOR_BELOW / h), h, t_n, float(config.discount), float(config.cost_lambda))
+                     ysm0, agency, fleet, shift, band, shock, top, round(POOR_BELOW / h), h, t_n,
+                     float(config.discount), float(config.cost_lambda))
     if certify:
         if abs(config.new_structure_rating / h - top) > 1e-6:
             raise ValueError(f"new_structure_rating {config.new_structure_rating}: the certified bound needs it on "
