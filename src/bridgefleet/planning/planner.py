@@ -22,6 +22,7 @@ from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import BoundResult, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.dp import solve, table_rows
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.planning.rule import allocate_within_rule, poor_probability
 from bridgefleet.planning.transitions import grid_points
 
 DEFAULT_MEMORY_MB = 1024
@@ -162,5 +163,11 @@ class LagrangianPlanner:
         benefits(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
                  m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+        if self.max_poor is None:
+            allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+        else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
+            deck = m.deck[self._index]
+            allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, deck,
+                                 poor_probability(sim.config, st.condition, st.ysm, st.rate),
+                                 self.max_poor * deck.sum(1), out)
         return out

@@ -1,0 +1,104 @@
+"""The poor deck-area rule in each year's choice of the planner.
+
+The relaxation prices the rule (one multiplier per year, :mod:`bridgefleet.planning.bound`), but at its prices
+the planner is indifferent between the policies the LP mixes, and whole treatments of a few large decks can
+leave a year above the rule. So each year, in each fleet, the planner also asks of its own plan that the
+expected poor deck area at the end of the year be at most the rule: if the knapsack's plan leaves more, the
+benefit of every action gains λ × deck area × (the drop in the probability of ending the year poor), with the
+least λ ≥ 0 that meets the rule (bisection), or the plan with the least expected poor deck area when none does.
+The probabilities are the model's own (docs/fleet-model.md, "Deterioration"): the drop after the action is
+Gamma with the mean of the bridge's rate, the rate factor of the rating after the action and its years since
+maintenance, plus sudden damage (integrated by Gauss–Legendre quadrature).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammainc
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.fleet.model import POOR_BELOW, RATING_GAIN, factor_index
+from bridgefleet.planning.knapsack import allocate
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(24)
+
+
+def poor_probability(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """Probability that each bridge ends the year poor (rating < 5) after each action, float64 (E, B, 5).
+
+    Args:
+        condition, ysm, rate: float (E, B), rating points, years since maintenance, rating points a year.
+    """
+    c = np.asarray(condition, dtype=np.float64)[..., None]
+    nsr = config.new_structure_rating
+    post = np.maximum(np.minimum(c + RATING_GAIN[:4].astype(np.float64), nsr), c)
+    post = np.concatenate([post, np.full_like(c, nsr)], axis=-1)
+    r = np.broadcast_to(np.asarray(rate, dtype=np.float64)[..., None], post.shape).copy()
+    r[..., 4] = config.new_structure_rate
+    y = np.zeros_like(post)
+    y[..., 0] = np.asarray(ysm, dtype=np.float64)
+    factors = np.asarray(config.rating_rate_factors, dtype=np.float64)
+    mean = r * factors[factor_index(post)] * (1.0 + config.ysm_acceleration * y)
+    x = post - POOR_BELOW  # the drop that makes the bridge poor
+    cdf = _drop_cdf(config.deterioration_cv)
+    p = 1.0 - cdf(x, mean)
+    if config.has_sudden_damage:  # P(D + J > x), J exponential: 1 − ∫_0^x f_J(j) F_D(x − j) dj
+        xs = np.maximum(x, 0.0)[..., None]
+        j = 0.5 * xs * (_NODES + 1.0)
+        jm = config.shock_mean_drop
+        inner = (0.5 * xs[..., 0] * (_WEIGHTS * np.exp(-j / jm) / jm * cdf(xs - j, mean[..., None])).sum(-1))
+        p = (1.0 - config.shock_probability) * p + config.shock_probability * (1.0 - inner)
+    return np.where(x <= 0.0, 1.0, np.clip(p, 0.0, 1.0))
+
+
+def _drop_cdf(cv: float):
+    """F_D(x) of the drop D = mean × Gamma noise (mean 1, CV ``cv``; ``cv`` 0: D = mean)."""
+    if cv == 0:
+        return lambda x, mean: (mean <= x).astype(np.float64)
+    shape = 1.0 / cv**2
+    return lambda x, mean: gammainc(shape, np.maximum(x, 0.0) / np.maximum(mean * cv**2, 1e-300))
+
+
+def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, budget: np.ndarray,
+                         deck: np.ndarray, p_poor: np.ndarray, allowance: np.ndarray, out: np.ndarray,
+                         steps: int = 10) -> None:
+    """:func:`bridgefleet.planning.knapsack.allocate`, then, in each fleet whose plan leaves more than
+    ``allowance`` m² expected poor at the end of the year, the plan with the least λ that meets it.
+
+    Args:
+        ben, cost: float64 (E, B, 5) as for ``allocate``; agency int64 (B,); budget float64 (E, 2).
+        deck: float64 (E, B), the deck area the rule counts, m². p_poor: float64 (E, B, 5),
+            :func:`poor_probability`. allowance: float64 (E,), m². out: int64 (E, B), written.
+        steps: bisection steps on λ.
+    """
+    allocate(ben, cost, agency, budget, out)
+    drop = deck[..., None] * (p_poor[..., :1] - p_poor)  # m² less expected poor than doing nothing
+
+    def poor(actions: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        return (deck[rows] * np.take_along_axis(p_poor[rows], actions[..., None], -1)[..., 0]).sum(-1)
+
+    over = np.flatnonzero(poor(out) > allowance + 1e-9)
+    if not len(over):
+        return
+    finite = np.isfinite(ben[over]) & (ben[over] > 0)
+    top = np.where(finite, ben[over], 0.0).max(initial=1.0)
+    least = max(np.where(drop[over] > 0, drop[over], np.inf).min(initial=np.inf), 1e-3)  # m²
+    hi = np.full(len(over), 2.0 * top / least if np.isfinite(least) else 1.0)
+
+    def plan(lam: np.ndarray) -> np.ndarray:
+        act = np.zeros((len(over), out.shape[1]), dtype=np.int64)
+        allocate(ben[over] + lam[:, None, None] * drop[over], cost[over], agency, budget[over], act)
+        return act
+
+    best = plan(hi)
+    ok = poor(best, over) <= allowance[over] + 1e-9
+    lo = np.zeros(len(over))
+    for _ in range(steps if ok.any() else 0):
+        mid = np.where(ok, 0.5 * (lo + hi), hi)
+        act = plan(mid)
+        met = poor(act, over) <= allowance[over] + 1e-9
+        better = ok & met
+        best[better] = act[better]
+        hi = np.where(better, mid, hi)
+        lo = np.where(ok & ~met, mid, lo)
+    out[over] = best

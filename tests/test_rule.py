@@ -1,0 +1,49 @@
+"""The planner's year-by-year poor deck-area rule: the model's probability of ending the year poor, and the
+knapsack that keeps a plan within the rule."""
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.planning.rule import allocate_within_rule, poor_probability
+
+
+def test_probability_of_ending_the_year_poor_by_hand():
+    cfg = FleetConfig(deterioration_cv=0.0, shock_probability=0.0, ysm_acceleration=0.0,
+                      rating_rate_factors=(1.0,) * 9)
+    # Rating 5.1 drops 0.3 (rate 0.3, factor 1): poor unless treated; +1 → 5.8, not poor; rating 4.2 + 1 is poor.
+    p = poor_probability(cfg, np.array([[5.1, 4.2, 6.0]]), np.zeros((1, 3)), np.full((1, 3), 0.3))
+    np.testing.assert_array_equal(p[0, 0], [1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(p[0, 1], [1, 1, 0, 0, 0])
+    np.testing.assert_array_equal(p[0, 2], [0, 0, 0, 0, 0])
+    # Gamma drops of CV 0.5 (shape 4, scale 0.075), from 5.2: P(D > 0.2) = e^−x (1 + x + x²/2 + x³/6), x = 8/3.
+    noisy = FleetConfig(deterioration_cv=0.5, shock_probability=0.0, ysm_acceleration=0.0,
+                        rating_rate_factors=(1.0,) * 9)
+    q = poor_probability(noisy, np.array([[5.2]]), np.zeros((1, 1)), np.full((1, 1), 0.3))
+    x = 8 / 3
+    np.testing.assert_allclose(q[0, 0, 0], np.exp(-x) * (1 + x + x**2 / 2 + x**3 / 6), rtol=1e-9)
+    # Sudden damage can only add to it: P(D + J > x) ≥ P(D > x).
+    shocked = FleetConfig(deterioration_cv=0.5, shock_probability=0.2, ysm_acceleration=0.0,
+                          rating_rate_factors=(1.0,) * 9)
+    s = poor_probability(shocked, np.array([[5.2]]), np.zeros((1, 1)), np.full((1, 1), 0.3))
+    assert q[0, 0, 0] < s[0, 0, 0] < 0.8 * q[0, 0, 0] + 0.2 + 1e-12
+
+
+def test_the_plan_treats_the_bridge_the_rule_needs_instead_of_the_better_one():
+    # Two bridges of one agency, both poor at year end unless treated; the budget pays for one treatment.
+    # The knapsack alone treats the small one (benefit 5 against 1); the rule (≤ 50 % of 1,000 m² poor) needs
+    # the large one treated: 100 m² poor instead of 900.
+    ben = np.array([[[0.0, 5.0, -np.inf, -np.inf, -np.inf], [0.0, 1.0, -np.inf, -np.inf, -np.inf]]])
+    cost = np.full((1, 2, 5), 1000.0)
+    cost[..., 0] = 0.0
+    deck = np.array([[100.0, 900.0]])
+    p_poor = np.array([[[1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]]])
+    out = np.zeros((1, 2), dtype=np.int64)
+    agency = np.zeros(2, dtype=np.int64)
+    budget = np.array([[1000.0, 0.0]])
+    allocate_within_rule(ben, cost, agency, budget, deck, p_poor, np.array([1000.0]), out)
+    np.testing.assert_array_equal(out, [[1, 0]])  # no rule that binds: the better treatment
+    allocate_within_rule(ben, cost, agency, budget, deck, p_poor, np.array([500.0]), out)
+    np.testing.assert_array_equal(out, [[0, 1]])
+    # A rule no plan can meet (≤ 5 %): the plan with the least expected poor deck area.
+    allocate_within_rule(ben, cost, agency, budget, deck, p_poor, np.array([50.0]), out)
+    np.testing.assert_array_equal(out, [[0, 1]])
