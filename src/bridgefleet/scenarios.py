@@ -166,7 +166,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine)
     if bar is not None:
         bar.update(1)
-    planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar)
+    planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
+                                   float(lb.certified[0]))
     if bar is not None:
         bar.close()
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
@@ -197,15 +198,16 @@ def _meets(level: Level, rule: float) -> bool:
     return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
 
 
-def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar) -> float | None:
+def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float) -> float | None:
     """Smallest scale at which the planner meets the rule in expectation: bisection between the levels that
-    bracket it (None when no level meets it)."""
+    bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
+    no level meets it)."""
     ok = [lv.scale for lv in levels if _meets(lv, rule)]
     if not ok:
         return None
     hi = min(ok)
     below = [lv.scale for lv in levels if lv.scale < hi]
-    lo = max(below) if below else 0.0
+    lo = max(max(below) if below else 0.0, min(certified, hi))
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
         if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized), rule):
