@@ -98,9 +98,11 @@ def test_the_certified_least_budget_coarsens_its_grid_to_fit_the_memory_it_may_t
     coarse = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.2)
     at_005 = 2 * coarse.weights.nbytes * 0.2 / 0.05  # the estimate for step 0.05: taps grow as 1 / step
     monkeypatch.setattr(scenarios, "CERTIFY_MEMORY_BYTES", at_005)
-    assert scenarios._certify_step(coarse, 0.05) == 0.05
+    assert scenarios._certify_step(coarse, 0.05, 8.3) == 0.05
     with pytest.warns(UserWarning, match="--certify-step 0.02: .* uses step 0.05"):
-        assert scenarios._certify_step(coarse, 0.02) == 0.05
+        assert scenarios._certify_step(coarse, 0.02, 8.3) == 0.05
     monkeypatch.setattr(scenarios, "CERTIFY_MEMORY_BYTES", 0.0)
-    with pytest.warns(UserWarning, match="uses step 0.2"):
-        assert scenarios._certify_step(coarse, 0.02) == 0.2  # never coarser than the search grid
+    with pytest.warns(UserWarning, match="uses step 0.1"):
+        assert scenarios._certify_step(coarse, 0.02, 8.3) == 0.1  # the coarsest it goes
+    with pytest.warns(UserWarning, match="uses step 0.05"):
+        assert scenarios._certify_step(coarse, 0.02, 8.25) == 0.05  # 8.25 is not on a 0.1 grid

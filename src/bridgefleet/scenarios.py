@@ -164,7 +164,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
     mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
-    step = _certify_step(mdps, certify_step)
+    step = _certify_step(mdps, certify_step, cfg.new_structure_rating)
     fine, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step, certify=True)
     lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine)
     if bar is not None:
@@ -182,18 +182,21 @@ CERTIFY_MEMORY_BYTES = 3 * 2**30
 """The most the certified least budget's deterioration weights may take (the hat and whole-step weights)."""
 
 
-def _certify_step(coarse: BridgeMDPs, wanted: float) -> float:
-    """``wanted``, or the finest of 0.05, 0.1, 0.2 whose weights fit :data:`CERTIFY_MEMORY_BYTES` (their taps grow
-    as 1/step; estimated from the search grid's ``coarse``), with a one-line warning."""
+def _certify_step(coarse: BridgeMDPs, wanted: float, new_structure_rating: float) -> float:
+    """``wanted``, or the finer of 0.05 and 0.1 (with the new-structure rating on its grid) whose weights fit
+    :data:`CERTIFY_MEMORY_BYTES` (their taps grow as 1/step; estimated from the search grid's ``coarse``), the
+    coarsest of them when none does, with a one-line warning."""
     per_step = 2 * coarse.weights.nbytes * coarse.h  # bytes × step: both weight arrays
     step = wanted
-    for coarser in (0.05, 0.1, 0.2):
+    for coarser in (0.05, 0.1):
         if per_step / step <= CERTIFY_MEMORY_BYTES or step >= coarser:
             break
-        step = coarser
+        if abs(new_structure_rating / coarser - round(new_structure_rating / coarser)) < 1e-6:
+            step = coarser
     if step != wanted:
         warnings.warn(f"--certify-step {wanted:g}: its weights would take about {per_step / wanted / 2**30:.1f} GB; "
-                      f"the certified least budget uses step {step:g} (holds, looser)", stacklevel=2)
+                      f"the certified least budget uses step {step:g} (it holds, looser), about "
+                      f"{per_step / step / 2**30:.1f} GB", stacklevel=2)
     return step
 
 
