@@ -10,6 +10,9 @@ import pytest
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import RATING_GAIN
+from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.planning.bound import fleet_certifier
+from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.transitions import bridge_mdps
 
@@ -53,8 +56,9 @@ def _least_scale_by_enumeration(rule: float) -> float:
 def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
     one = np.ones((1, 2))
     mdps = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.2)
-    fine = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.01,
-                       certify=True)
+    fine = Certifier(lambda part: bridge_mdps(CFG, RATING[None][:, part], 0 * one[:, part], 0.4 * one[:, part],
+                                              DECK[None][:, part], one[:, part], one[:, part], 7 * one[:, part],
+                                              1e12 * one[:, part], step=0.01, certify=True), 2)
     for rule in (0.0, 0.3, 0.7):
         found = least_budget(mdps, rule, SHARE, carry_over=True, max_iter=40, certify=fine)
         exact = _least_scale_by_enumeration(rule)
@@ -91,18 +95,16 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert "--budgets 'a,b': give numbers" in capsys.readouterr().err
 
 
-def test_the_certified_least_budget_coarsens_its_grid_to_fit_the_memory_it_may_take(monkeypatch):
-    import bridgefleet.scenarios as scenarios
-
-    one = np.ones((1, 2))
-    coarse = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.2)
-    at_005 = 2 * coarse.weights.nbytes * 0.2 / 0.05  # the estimate for step 0.05: taps grow as 1 / step
-    monkeypatch.setattr(scenarios, "CERTIFY_MEMORY_BYTES", at_005)
-    assert scenarios._certify_step(coarse, 0.05, 8.3) == 0.05
-    with pytest.warns(UserWarning, match="--certify-step 0.02: .* uses step 0.05"):
-        assert scenarios._certify_step(coarse, 0.02, 8.3) == 0.05
-    monkeypatch.setattr(scenarios, "CERTIFY_MEMORY_BYTES", 0.0)
-    with pytest.warns(UserWarning, match="uses step 0.1"):
-        assert scenarios._certify_step(coarse, 0.02, 8.3) == 0.1  # the coarsest it goes
-    with pytest.warns(UserWarning, match="uses step 0.05"):
-        assert scenarios._certify_step(coarse, 0.02, 8.25) == 0.05  # 8.25 is not on a 0.1 grid
+def test_the_certified_values_are_the_same_in_chunks_of_one_bridge_as_in_one_chunk():
+    cfg = FleetConfig(n_urban=3, n_rural=4, fixed_fleet=True, horizon_years=6)
+    sim = FleetSimulator(cfg, 2)
+    sim.reset(None, [1, 2])
+    whole = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.05)
+    chunks = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.05, memory_bytes=1.0)
+    price = np.full((whole.n, 6), 2e-6)
+    poor = np.full((whole.n, 6), 0.5)
+    a, b = whole.values(price, price * 1e4, poor), chunks.values(price, price * 1e4, poor)
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert np.ptp(a) > 0  # the bridges differ
+    np.testing.assert_allclose(whole.values(price, 0 * price, poor, reward=False),
+                               chunks.values(price, 0 * price, poor, reward=False), rtol=1e-12)

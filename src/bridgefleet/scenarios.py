@@ -15,7 +15,6 @@ expectation is over deterioration on one fleet, the quantity the certificate is 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +24,9 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.evaluate import EvalResult, evaluate_policy
 from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
-from bridgefleet.planning.bound import fleet_mdps
+from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
-from bridgefleet.planning.transitions import BridgeMDPs
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
@@ -164,8 +162,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
     mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
-    step = _certify_step(mdps, certify_step, cfg.new_structure_rating)
-    fine, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step, certify=True)
+    fine = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step)
     lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine)
     if bar is not None:
         bar.update(1)
@@ -174,30 +171,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     if bar is not None:
         bar.close()
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
-    return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), fine.h,
+    return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
                      planner_least, sized, name, episodes)
-
-
-CERTIFY_MEMORY_BYTES = 3 * 2**30
-"""The most the certified least budget's deterioration weights may take (the hat and whole-step weights)."""
-
-
-def _certify_step(coarse: BridgeMDPs, wanted: float, new_structure_rating: float) -> float:
-    """``wanted``, or the finer of 0.05 and 0.1 (with the new-structure rating on its grid) whose weights fit
-    :data:`CERTIFY_MEMORY_BYTES` (their taps grow as 1/step; estimated from the search grid's ``coarse``), the
-    coarsest of them when none does, with a one-line warning."""
-    per_step = 2 * coarse.weights.nbytes * coarse.h  # bytes × step: both weight arrays
-    step = wanted
-    for coarser in (0.05, 0.1):
-        if per_step / step <= CERTIFY_MEMORY_BYTES or step >= coarser:
-            break
-        if abs(new_structure_rating / coarser - round(new_structure_rating / coarser)) < 1e-6:
-            step = coarser
-    if step != wanted:
-        warnings.warn(f"--certify-step {wanted:g}: its weights would take about {per_step / wanted / 2**30:.1f} GB; "
-                      f"the certified least budget uses step {step:g} (it holds, looser), about "
-                      f"{per_step / step / 2**30:.1f} GB", stacklevel=2)
-    return step
 
 
 def _level_task(*args) -> Level:

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.fleet.model import fhwa_weight, poor_user_cost
-from bridgefleet.planning.certify import certified_values
+from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 
@@ -136,8 +136,40 @@ class _Rows:
         return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T)  # identity rows: b is per year
 
 
+def _bridge_inputs(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray) -> dict:
+    """The keyword arguments of :func:`bridge_mdps` for E fleets (arrays (E, B)) and the budget per fleet and
+    agency, (E, 2) USD a year."""
+    e_n, b_n = state.condition.shape
+    annual = np.broadcast_to(np.asarray(annual_budget, dtype=np.float64), (e_n, 2))
+    agency = (np.arange(b_n) >= config.n_urban).astype(np.int64)
+    cap = annual[:, agency] * (config.horizon_years if config.carry_over_budget else 1)  # (E, B)
+    counted = np.broadcast_to(fhwa_weight(profile.deck_area, profile.nhs), (e_n, b_n))
+    return dict(condition=state.condition, ysm=state.ysm, rate=state.rate, deck_area=profile.deck_area,
+                cost_factor=profile.cost_factor, weight=weight, target=profile.target_condition, cap_usd=cap,
+                user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config),
+                counted_deck=counted), annual
+
+
+def fleet_certifier(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
+                    step: float = 0.02, memory_bytes: float = 2**30) -> Certifier:
+    """The certified values of the bridges of E fleets (in the order of :func:`fleet_mdps`), built and solved
+    in chunks whose weights fit ``memory_bytes`` (:class:`bridgefleet.planning.certify.Certifier`).
+
+    Raises:
+        ValueError: (when used) a new-structure rating that is not on the grid of ``step``.
+    """
+    inputs, _ = _bridge_inputs(config, profile, state, weight, annual_budget)
+    shape = state.condition.shape
+    flat = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape).reshape(1, -1) for k, v in inputs.items()}
+
+    def build(part: slice) -> BridgeMDPs:
+        return bridge_mdps(config, step=step, certify=True, **{k: v[:, part] for k, v in flat.items()})
+
+    return Certifier(build, shape[0] * shape[1], memory_bytes)
+
+
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
-               step: float = 0.05, max_poor: float | None = None, certify: bool = False) -> tuple[BridgeMDPs, _Rows]:
+               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, _Rows]:
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
@@ -146,19 +178,13 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
             is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck``).
-        certify: also build what the certified bound needs (:func:`bridge_mdps`).
     """
     e_n, b_n = state.condition.shape
     t_n = config.horizon_years
-    annual = np.broadcast_to(np.asarray(annual_budget, dtype=np.float64), (e_n, 2))
+    inputs, annual = _bridge_inputs(config, profile, state, weight, annual_budget)
     agency = (np.arange(b_n) >= config.n_urban).astype(np.int64)
-    per_year = annual[:, agency]  # (E, B)
-    cap = per_year * (t_n if config.carry_over_budget else 1)
-    counted = np.broadcast_to(fhwa_weight(profile.deck_area, profile.nhs), (e_n, b_n))
-    mdps = bridge_mdps(config, state.condition, state.ysm, state.rate, profile.deck_area, profile.cost_factor,
-                       weight, profile.target_condition, cap, step,
-                       user_cost=poor_user_cost(profile.aadt, profile.truck_share, profile.detour_km, config),
-                       counted_deck=counted, certify=certify)
+    counted = inputs["counted_deck"]
+    mdps = bridge_mdps(config, step=step, **inputs)
     poor_b = None
     if max_poor is not None:
         if not 0.0 <= max_poor <= 1.0:
@@ -181,7 +207,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
 
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
-                     progress: bool = False, certify: BridgeMDPs | None = None) -> BoundResult:
+                     progress: bool = False, certify: Certifier | None = None) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -197,8 +223,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         search: the same bridges on a coarser grid for the price search (the bound under budget prices changes
             by < 0.1 % between grid steps 0.2 and 0.025, measured on the default fleet), or None to search on
             ``mdps``. The bound is L(κ) of ``mdps`` at the best prices, a valid bound whatever the search grid.
-        certify: the same bridges built with ``certify`` (any grid step): ``BoundResult.certified`` is then L(κ)
-            at the best prices with certified single-bridge values (:mod:`bridgefleet.planning.certify`).
+        certify: the same bridges' certified values (any grid step, :func:`fleet_certifier`):
+            ``BoundResult.certified`` is then L(κ) at the best prices with them (:mod:`bridgefleet.planning.certify`).
 
     Returns:
         :class:`BoundResult`.
@@ -288,10 +314,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     certified = None
     if certify is not None:
-        dc = certify.gamma ** np.arange(certify.horizon)
-        value0 = certified_values(certify, best_cost[certify.fleet, certify.agency] / dc,
-                                  best_count[certify.fleet, certify.agency] / dc,
-                                  best_poor[certify.fleet] / dc * certify.deck[:, None] if rule else None)
+        value0 = certify.values(best_cost[grid.fleet, grid.agency] / disc, best_count[grid.fleet, grid.agency] / disc,
+                                best_poor[grid.fleet] / disc * grid.deck[:, None] if rule else None)
         certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,

@@ -29,11 +29,14 @@ The error of Ū is O(h²) where the interpolating DP's is O(h) near the steps, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numba as nb
 import numpy as np
 
 from bridgefleet.planning.dp import _expect, _shock
-from bridgefleet.planning.transitions import BridgeMDPs
+from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
 _NO_SHOCK = np.zeros(4)
 
@@ -177,3 +180,38 @@ def certified_values(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.n
                    np.ascontiguousarray(price_cost, dtype=np.float64),
                    np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, value0)
     return value0
+
+
+@dataclass
+class Certifier:
+    """Certified values of N bridges, built and solved in chunks of bridges whose deterioration weights (the
+    hat and whole-step weights, the bulk of the memory) fit ``memory_bytes``, so memory does not grow with the
+    fleet and a fine certificate fits a state's inventory.
+
+    Attributes:
+        build: the bridges of a slice of the N, as :class:`BridgeMDPs` built with ``certify`` (their ``agency``
+            and ``fleet`` need not be the fleet's: only their values are used).
+        n: number of bridges. memory_bytes: the most the weights of one chunk may take (the first chunk, 64
+            bridges, measures how much a bridge takes).
+    """
+
+    build: Callable[[slice], BridgeMDPs]
+    n: int
+    memory_bytes: float = 2**30
+
+    def values(self, price_cost: np.ndarray, price_count: np.ndarray, price_poor: np.ndarray | None = None,
+               reward: bool = True) -> np.ndarray:
+        """:func:`certified_values` of the N bridges, float64 (N,), prices float64 (N, T) as there; with
+        ``reward`` False only the prices count and every action is allowed (the least budget's pricing)."""
+        out = np.empty(self.n)
+        lo, size = 0, min(self.n, 64)
+        while lo < self.n:
+            part = slice(lo, min(lo + size, self.n))
+            m = self.build(part)
+            m = m if reward else prices_only(m)
+            out[part] = certified_values(m, price_cost[part], price_count[part],
+                                         None if price_poor is None else price_poor[part])
+            per_bridge = (m.weights.nbytes + m.floor_weights.nbytes) / max(part.stop - part.start, 1)
+            size = max(1, int(self.memory_bytes // max(per_bridge, 1.0)))
+            lo = part.stop
+        return out

@@ -25,7 +25,6 @@ the DP's rating grid; with ``certify`` the lower end is recomputed at the best p
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -34,9 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.planning.bound import run_highs
-from bridgefleet.planning.certify import certified_values
+from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.dp import solve
-from bridgefleet.planning.transitions import BridgeMDPs
+from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
 SLACK_PENALTY = 1e3
 """Budget multiples charged per allowance the rule is exceeded by, in the master LP's elastic rows."""
@@ -65,7 +64,7 @@ class LeastBudget:
 
 def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
                  max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5,
-                 certify: BridgeMDPs | None = None) -> LeastBudget:
+                 certify: Certifier | None = None) -> LeastBudget:
     """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
     meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
 
@@ -76,7 +75,8 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         carry_over: whether unspent budget carries over (cumulative budget rows).
         tol: stop when (upper − lower) / upper ≤ tol on every fleet. smoothing: Wentges smoothing of the prices
             toward those of the best lower end (the combination of valid prices is valid: weak duality is linear).
-        certify: the same bridges built with ``certify`` (any grid step) for ``LeastBudget.certified``.
+        certify: the same bridges' certified values (any grid step; :func:`bridgefleet.planning.bound.fleet_certifier`)
+            for ``LeastBudget.certified``.
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].
@@ -84,7 +84,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     if not 0.0 <= max_poor <= 1.0:
         raise ValueError(f"--rule {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     start = time.perf_counter()
-    free = _prices_only(mdps)
+    free = prices_only(mdps)
     e_n = int(mdps.fleet.max()) + 1
     b_n = mdps.n // e_n
     t_n = mdps.horizon
@@ -130,19 +130,11 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             break
     certified = None
     if certify is not None:  # weak duality at the best prices, with values that bound the continuous model's
-        free_c = _prices_only(certify)
-        value0 = certified_values(free_c, best_cost[certify.fleet, certify.agency] / disc, np.zeros((certify.n, t_n)),
-                                  best_poor[certify.fleet] / disc * certify.deck[:, None])
+        value0 = certify.values(best_cost[mdps.fleet, mdps.agency] / disc, np.zeros((mdps.n, t_n)),
+                                best_poor[mdps.fleet] / disc * mdps.deck[:, None], reward=False)
         gap = -value0.reshape(e_n, b_n).sum(1) - (best_poor * allowance[:, None]).sum(1)
         certified = np.where(best_worth > 0, np.maximum(gap, 0.0) / np.maximum(best_worth, 1e-300), 0.0)
     return LeastBudget(lower, upper, it, time.perf_counter() - start, certified)
-
-
-def _prices_only(mdps: BridgeMDPs) -> BridgeMDPs:
-    """The bridges with no reward (only the prices count) and every action allowed."""
-    gap = None if mdps.utility_gap is None else np.zeros_like(mdps.utility_gap)
-    return dataclasses.replace(mdps, utility=np.zeros_like(mdps.utility), cost_lambda=0.0,
-                               feasible=np.ones_like(mdps.feasible), utility_gap=gap)
 
 
 class _Master:

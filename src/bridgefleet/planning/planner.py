@@ -19,7 +19,7 @@ import numpy as np
 
 from bridgefleet.fleet.model import RATING_GAIN
 from bridgefleet.fleet.simulator import FleetSimulator
-from bridgefleet.planning.bound import BoundResult, fleet_mdps, lagrangian_bound
+from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.dp import solve, table_rows
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
@@ -118,8 +118,7 @@ class LagrangianPlanner:
         self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)
-        certify = (None if self.certify_step is None
-                   else fleet_mdps(*args, step=self.certify_step, max_poor=self.max_poor, certify=True)[0])
+        certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
                                       certify=certify)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)

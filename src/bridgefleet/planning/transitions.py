@@ -18,6 +18,7 @@ Hawkins (2003) and Adelman & Mersereau (Operations Research 56(3), 2008).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -259,6 +260,14 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
         out.shock_floor = shock_weights(config.shock_probability, config.shock_mean_drop, h, floor=True)
         out.utility_gap = w * config.critical_penalty * h**2 / 4 * (c < config.critical_rating - 1e-9)
     return out
+
+
+def prices_only(mdps: BridgeMDPs) -> BridgeMDPs:
+    """The bridges with no reward (only the prices count) and every action allowed: the least budget's
+    pricing problem (:mod:`bridgefleet.planning.least_budget`)."""
+    gap = None if mdps.utility_gap is None else np.zeros_like(mdps.utility_gap)
+    return dataclasses.replace(mdps, utility=np.zeros_like(mdps.utility), cost_lambda=0.0,
+                               feasible=np.ones_like(mdps.feasible), utility_gap=gap)
 
 
 def _trimmed(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
