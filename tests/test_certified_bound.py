@@ -120,3 +120,20 @@ def test_the_certified_bound_is_above_the_exact_optimum_of_small_deterministic_f
     exact = _exact_optimum(cfg)
     certified, _ = _certified(cfg, 0.01)
     assert certified >= exact - 1e-5 * abs(exact), (certified, exact)
+
+
+def test_bound_cli_prints_and_writes_the_certified_bound(tmp_path, capsys):
+    import json
+
+    from bridgefleet.cli import main
+
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("n_urban: 3\nn_rural: 3\nhorizon_years: 5\nannual_budget_usd: 0\ndeterioration_cv: 0\n"
+                     "shock_probability: 0\nfixed_fleet: true\n")
+    out = tmp_path / "bound.json"
+    assert main(["bound", "--config", str(fleet), "--certify-step", "0.01", "--bound-iters", "2", "--quiet",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "certified: -136.02" in text and "LP gap" not in text
+    certified = json.loads(out.read_text())["bound"]["certified"]
+    assert certified["grid_step"] == 0.01 and certified["mean"] == pytest.approx(-136.02, abs=0.01)
