@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from bridgefleet.planning.dp import _expect, _shock
+from bridgefleet.planning.dp import _at, _expect, _shock, continuation
 from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
 _NO_SHOCK = np.zeros(4)
@@ -50,17 +50,6 @@ def _allowance(f, e, g):  # pragma: no cover - compiled
         left = f[j - 1] if j > 0 else f[0]
         kink = 0.0 if j == g_n - 1 else left - 2.0 * f[j] + f[j + 1]
         g[j] = max(e[j], e[j - 1] if j > 0 else e[0]) + 0.25 * max(0.0, -kink)
-
-
-@nb.njit(cache=True, nogil=True)
-def _at(x, weights, taps, b, j):  # pragma: no cover - compiled
-    """Σ_k w_bk x[j − k] for j − k ≥ 1 plus the rest of the mass on x[0], with the weights of group b."""
-    acc = 0.0
-    cum = 0.0
-    for k in range(min(taps[b], j)):
-        acc += weights[b, k] * x[j - k]
-        cum += weights[b, k]
-    return acc + (1.0 - cum) * x[0]
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
@@ -92,9 +81,8 @@ def certify_kernel(utility, gap, cost, feasible, weights, n_taps, fweights, f_ta
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
-                    for j in range(g_n):
-                        f[j] = utility[n, j] + gamma * u_next[rt, r + 1, j] - (pp if j < poor_top else 0.0)
-                        e[j] = gap[n, j] + gamma * e_next[rt, r + 1, j]
+                    continuation(utility[n], u_next[rt, r + 1], gamma, pp, poor_top, f)
+                    continuation(gap[n], e_next[rt, r + 1], gamma, 0.0, 0, e)
                     if shock[0] > 0.0:  # sudden damage: exact at grid points, allowance by whole-step drops
                         _allowance(f, e, g)
                         _shock(f, shock, f1)

@@ -60,23 +60,33 @@ def _shock_push(d, shock, out):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
+def _at(x, weights, taps, b, j):  # pragma: no cover - compiled
+    """Σ_k w_bk x[j − k] for j − k ≥ 1 plus the rest of the mass on x[0] (the rating floor), with the weights
+    (NB, K) and taps (NB,) of weight group b."""
+    acc = 0.0
+    cum = 0.0
+    for k in range(min(taps[b], j)):
+        acc += weights[b, k] * x[j - k]
+        cum += weights[b, k]
+    return acc + (1.0 - cum) * x[0]
+
+
+@nb.njit(cache=True, nogil=True)
 def _expect(x, weights, taps, band, shock, tmp, out):  # pragma: no cover - compiled
-    """out[j] = Σ_k w_k y[j − k] for j − k ≥ 1, plus the rest of the mass on y[0] (the rating floor); the
-    weights (NB, K) and taps (NB,) of the weight group of grid point j; y = x after sudden damage (x itself
-    when its probability shock[0] is 0)."""
-    g_n = x.shape[0]
+    """out[j] = :func:`_at` (y, weights, taps, band[j], j): the weights of the weight group of grid point j;
+    y = x after sudden damage (x itself when its probability shock[0] is 0)."""
     if shock[0] > 0.0:
         _shock(x, shock, tmp)
         x = tmp
-    for j in range(g_n):
-        acc = 0.0
-        cum = 0.0
-        b = band[j]
-        for k in range(min(taps[b], j)):
-            wk = weights[b, k]
-            acc += wk * x[j - k]
-            cum += wk
-        out[j] = acc + (1.0 - cum) * x[0]
+    for j in range(x.shape[0]):
+        out[j] = _at(x, weights, taps, band[j], j)
+
+
+@nb.njit(cache=True, nogil=True)
+def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: no cover - compiled
+    """out[j] = u[j] + γ V_{t+1}[j] − the poor price where grid point j is poor (j < poor_top)."""
+    for j in range(out.shape[0]):
+        out[j] = utility[j] + gamma * v_next[j] - (price_poor if j < poor_top else 0.0)
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
@@ -104,8 +114,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
-                    for j in range(g_n):
-                        x[j] = utility[n, j] + gamma * v_next[rt, r + 1, j] - (pp if j < poor_top else 0.0)
+                    continuation(utility[n], v_next[rt, r + 1], gamma, pp, poor_top, x)
                     _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, shock, tmp, eu[rt, r])
             if store_lo <= t < store_hi:
                 eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)

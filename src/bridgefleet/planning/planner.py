@@ -130,6 +130,7 @@ class LagrangianPlanner:
         self._index = (np.zeros((sim.num_envs, 1), dtype=np.int64) if one
                        else np.arange(sim.num_envs)[:, None] * b_n) + np.arange(b_n)
         self._cost = np.ascontiguousarray(self.mdps.cost[self._index])  # (E, B, 5) USD, fixed for the run
+        self._deck = self.mdps.deck[self._index]  # (E, B) m² the rule counts
         self._age0 = sim.state.age.copy()
         self._window = (0, 0)
         self._eu = None
@@ -165,8 +166,7 @@ class LagrangianPlanner:
         if self.max_poor is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
-            deck = m.deck[self._index]
-            allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, deck,
+            allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
                                  poor_probability(sim.config, st.condition, st.ysm, st.rate),
-                                 self.max_poor * deck.sum(1), out)
+                                 self.max_poor * self._deck.sum(1), out)
         return out
