@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import evaluate_policy
-from bridgefleet.train import load_policy, resolve_config, train
+from bridgefleet.config.training import resolve_config
+from bridgefleet.evaluation.evaluate import evaluate_policy
+from bridgefleet.runs.load import load_policy
+from bridgefleet.training.runner import train
 
 VARIANTS = {
     "base": {},

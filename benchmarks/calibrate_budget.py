@@ -11,9 +11,9 @@ import argparse
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import evaluate_heuristics, format_table
-from bridgefleet.fleet.simulator import FleetSimulator
-from bridgefleet.policies import condition_based
+from bridgefleet.evaluation.evaluate import evaluate_heuristics, format_table
+from bridgefleet.sim.heuristics import condition_based
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 def main() -> None:

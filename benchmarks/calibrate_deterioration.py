@@ -28,7 +28,7 @@ import numpy as np
 from bridgefleet.calibration.fit import check_table, draw_rates, fit_pairs, format_table
 from bridgefleet.calibration.histories import HistoryMapping, Pairs, read_history
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet import model
+from bridgefleet.sim import model
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ontario" / "bridge_data.csv"
 INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
@@ -67,7 +67,7 @@ def ontario_pairs(path: Path, gap: int | None = 2) -> Pairs:
 
 def indiana(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """(age years, lowest of items 58–60) of Indiana's bridges, float64 (N,)."""
-    from bridgefleet.fleet.inventory import load_inventory
+    from bridgefleet.inventory.load import load_inventory
 
     inv = load_inventory(str(path), mapping="indiana")
     return inv.age.astype(np.float64), inv.condition.astype(np.float64)
@@ -91,7 +91,7 @@ def profile(cfg: FleetConfig, rule: str, n: int = 4000, years: int = AGE_BINS[-1
     (rehabilitation when poor, < 5); ``repair_poor`` (a repair, + 2 points, when poor). A replacement is done
     as a rehabilitation so that ages keep counting.
     """
-    from bridgefleet.fleet.strategies import condition_based_actions
+    from bridgefleet.sim.strategies import condition_based_actions
 
     rng = np.random.default_rng(seed)
     state = model.FleetState(np.full((1, n), cfg.new_structure_rating, np.float32), np.zeros((1, n), np.float32),

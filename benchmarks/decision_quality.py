@@ -25,10 +25,13 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import evaluate_with_bound
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.config.training import resolve_config
+from bridgefleet.evaluation.evaluate import evaluate_with_bound
+from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.planner import LagrangianPlanner
-from bridgefleet.train import load_policy, resolve_config, train
+from bridgefleet.runs.load import load_policy
+from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.training.runner import train
 
 INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
 

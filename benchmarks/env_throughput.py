@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from bridgefleet import FleetConfig, FleetVectorEnv
-from bridgefleet.fleet.reference import reference_year
-from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.sim.reference import reference_year
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 def vectorized(num_envs: int, seconds: float) -> float:

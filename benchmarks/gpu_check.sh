@@ -23,7 +23,7 @@ export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 tiny=() episodes=3000 quick=()
 if [[ -n "${TINY:-}" ]]; then tiny=(--tiny) episodes=64 quick=(--quick); fi
 
-"$PY" -m bridgefleet.bench --device "$DEVICE" --presets baseline,default --seeds 1 \
+"$PY" -m bridgefleet.bench.measure --device "$DEVICE" --presets baseline,default --seeds 1 \
   --caps 1env=150,default=3000 --out "$OUT/bench" --quiet "${tiny[@]}" | tee "$OUT/bench.txt"
 
 printf 'preset: default\ncompile: reduce-overhead\nepisodes: %s\nstop_at_target: true\n' "$episodes" > "$OUT/compiled.yaml"

@@ -27,7 +27,8 @@ import numpy as np
 import torch
 
 from bridgefleet.agents import UrbanQNetwork
-from bridgefleet.learner import COMPILE_MODES, DQNLearner, LearnerConfig, resolve_device
+from bridgefleet.agents.learner import DQNLearner, resolve_device
+from bridgefleet.config.learner import COMPILE_MODES, LearnerConfig
 from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 
 N_URBAN = 20
@@ -157,14 +158,14 @@ def main() -> None:
     batches = [make_batch(rng, args.batch) for _ in range(4)]
     amp_name = "fp16 autocast + GradScaler" if device.type == "cuda" else "bf16 autocast"
     variants = [
-        ("fp32", LearnerConfig(device=args.device, double=args.double)),
-        (amp_name, LearnerConfig(device=args.device, double=args.double, amp=True)),
+        ("fp32", LearnerConfig(device=args.device, target="double" if args.double else "max")),
+        (amp_name, LearnerConfig(device=args.device, target="double" if args.double else "max", amp=True)),
     ]
     if args.compile_mode != "off":
         variants.append(
             (
                 f"torch.compile ({args.compile_mode})",
-                LearnerConfig(device=args.device, double=args.double, compile=args.compile_mode),
+                LearnerConfig(device=args.device, target="double" if args.double else "max", compile=args.compile_mode),
             )
         )
 

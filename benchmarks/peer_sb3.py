@@ -14,9 +14,9 @@ CPU. Rows:
 
 * ``sb3``: ``stable_baselines3.DQN("MlpPolicy", RuralEnv)``.
 * ``bridgefleet, 1 env``: the same RuralEnv object, a plain loop with :class:`bridgefleet.replay.ReplayBuffer`
-  and :class:`bridgefleet.learner.DQNLearner` (network :class:`bridgefleet.agents.RuralQNetwork`).
+  and :class:`bridgefleet.agents.learner.DQNLearner` (network :class:`bridgefleet.agents.RuralQNetwork`).
 * ``matched``: :class:`bridgefleet.envs.vector.FleetVectorEnv` with N fleets (urban actions from
-  :func:`bridgefleet.policies.condition_based`), same total env steps and the same ratio of updates to
+  :func:`bridgefleet.sim.heuristics.condition_based`), same total env steps and the same ratio of updates to
   env steps (N/4 updates per vector step), so the same number of updates of the same batch.
 * ``fast``: the same vector env, one update per vector step (N× fewer updates per env step than SB3's
   train_freq 4 with N = 16: 4× fewer) — the schedule vectorized collection is for; everything else as above.
@@ -54,12 +54,13 @@ import numpy as np
 import torch
 
 from bridgefleet import RuralEnv
+from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.agents.networks import RuralQNetwork
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.learner import LearnerConfig
 from bridgefleet.envs.vector import FleetVectorEnv
-from bridgefleet.learner import DQNLearner, LearnerConfig
-from bridgefleet.policies import condition_based
 from bridgefleet.replay import ReplayBuffer
+from bridgefleet.sim.heuristics import condition_based
 
 EVAL_SEED = 1_000_000
 """First evaluation seed (episode i uses EVAL_SEED + i)."""

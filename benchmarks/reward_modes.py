@@ -14,7 +14,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bridgefleet.train import resolve_config, train
+from bridgefleet.config.training import resolve_config
+from bridgefleet.training.runner import train
 
 VARIANTS = {
     "scalar + shared": {"urban_reward": "scalar", "reward_mode": "shared"},

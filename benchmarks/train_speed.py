@@ -22,7 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bridgefleet.train import resolve_config, train
+from bridgefleet.config.training import resolve_config
+from bridgefleet.training.runner import train
 
 
 def run(preset: str, episodes: int, seed: int, out: Path, reprobe: bool = False, **over) -> dict:
@@ -48,7 +49,7 @@ def profile_default(episodes: int, out: Path) -> None:
         + cum("replay/buffers.py:update_priorities") + cum("replay/nstep.py:add"),
         "learner updates": cum("learner.py:update"),
         "acting (forward passes)": cum("learner.py:act"),
-        "evaluation (incl. heuristics)": cum("bridgefleet/evaluate.py:evaluate_policy"),
+        "evaluation (incl. heuristics)": cum("bridgefleet/evaluation/evaluate.py:evaluate_policy"),
     }
     print(f"\nprofile of `default`, {episodes} episodes, {total:.1f} s wall:")
     for name, sec in parts.items():
@@ -59,7 +60,7 @@ def profile_default(episodes: int, out: Path) -> None:
 
 def four_ways(episodes: int, seed: int, preset: str, repeats: int = 2) -> None:
     """``preset`` (auto) vs fp32 1-thread under native/AVX2 ISA × idle/busy, each run in a fresh process."""
-    from bridgefleet.hardware import cpu_model
+    from bridgefleet.training.hardware import cpu_model
 
     rows = []
     for isa in ("native", "AVX2"):

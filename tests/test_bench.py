@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgefleet import bench
+from bridgefleet.bench import measure as bench
 from bridgefleet.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_summarize_falls_back_to_run_seconds_per_episode() -> None:
 
 
 def test_plan_targets_cover_plan_presets() -> None:
-    from bridgefleet.train import PRESETS
+    from bridgefleet.config.training import PRESETS
 
     assert set(bench.PLAN_TARGETS) == set(PRESETS) - {"default", "fleet"}
     assert bench.PLAN_TARGETS["all"] == ("+ All optimizations", 600, 6.0, 10.0)

@@ -10,9 +10,11 @@ import torch
 from bridgefleet.agents.bridge import N_FEATURES, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.simulator import FleetSimulator
-from bridgefleet.train import TrainConfig, load_policy, resume, train
-from bridgefleet.train_bridge import SPEC, BridgeTrainer
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.runs.load import load_policy
+from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.training.bridge_run import SPEC, BridgeTrainer
+from bridgefleet.training.runner import resume, train
 
 # 96 episodes of 10 years on 8 fleets: about 3 s on 2 cores, and the agent already beats doing nothing.
 TINY = {"agent": "bridge", "bridge_hidden": [32, 32], "batch_size": 256, "learning_starts": 500,
@@ -60,14 +62,14 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     actions = np.array([1, 2, 3]).reshape(t_n, e, b)
     rewards = np.array([1.0, 10.0, 100.0]).reshape(t_n, e, b)
     tr._add_episode(feats, actions, rewards)
-    d = tr.replay.gather(np.arange(3))
+    d = tr.replays["bridge"].gather(np.arange(3))
     g = cfg.fleet.discount
     np.testing.assert_allclose(d["reward"], [1 + g * 10, 10 + g * 100, 100], rtol=1e-6)
     np.testing.assert_allclose(d["discount"], [g**2, g**2, g], rtol=1e-6)
     assert list(d["done"]) == [0, 1, 1]
     # the bootstrap state and action are read through next_index (year 2 for all three), not stored twice
     assert list(d["next_index"]) == [2, 2, 2]
-    batch = tr.sample(64)
+    batch = tr.sample("bridge", 64)
     np.testing.assert_allclose(batch["next_obs"][:, 0], np.minimum(batch["obs"][:, 0] + 2, 2))
     assert (batch["next_action"] == 3).all()
     assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in SPEC.values()) == 66
@@ -80,7 +82,7 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
     feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
     for offset in (0, 10):  # two episodes of 3 years in a ring of 4: the second wraps around
         tr._add_episode(feats + offset, np.array([1, 2, 3]).reshape(3, 1, 1), np.zeros((3, 1, 1)))
-    data = tr.replay.data
+    data = tr.replays["bridge"].data
     # slots 3, 0, 1 hold the second episode's years 0, 1, 2: each bootstraps from the next year's slot
     assert data["obs"][[3, 0, 1], 0].tolist() == [10, 11, 12]
     assert data["next_index"][[3, 0, 1]].tolist() == [0, 1, 1]
@@ -114,10 +116,10 @@ def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, 
 
 
 def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
-    from bridgefleet.train_bridge import BridgeLearner
+    from bridgefleet.agents.bridge import build_learner
 
     cfg = TrainConfig.from_dict({**TINY, "polyak_tau": 0.25})
-    learner = BridgeLearner(cfg, torch.device("cpu"), "off")
+    learner = build_learner(cfg, False)
     with torch.no_grad():
         for p in learner.target.parameters():
             p.zero_()
@@ -131,7 +133,7 @@ def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
     for t_p, o_p in zip(learner.target.parameters(), learner.online.parameters(), strict=True):
         torch.testing.assert_close(t_p, 0.25 * o_p)  # θ⁻ = 0.75 × 0 + 0.25 × θ after the step
     assert learner.acting is learner.target
-    hard = BridgeLearner(TrainConfig.from_dict(dict(TINY)), torch.device("cpu"), "off")  # no τ: hard syncs
+    hard = build_learner(TrainConfig.from_dict(dict(TINY)), False)  # no τ: hard syncs
     assert hard.acting is hard.online
 
 
@@ -140,15 +142,16 @@ def test_per_on_the_bridge_agent_weights_the_loss_and_beta_reaches_one(tmp_path)
 
     cfg = TrainConfig.from_dict({**TINY, "per": True, "loss": "mse"})
     trainer = BridgeTrainer(cfg, tmp_path / "run", progress=False)
-    assert isinstance(trainer.replay, PrioritizedReplayBuffer)
+    replay = trainer.replays["bridge"]
+    assert isinstance(replay, PrioritizedReplayBuffer)
     summary = trainer.run()
     assert summary["updates"] > 0 and summary["per_beta_end"] == pytest.approx(1.0)
     # priorities moved off the initial maximum: the TD errors of sampled transitions were written back
-    leaves = trainer.replay.tree.leaves[: len(trainer.replay)]
+    leaves = replay.tree.leaves[: len(replay)]
     assert len(np.unique(leaves)) > 10
     # the learner's loss is the importance-weighted mean of the per-sample losses (hand check on one batch)
-    learner = trainer.learner
-    batch = trainer.sample(8)
+    learner = trainer.learners["bridge"]
+    batch = trainer.sample("bridge", 8)
     batch["weights"] = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
-    loss = learner.update(batch)
-    assert loss == pytest.approx(float(learner.td_error[0]) ** 2 / 8, rel=1e-4)
+    out = learner.update(batch)
+    assert out["loss"] == pytest.approx(float(out["td_error"][0]) ** 2 / 8, rel=1e-4)

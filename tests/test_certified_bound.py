@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import evaluate_policy
-from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 def _nothing(sim, rng=None):
@@ -100,7 +100,7 @@ def _exact_optimum(cfg: FleetConfig) -> float:
 
 def _spend(run: FleetSimulator, actions: np.ndarray, b_n: int) -> np.ndarray:
     """USD spent on each bridge this year (every request funded): the action's cost."""
-    from bridgefleet.fleet.model import action_cost
+    from bridgefleet.sim.model import action_cost
 
     return action_cost(np.repeat(actions[:, None], b_n, axis=1), run.profile,
                        np.asarray(run.config.unit_costs_usd_per_m2, dtype=np.float64))

@@ -9,7 +9,7 @@ import yaml
 
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError
-from bridgefleet.fleet.inventory import InventoryError, read_csv_inventory, read_nbi
+from bridgefleet.inventory.load import InventoryError, read_csv_inventory, read_nbi
 from bridgefleet.sweep.space import load_space
 
 TABLE = ("id,cond,built,area,aadt\n" + "".join(f"B{i},7,{1950 + i},100,1000\n" for i in range(12))

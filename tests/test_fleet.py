@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from bridgefleet.config import ConfigError, FleetConfig
-from bridgefleet.fleet import model
-from bridgefleet.fleet.reference import reference_year
-from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.sim import model
+from bridgefleet.sim.reference import reference_year
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 def _profile(deck, aadt=None, cf=None):
@@ -162,8 +162,8 @@ def test_config_from_yaml_rejects_unknown_keys(tmp_path):
 def test_every_rural_strategy_does_something_distinct_on_the_default_fleet():
     # Issue 16: under plan-2025's budget strategies 1, 5 and 7 could never be afforded and all returned
     # -2,057.68, like doing nothing. Under the default model each of the 8 gives its own return.
-    from bridgefleet.evaluate import evaluate_policy
-    from bridgefleet.policies import rural_fixed
+    from bridgefleet.evaluation.evaluate import evaluate_policy
+    from bridgefleet.sim.heuristics import rural_fixed
 
     returns = [evaluate_policy(rural_fixed(k), FleetConfig(), episodes=8, seed=1_000_000).mean_return for k in range(8)]
     gaps = np.abs(np.subtract.outer(returns, returns))[np.triu_indices(8, 1)]
@@ -173,8 +173,8 @@ def test_every_rural_strategy_does_something_distinct_on_the_default_fleet():
 def test_plan_2025_reproduces_the_published_worst_first_return():
     # docs/fleet-model.md, "Heuristics on the default fleet" before issue 16: worst_first -735.70 on the 100
     # evaluation fleets (seeds 1,000,000 …). The named model keeps that figure reproducible.
-    from bridgefleet.evaluate import evaluate_policy
-    from bridgefleet.policies import get_policy
+    from bridgefleet.evaluation.evaluate import evaluate_policy
+    from bridgefleet.sim.heuristics import get_policy
 
     result = evaluate_policy(get_policy("worst_first"), FleetConfig.named("plan-2025"), episodes=100, seed=1_000_000)
     assert round(result.mean_return, 2) == -735.70

@@ -33,7 +33,8 @@ import torch
 import yaml
 
 from bridgefleet.cli import main
-from bridgefleet.train import resolve_config, train
+from bridgefleet.config.training import resolve_config
+from bridgefleet.training.runner import train
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("BRIDGEFLEET_REGENERATE_GOLDEN", "") not in ("", "0")

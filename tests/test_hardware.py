@@ -7,9 +7,10 @@ import os
 import pytest
 import torch
 
-from bridgefleet import hardware
-from bridgefleet.hardware import choose, native_bf16, thread_candidates
-from bridgefleet.train import TrainConfig, train
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.training import hardware
+from bridgefleet.training.hardware import choose, native_bf16, thread_candidates
+from bridgefleet.training.runner import train
 
 CPU = torch.device("cpu")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgefleet.fleet.inventory import (
+from bridgefleet.inventory.load import (
     NBI_REQUIRED,
     RATE_BY_BAND,
     Inventory,
@@ -287,7 +287,7 @@ def test_missing_file() -> None:
 
 def test_resolve_fleet_warns_when_max_urban_exceeds_urban_count(dc: Inventory) -> None:
     from bridgefleet.config import FleetConfig
-    from bridgefleet.fleet.simulator import _load_fixed_fleet, resolve_fleet
+    from bridgefleet.inventory.fleet import _load_fixed_fleet, resolve_fleet
 
     _load_fixed_fleet.cache_clear()  # the warning comes with a load, not with a cache hit
     with pytest.warns(UserWarning, match=r"max_urban = 500 but the fleet has only 243 urban"):
@@ -331,7 +331,7 @@ def test_two_digit_years_in_file_names_use_the_century_rule(tmp_path: Path, name
 
 
 def test_item_90_dates_and_file_names_share_one_rule() -> None:
-    from bridgefleet.fleet.nbi import full_year
+    from bridgefleet.inventory.nbi import full_year
 
     assert [full_year(y, today=2026) for y in (98, 26, 27, 0, 69, 70)] == [1998, 2026, 1927, 2000, 1969, 1970]
 
@@ -372,7 +372,7 @@ def test_a_file_name_year_before_its_inspection_dates_is_refused(tmp_path: Path)
 
 
 def test_nbi_positions_are_decimal_degrees_and_miscoded_ones_are_left_out() -> None:
-    from bridgefleet.fleet.nbi import _position, nbi_degrees
+    from bridgefleet.inventory.nbi import _position, nbi_degrees
 
     assert nbi_degrees("38554636", 2) == pytest.approx(38 + 55 / 60 + 46.36 / 3600)  # item 16, DDMMSSss
     lat, lon = _position("38554636", "077070228")  # item 17, DDDMMSSss, west of Greenwich

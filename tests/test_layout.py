@@ -1,4 +1,5 @@
-"""The package's layout: no import cycles among bridgefleet modules, function-level imports included.
+"""The package's layout: no import cycles among bridgefleet modules (function-level imports included), every
+module imports only its own layer or those below (:data:`LAYERS`, docs/architecture.md), every package says its job.
 
 Run as a script to print the cycles: ``python tests/test_layout.py``.
 """
@@ -110,7 +111,55 @@ def test_the_import_graph_sees_function_level_and_relative_imports(tmp_path):
     assert graph["bridgefleet.a"] == {"bridgefleet.sub.b"}
     assert graph["bridgefleet.sub.b"] == {"bridgefleet.a", "bridgefleet.sub.c"}
     assert cycles(graph) == [["bridgefleet.a", "bridgefleet.sub.b"]]
-    assert "bridgefleet.train" in import_graph()["bridgefleet.bench"]  # a function-level import in the package
+    assert "bridgefleet.training.runner" in import_graph()["bridgefleet.bench.measure"]  # a function-level import
+
+
+LAYERS = (
+    ("config", "outputs", "paths", "cluster"),
+    ("sim",),
+    ("inventory",),
+    ("envs", "replay", "planning", "calibration"),
+    ("agents",),
+    ("runs",),
+    ("evaluation",),
+    ("training",),
+    ("report", "sweep"),
+    ("bench",),
+    ("cli",),
+)
+"""The layers, lowest first: a module may import its own layer and those below (docs/architecture.md). The
+package root (``bridgefleet``: the public API and the Gymnasium registration) sits above them all."""
+
+
+def layer_of(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for i, names in enumerate(LAYERS):
+        if top in names:
+            return i
+    return len(LAYERS)  # the package root
+
+
+def test_every_module_imports_only_its_layer_or_lower():
+    graph = import_graph()
+    assert all(layer_of(m) < len(LAYERS) for m in graph if m != "bridgefleet"), "a package missing from LAYERS"
+    upward = sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps
+                    if d != "bridgefleet" and layer_of(d) > layer_of(m))
+    assert not upward, "imports of a higher layer: " + "; ".join(upward)
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert layer_of("bridgefleet.training.loop") > layer_of("bridgefleet.evaluation.evaluate")
+    assert layer_of("bridgefleet.runs.load") < layer_of("bridgefleet.training.runner")  # loading needs no trainer
+
+
+def test_every_package_says_its_job_in_its_init():
+    for init in sorted((SRC / "bridgefleet").rglob("__init__.py")):
+        if init.parent.name == "data" or "__pycache__" in init.parts:
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.splitlines()[0]) > 20, f"{init}: no docstring saying the package's job"
+    packages = {p.parent for p in (SRC / "bridgefleet").rglob("*.py")} - {SRC / "bridgefleet" / "data"}
+    assert all((p / "__init__.py").exists() for p in packages), "a folder of modules without __init__.py"
 
 
 def test_no_import_cycles_among_bridgefleet_modules():

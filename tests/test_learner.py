@@ -13,7 +13,8 @@ import torch
 from torch import Tensor, nn
 
 from bridgefleet.agents import BranchingQNetwork
-from bridgefleet.learner import DQNLearner, LearnerConfig
+from bridgefleet.agents.learner import DQNLearner
+from bridgefleet.config.learner import LearnerConfig
 
 
 class TableQ(nn.Module):
@@ -31,9 +32,10 @@ def one_hot(states: list[int], n: int = 2) -> np.ndarray:
     return np.eye(n, dtype=np.float32)[states]
 
 
-def table_learner(online: list, target: list, **cfg: object) -> DQNLearner:
-    """Learner over 2 states whose online/target tables are ``online``/``target`` (n_states, nb, na)."""
-    on, tg = torch.tensor(online, dtype=torch.float32), torch.tensor(target, dtype=torch.float32)
+def table_learner(online_table: list, target_table: list, **cfg: object) -> DQNLearner:
+    """Learner over 2 states whose online/target tables are the given lists (n_states, nb, na)."""
+    on = torch.tensor(online_table, dtype=torch.float32)
+    tg = torch.tensor(target_table, dtype=torch.float32)
     learner = DQNLearner(lambda: TableQ(*on.shape), LearnerConfig(device="cpu", **cfg))
     with torch.no_grad():
         learner.online.table.copy_(on)
@@ -55,14 +57,37 @@ ONLINE = [[[0.0, 0.0, 0.0]], [[1.0, 3.0, 2.0]]]
 TARGET = [[[0.0, 0.0, 0.0]], [[5.0, 2.0, 4.0]]]
 
 
+def test_sarsa_target_bootstraps_from_the_action_taken_and_needs_it() -> None:
+    learner = table_learner(ONLINE, TARGET, target="sarsa")
+    y = learner.td_targets(torch.tensor([1.0, 1.0]), torch.as_tensor(one_hot([1, 1])), torch.zeros(2),
+                           torch.full((2,), 0.9), torch.tensor([[2], [1]]))
+    torch.testing.assert_close(y, torch.tensor([[1.0 + 0.9 * 4.0], [1.0 + 0.9 * 2.0]]))  # Q⁻(s', a') = 4, 2
+    batch = {"obs": one_hot([0, 0]), "action": np.array([0, 1]), "reward": np.ones(2, np.float32),
+             "next_obs": one_hot([1, 1]), "done": np.zeros(2, np.float32), "discount": np.full(2, 0.9, np.float32)}
+    with pytest.raises(ValueError, match="next_action"):
+        learner.update(batch)
+    out = learner.update({**batch, "next_action": np.array([2, 1])})  # actions (B,): one branch
+    # Q(s, ·) was 0: TD errors are the targets themselves
+    np.testing.assert_allclose(out["td_error"], [1.0 + 0.9 * 4.0, 1.0 + 0.9 * 2.0], rtol=1e-6)
+
+
+def test_a_per_bridge_learner_state_before_format_2_loads(tmp_path) -> None:
+    learner = DQNLearner(small_net, LearnerConfig(device="cpu"))
+    state = learner.state_dict()
+    old = {"online": state["online"], "target": state["target"], "opt": state["optimizer"], "step": 7}
+    restored = DQNLearner(small_net, LearnerConfig(device="cpu"))
+    restored.load_state_dict(old)
+    assert restored.step == 7 and restored.state_dict()["format"] == 2
+
+
 def test_vanilla_target_bootstraps_from_target_max() -> None:
-    learner = table_learner(ONLINE, TARGET, double=False)
+    learner = table_learner(ONLINE, TARGET, target="max")
     y = targets(learner, [1.0], [1], [0.0], [0.9])
     torch.testing.assert_close(y, torch.tensor([[1.0 + 0.9 * 5.0]]))
 
 
 def test_double_dqn_target_uses_online_argmax_and_target_value() -> None:
-    learner = table_learner(ONLINE, TARGET, double=True)
+    learner = table_learner(ONLINE, TARGET, target="double")
     y = targets(learner, [1.0], [1], [0.0], [0.9])
     # a* = argmax online = 1 (≠ target argmax 0), evaluated by the target: 2.
     torch.testing.assert_close(y, torch.tensor([[1.0 + 0.9 * 2.0]]))
@@ -70,7 +95,7 @@ def test_double_dqn_target_uses_online_argmax_and_target_value() -> None:
 
 def test_terminated_transition_has_no_bootstrap() -> None:
     for double in (False, True):
-        learner = table_learner(ONLINE, TARGET, double=double)
+        learner = table_learner(ONLINE, TARGET, target="double" if double else "max")
         y = targets(learner, [1.0, 1.0], [1, 1], [1.0, 0.0], [0.9, 0.81])
         expected = [1.0, 1.0 + 0.81 * (2.0 if double else 5.0)]
         torch.testing.assert_close(y, torch.tensor(expected).unsqueeze(-1))
@@ -87,7 +112,7 @@ def test_per_branch_reward_gives_per_branch_targets() -> None:
     y = targets(learner, [1.0], [1], [0.0], [0.5])
     torch.testing.assert_close(y, torch.tensor([[1.0 + 0.5 * 5.0, 1.0 + 0.5 * 7.0]]))
     # Double DQN per branch: a* = (1, 0) → target values (2, 1).
-    learner = table_learner(online, target, double=True)
+    learner = table_learner(online, target, target="double")
     y = targets(learner, [[1.0, -2.0]], [1], [0.0], [0.5])
     torch.testing.assert_close(y, torch.tensor([[1.0 + 0.5 * 2.0, -2.0 + 0.5 * 1.0]]))
 
@@ -188,7 +213,7 @@ def test_amp_bf16_update_with_clipping_matches_fp32() -> None:
     for amp in (False, True):
         torch.manual_seed(0)
         learner = DQNLearner(
-            small_net, LearnerConfig(device="cpu", amp=amp, lr=1e-3, grad_clip=0.05, double=True)
+            small_net, LearnerConfig(device="cpu", amp=amp, lr=1e-3, grad_clip=0.05, target="double")
         )
         before = [p.detach().clone() for p in learner.online.parameters()]
         out = learner.update(batch)

@@ -110,7 +110,8 @@ def test_dueling_mean_over_actions_equals_value() -> None:
 def test_dueling_learns_branches_whose_returns_differ() -> None:
     # Two branches, one step to a terminal state with rewards 0 and 10: a shared V(s) left both at 5.0
     # (loss ≈ 25); a value per branch reaches 0 and 10.
-    from bridgefleet.learner import DQNLearner, LearnerConfig
+    from bridgefleet.agents.learner import DQNLearner
+    from bridgefleet.config.learner import LearnerConfig
 
     torch.manual_seed(0)
     learner = DQNLearner(lambda: BranchingQNetwork(3, 2, 2, hidden=(16,), dueling=True),

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet import model
-from bridgefleet.fleet.inventory import InventoryError, bundled_path, load_inventory, read_csv_inventory, summarize
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.inventory.load import InventoryError, bundled_path, load_inventory, read_csv_inventory, summarize
+from bridgefleet.sim import model
+from bridgefleet.sim.simulator import FleetSimulator
 
 INDIANA = Path("/work/shared/data/indiana/INDIANA2019.csv")
 

@@ -15,9 +15,10 @@ from test_report import CHROMIUM, _render_checked
 
 from bridgefleet import outputs
 from bridgefleet.cli import main
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.outputs import atomic_open, csv_cell, write_csv
 from bridgefleet.report import build_report, json_script
-from bridgefleet.train import TrainConfig, train
+from bridgefleet.training.runner import train
 
 HOSTILE = ["<!--<script>", "</script><b>x", '"><img src=x onerror=alert(1)>',
            "</script><script>document.title='pwned'</script>", '=HYPERLINK("http://evil.example","x")', "+1+2",
@@ -62,7 +63,7 @@ def test_hostile_structure_numbers_render_as_text_and_run_no_script(hostile_run,
     assert len(rows) == 48  # 24 bridges × 2 years, every one
     import html
 
-    from bridgefleet.fleet.inventory import load_inventory
+    from bridgefleet.inventory.load import load_inventory
 
     shown = {html.unescape(r[1]) for r in rows}
     inv = load_inventory(str(hostile_run.parent / "table.csv"), mapping=str(hostile_run.parent / "mapping.yaml"))

@@ -7,9 +7,9 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import band_shares
-from bridgefleet.fleet.simulator import resolve_fleet, set_budget
-from bridgefleet.plan import policy_plan
+from bridgefleet.evaluation.work_plan import policy_plan
+from bridgefleet.inventory.fleet import resolve_fleet, set_budget
+from bridgefleet.sim.model import band_shares
 
 SMALL = "n_urban: 3\nn_rural: 3\nhorizon_years: 5\n"
 

@@ -9,11 +9,11 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError, FleetConfig
-from bridgefleet.evaluate import evaluate_policy, evaluate_with_bound
-from bridgefleet.fleet.model import band_shares
-from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.evaluation.evaluate import evaluate_policy, evaluate_with_bound
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.planning.transitions import deterioration_weights, grid_points
+from bridgefleet.sim.model import band_shares
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 def test_grid_has_whole_steps_per_rating_point():

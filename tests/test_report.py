@@ -9,9 +9,10 @@ import subprocess
 import pytest
 
 from bridgefleet.cli import main
-from bridgefleet.fleet.inventory import load_inventory
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.inventory.load import load_inventory
 from bridgefleet.report import build_report
-from bridgefleet.train import TrainConfig, train
+from bridgefleet.training.runner import train
 
 BRIDGE = {"agent": "bridge", "bridge_hidden": [32, 32], "batch_size": 256, "learning_starts": 500,
           "buffer_capacity": 20_000, "num_envs": 8, "episodes": 16, "eval_every": 8, "eval_episodes": 4,

@@ -10,12 +10,13 @@ import pytest
 import yaml
 
 from bridgefleet.cli import main
-from bridgefleet.train import TrainConfig, train
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.training.runner import train
 
 TINY = {"agent": "bridge", "bridge_hidden": [16], "batch_size": 32, "learning_starts": 50, "buffer_capacity": 1000,
         "num_envs": 2, "episodes": 2, "eval_every": 2, "eval_episodes": 2, "checkpoint_every": 2, "threads": 1,
         "amp": False, "fleet": {"horizon_years": 2, "n_urban": 3, "n_rural": 3}}
-HOLD = ("import sys, time; from pathlib import Path; from bridgefleet.rundir import hold\n"
+HOLD = ("import sys, time; from pathlib import Path; from bridgefleet.runs.folder import hold\n"
         "p = Path(sys.argv[1]); p.mkdir(parents=True, exist_ok=True)\n"
         "with hold(p):\n    print('held', flush=True); time.sleep(120)\n")
 
@@ -58,7 +59,7 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_never_
 
 
 def test_a_sweep_trial_into_a_held_folder_is_refused_too(tmp_path, holder):
-    from bridgefleet.rundir import RunLocked
+    from bridgefleet.runs.folder import RunLocked
 
     with pytest.raises(RunLocked, match=f"PID {holder.pid}"):
         train(TrainConfig.from_dict(TINY), tmp_path / "run", progress=False)  # what ray_run.trial calls

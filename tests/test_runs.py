@@ -7,11 +7,14 @@ import pytest
 import torch
 import yaml
 
-from bridgefleet import train as train_mod
-from bridgefleet.checkpoints import checkpoints
 from bridgefleet.cli import main
-from bridgefleet.rundir import RunInterrupted
-from bridgefleet.train import TrainConfig, load_policy, resume, train
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.runs.checkpoints import checkpoints
+from bridgefleet.runs.folder import RunInterrupted
+from bridgefleet.runs.load import load_policy
+from bridgefleet.training import loop as train_mod
+from bridgefleet.training import runner
+from bridgefleet.training.runner import resume, train
 
 TINY = {"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "learning_starts": 32,
         "buffer_capacity": 2000, "num_envs": 4, "episodes": 8, "eval_every": 4, "eval_episodes": 4,
@@ -203,7 +206,7 @@ def test_same_seed_same_results_and_a_replay_checkpoint_resumes_exactly(tmp_path
     assert _rows(a) == _rows(b) and _summary(a) == _summary(b)
     assert any(float(r["train_return"] or 0) != 0 for r in _rows(a))
 
-    trainer_cls = train_mod._trainer(cfg, tmp_path / "probe", False, False).__class__
+    trainer_cls = runner._trainer(cfg, tmp_path / "probe", False, False).__class__
     real = trainer_cls.save_checkpoint
 
     def stop_after_first(self):
@@ -261,7 +264,7 @@ def test_what_a_new_user_tried_gets_one_line_not_a_traceback(tmp_path, monkeypat
     def ctrl_c(cfg):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(train_mod, "preflight", ctrl_c)  # Ctrl-C before the loop: still a message
+    monkeypatch.setattr(runner, "preflight", ctrl_c)  # Ctrl-C before the loop: still a message
     assert main(["train", "--out", str(tmp_path / "x"), "--quiet"]) == 130
     assert capsys.readouterr().err.strip() == "bridgefleet train: interrupted"
 

@@ -9,12 +9,12 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import RATING_GAIN
-from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import fleet_certifier
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.transitions import bridge_mdps
+from bridgefleet.sim.model import RATING_GAIN
+from bridgefleet.sim.simulator import FleetSimulator
 
 # Two bridges, 3 years, a deterministic drop of 0.4 points a year (2 steps of a 0.2 grid): the DP is exact.
 CFG = FleetConfig(n_urban=1, n_rural=1, horizon_years=3, deterioration_cv=0.0, ysm_acceleration=0.0,

@@ -127,7 +127,7 @@ def test_unreachable_cluster_and_missing_ray_are_one_line(tmp_path, capsys, monk
 
 
 def test_bench_on_ray_writes_the_same_rows_as_the_process_runner(tmp_path):
-    from bridgefleet.bench import run_bench
+    from bridgefleet.bench.measure import run_bench
 
     args = {"presets": ["baseline", "default"], "seeds": 1, "tiny": True, "progress": False}
     local = run_bench(out=tmp_path / "a", isolate=False, **args)
@@ -140,7 +140,7 @@ def test_bench_on_ray_writes_the_same_rows_as_the_process_runner(tmp_path):
 
 def test_scenario_levels_on_ray_equal_the_local_run():
     from bridgefleet.config import FleetConfig
-    from bridgefleet.scenarios import run_scenarios
+    from bridgefleet.evaluation.scenarios import run_scenarios
 
     args = {"scales": [0.5, 1.0], "years": 4, "episodes": 2, "bisect": 0, "progress": False}
     cfg = FleetConfig(n_urban=3, n_rural=3)

@@ -6,12 +6,11 @@ import yaml
 
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError
-from bridgefleet.train_config import IGNORED_BY_AGENT, PRESETS, TrainConfig, resolve_config
+from bridgefleet.config.training import IGNORED_BY_AGENT, PRESETS, TrainConfig, resolve_config
 
 # A value other than TrainConfig's default (and the default preset's) for every option one agent ignores.
-OTHER = {"double": True, "noisy": True, "compile": "default", "vector": "sync", "reward_mode": "own",
-         "urban_reward": "scalar", "urban_hidden": [8], "rural_hidden": [8], "lr_end_fraction": 0.5,
-         "bridge_hidden": [8]}
+OTHER = {"double": True, "noisy": True, "vector": "sync", "reward_mode": "own", "urban_reward": "scalar",
+         "urban_hidden": [8], "rural_hidden": [8], "bridge_hidden": [8]}
 CLI_TRAIN = dict.fromkeys(("episodes", "num_envs", "vector", "device", "seed", "inventory", "max_urban", "county",
                            "owner", "inventory_mapping", "amp", "threads", "agent", "checkpoint_replay", "fleet"))
 """The overrides of a plain `bridgefleet train --preset X` (every flag left out)."""
@@ -48,7 +47,7 @@ def test_the_default_or_the_presets_value_is_accepted(tmp_path):
     path.write_text(yaml.safe_dump({"compile": "off", "double": False, "vector": "native",
                                     "urban_hidden": [512, 1024, 512]}))
     assert resolve_config("default", path).agent == "bridge"
-    path.write_text(yaml.safe_dump({"lr_end_fraction": 1.0}))
+    path.write_text(yaml.safe_dump({"bridge_hidden": [128, 128]}))
     assert resolve_config("fleet", path).agent == "fleet"
     # the fleet preset's own double / urban_hidden under --agent bridge are not the user's: not refused, and
     # repeating the preset's value in the file is not either
@@ -70,10 +69,10 @@ def test_a_file_setting_ignored_options_is_refused_naming_the_file_and_all_of_th
 def test_cli_train_refuses_in_one_line_before_writing_anything(tmp_path, capsys):
     out = tmp_path / "run"
     cfg = tmp_path / "t.yaml"
-    cfg.write_text(yaml.safe_dump({"preset": "fleet", "lr_end_fraction": 0.1}))
+    cfg.write_text(yaml.safe_dump({"preset": "fleet", "bridge_hidden": [8]}))
     assert main(["train", "--config", str(cfg), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"bridgefleet train: error: {cfg}: training option(s) lr_end_fraction = 0.1: no effect with agent: "
+    assert err == [f"bridgefleet train: error: {cfg}: training option(s) bridge_hidden = (8,): no effect with agent: "
                    "fleet (only agent: bridge reads it); leave it out, or train agent: bridge"]
     assert main(["train", "--vector", "sync", "--out", str(out), "--quiet"]) == 2  # default preset: agent bridge
     err = capsys.readouterr().err.strip().splitlines()

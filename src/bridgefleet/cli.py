@@ -31,14 +31,20 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluate import best_heuristic, evaluate_with_bound, format_fhwa_table, format_table, to_json
-    from bridgefleet.policies import HEURISTICS, get_policy
+    from bridgefleet.evaluation.evaluate import (
+        best_heuristic,
+        evaluate_with_bound,
+        format_fhwa_table,
+        format_table,
+        to_json,
+    )
+    from bridgefleet.sim.heuristics import HEURISTICS, get_policy
 
     if args.json is not None:
         check_writable_file(args.json, "--json")
     extra = {}
     if args.run_dir:
-        from bridgefleet.train import load_policy
+        from bridgefleet.runs.load import load_policy
 
         given = [f"--{k.replace('_', '-')}" for k in ("config", "fleet_model", "inventory", "max_urban", "mapping",
                                                        "county", "owner") if getattr(args, k, None) is not None]
@@ -72,7 +78,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         agents = next(r for r in results if r.policy == "trained")
         best = best_heuristic([r for r in results if r.policy in HEURISTICS])
         gain = agents.mean_return - best.mean_return
-        from bridgefleet.fleet.simulator import resolve_fleet
+        from bridgefleet.inventory.fleet import resolve_fleet
 
         resolved = resolve_fleet(fleet)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
@@ -98,9 +104,10 @@ def _write_json(path: str, data: dict) -> None:
 def cmd_bound(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
+    from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.planner import LagrangianPlanner
+    from bridgefleet.sim.simulator import FleetSimulator
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
@@ -145,7 +152,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from bridgefleet.train import resolve_config, resume, train
+    from bridgefleet.config.training import resolve_config
+    from bridgefleet.training.runner import resume, train
 
     if args.out is not None and not args.out.strip():
         raise ValueError("--out '': give a folder name")
@@ -190,7 +198,7 @@ def _whole(text: str, option: str) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from bridgefleet.plan import make_plan
+    from bridgefleet.evaluation.work_plan import make_plan
 
     fleet = None
     if args.run_dir is None:
@@ -229,7 +237,7 @@ def _numbers(text: str | None, option: str) -> list[float] | None:
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bridgefleet.scenarios import run_scenarios, write_scenarios
+    from bridgefleet.evaluation.scenarios import run_scenarios, write_scenarios
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -256,7 +264,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:
-    from bridgefleet.fleet.inventory import InventoryError, load_inventory, summarize
+    from bridgefleet.inventory.load import InventoryError, load_inventory, summarize
 
     inv = load_inventory(args.path, mapping=args.mapping)
     if args.county or args.owner:
@@ -308,7 +316,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from bridgefleet.bench import run_from_args
+    from bridgefleet.bench.measure import run_from_args
 
     run_from_args(args)
     return 0
@@ -475,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=cmd_sweep)
 
     b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
-    from bridgefleet.bench import add_arguments
+    from bridgefleet.bench.measure import add_arguments
 
     add_arguments(b)
     b.set_defaults(func=cmd_bench)
@@ -503,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _preset_defaults() -> dict:
     """The default preset's values, for --help."""
-    from bridgefleet.train_config import resolve_config
+    from bridgefleet.config.training import resolve_config
 
     cfg = resolve_config("default")
     return {k: ("auto" if v == "auto" else v) for k, v in cfg.to_dict().items()}

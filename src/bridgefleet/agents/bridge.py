@@ -16,8 +16,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from bridgefleet.fleet.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
+from bridgefleet.agents.learner import DQNLearner
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
 N_FEATURES = 13
 """Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
@@ -105,7 +107,7 @@ def decide(q: np.ndarray, cost: np.ndarray, sim: FleetSimulator, explore: np.nda
 
 
 class BridgePolicy:
-    """A trained per-bridge network as a policy for :func:`bridgefleet.evaluate.evaluate_policy` (greedy):
+    """A trained per-bridge network as a policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy` (greedy):
     returns requests int64 (E, B) that fit each agency's budget."""
 
     def __init__(self, net: nn.Module, device: torch.device | str = "cpu"):
@@ -120,3 +122,11 @@ class BridgePolicy:
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         cost = action_costs(sim)
         return decide(self.q_values(bridge_features(sim, cost)), cost, sim)
+
+
+def build_learner(cfg: TrainConfig, amp: bool | None = None) -> DQNLearner:
+    """The per-bridge learner of a run: a :class:`BridgeQNetwork` of ``cfg.bridge_hidden`` with SARSA targets
+    (the next year's funded action), seeded by ``cfg.seed``; ``amp`` as resolved for this machine."""
+    torch.manual_seed(cfg.seed)
+    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling),
+                      cfg.learner_config(cfg.bridge_hidden, amp, target="sarsa"))

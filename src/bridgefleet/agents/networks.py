@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 URBAN_N_ACTIONS = 5
-"""Per-bridge actions of the urban agent (see ``bridgefleet.fleet.model.N_ACTIONS``)."""
+"""Per-bridge actions of the urban agent (see ``bridgefleet.sim.model.N_ACTIONS``)."""
 RURAL_N_STRATEGIES = 8
 """Fleet-level strategies of the rural agent."""
 RURAL_OBS_DIM = 10

@@ -27,7 +27,7 @@ import numpy as np
 
 from bridgefleet.calibration.histories import Pairs
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet import model
+from bridgefleet.sim import model
 
 MIN_PAIRS = 30
 """Rating points with fewer pairs share the factor of their neighbour (pooled downwards)."""

@@ -9,8 +9,9 @@ import numpy as np
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.envs import spaces as sp
-from bridgefleet.fleet.model import ACTION_NAMES, band_counts
-from bridgefleet.fleet.simulator import FleetSimulator, StepResult, check_actions, resolve_fleet
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.sim.model import ACTION_NAMES, band_counts
+from bridgefleet.sim.simulator import FleetSimulator, StepResult, check_actions
 
 
 def step_info(result: StepResult, sim: FleetSimulator, i: int | slice) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.envs import spaces as sp
 from bridgefleet.envs.fleet_env import FleetEnv
-from bridgefleet.policies import get_policy
+from bridgefleet.sim.heuristics import get_policy
 
 
 class _View(gym.Env):
@@ -47,7 +47,7 @@ class _View(gym.Env):
 class UrbanEnv(_View):
     """The urban agent alone: obs Box(n_urban*4+1), action MultiDiscrete([5]*n_urban).
 
-    The rural agency follows ``other_policy`` (a heuristic name from :mod:`bridgefleet.policies`).
+    The rural agency follows ``other_policy`` (a heuristic name from :mod:`bridgefleet.sim.heuristics`).
     Reward: the urban part ("own", default) or the municipality total ("total").
     """
 

@@ -6,9 +6,9 @@ import numpy as np
 from gymnasium import spaces
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import N_ACTIONS
-from bridgefleet.fleet.simulator import RURAL_OBS_DIM
-from bridgefleet.fleet.strategies import N_STRATEGIES
+from bridgefleet.sim.model import N_ACTIONS
+from bridgefleet.sim.simulator import RURAL_OBS_DIM
+from bridgefleet.sim.strategies import N_STRATEGIES
 
 OBS_HIGH = 1000.0
 """Upper bound of every scaled observation (ages and carried-over budgets can exceed 1, never this)."""

@@ -11,7 +11,8 @@ from gymnasium.vector.utils import batch_space
 from bridgefleet.config import FleetConfig
 from bridgefleet.envs import spaces as sp
 from bridgefleet.envs.fleet_env import render_ansi, render_heatmap, step_info
-from bridgefleet.fleet.simulator import FleetSimulator, check_actions, resolve_fleet
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.sim.simulator import FleetSimulator, check_actions
 
 
 class FleetVectorEnv(VectorEnv):

@@ -32,10 +32,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import fhwa_weight, poor_user_cost
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
+from bridgefleet.sim.model import fhwa_weight, poor_user_cost
 
 BIG_PRICE = 1e9
 """A price per USD no action can pay: its DP policy is do-nothing (the LP's first, always feasible column)."""
@@ -173,7 +173,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
-        profile, state: :class:`~bridgefleet.fleet.model.FleetProfile` / ``FleetState`` with arrays (E, B).
+        profile, state: :class:`~bridgefleet.sim.model.FleetProfile` / ``FleetState`` with arrays (E, B).
         weight: float (E, B) reward traffic weight. annual_budget: float (2,) or (E, 2), USD per year.
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area

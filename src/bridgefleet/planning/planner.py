@@ -17,13 +17,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from bridgefleet.fleet.model import RATING_GAIN
-from bridgefleet.fleet.simulator import FleetSimulator
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.dp import solve, table_rows
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
 from bridgefleet.planning.transitions import grid_points
+from bridgefleet.sim.model import RATING_GAIN
+from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
@@ -70,7 +70,7 @@ def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain
 
 
 class LagrangianPlanner:
-    """A per-bridge policy for :func:`bridgefleet.evaluate.evaluate_policy`: returns requests int64 (E, B).
+    """A per-bridge policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy`: returns requests int64 (E, B).
 
     On a simulator at year 0 it computes the bound's prices for the fleets it sees (one fleet when the fleet
     is fixed, e.g. an inventory), then solves every bridge's DP under them and keeps the value tables of a

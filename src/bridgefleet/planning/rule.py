@@ -17,8 +17,8 @@ import numpy as np
 from scipy.special import gammainc
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import POOR_BELOW, RATING_GAIN, factor_index
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.sim.model import POOR_BELOW, RATING_GAIN, factor_index
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(24)
 

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import MAX_RATING, POOR_BELOW, RATING_GAIN, factor_index
+from bridgefleet.sim.model import MAX_RATING, POOR_BELOW, RATING_GAIN, factor_index
 
 
 def grid_points(step: float) -> tuple[int, float]:
@@ -203,13 +203,13 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     Args:
         condition, ysm, rate, deck_area, cost_factor, weight, target: float (E, B) as in the simulator
             (rating points, years, rating points/year, m², –, AADT weight, rating points).
-        user_cost: float (E, B), USD a year while the bridge is poor (:func:`bridgefleet.fleet.model.poor_user_cost`;
+        user_cost: float (E, B), USD a year while the bridge is poor (:func:`bridgefleet.sim.model.poor_user_cost`;
             None: no user cost).
         cap_usd: float (E, B), the most one action of this bridge may cost (its agency's yearly budget, or
             what the horizon's budgets add up to when budgets carry over), USD.
         step: grid step, rating points.
         counted_deck: float (E, B), the deck area FHWA's measures count, m² (NHS bridges where the inventory
-            codes them, :func:`bridgefleet.fleet.model.fhwa_weight`); None: every bridge's deck area.
+            codes them, :func:`bridgefleet.sim.model.fhwa_weight`); None: every bridge's deck area.
         certify: also build what the certified bound needs (``BridgeMDPs.floor_weights`` …).
 
     Raises:

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.evaluate import format_table
+from bridgefleet.evaluation.evaluate import format_table
+from bridgefleet.evaluation.scenarios import SHOW_YEARS, plot_scenarios
+from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.outputs import write_text
 from bridgefleet.paths import check_writable_file
-from bridgefleet.plan import plot_plan
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
-from bridgefleet.scenarios import SHOW_YEARS, plot_scenarios
 
 __all__ = ["build_report", "json_script"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgefleet.evaluate import EvalResult
-from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
+from bridgefleet.evaluation.evaluate import EvalResult
 from bridgefleet.outputs import svg_text
+from bridgefleet.sim.model import GOOD_RATING, POOR_BELOW
 
 BAND_COLOURS = {"good": "#2e7d32", "fair": "#f9a825", "poor": "#c62828"}
 

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import EvalResult, best_heuristic, evaluate_with_bound
-from bridgefleet.fleet.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
-from bridgefleet.plan import Plan, compute_plan, policy_plan
-from bridgefleet.policies import HEURISTICS
-from bridgefleet.train import load_policy
+from bridgefleet.evaluation.evaluate import EvalResult, best_heuristic, evaluate_with_bound
+from bridgefleet.evaluation.work_plan import Plan, compute_plan, policy_plan
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.runs.load import load_policy
+from bridgefleet.sim.heuristics import HEURISTICS
+from bridgefleet.sim.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
+from bridgefleet.sim.simulator import FleetSimulator
 
 TRAINED = "trained policy"
 
@@ -120,7 +121,7 @@ def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
     lat = np.full(len(cond), np.nan)
     lon = np.full(len(cond), np.nan)
     if cfg.inventory:
-        from bridgefleet.fleet.inventory import load_inventory
+        from bridgefleet.inventory.load import load_inventory
 
         inv = load_inventory(cfg.inventory, mapping=cfg.inventory_mapping)
         where = {b: i for i, b in enumerate(inv.bridge_id)}

@@ -5,57 +5,23 @@ The same engine runs ``bench --ray``'s preset × seed matrix."""
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-INSTALL = "Ray is not installed: pip install 'bridgefleet[ray]' (Ray Tune 2.x, an optional extra)"
+from bridgefleet.cluster import connect, import_ray
 
-
-def import_ray():
-    """``ray`` and ``ray.tune``, or a one-line error saying how to install them."""
-    try:
-        import ray
-        from ray import tune
-    except ImportError:
-        raise ModuleNotFoundError(INSTALL) from None
-    return ray, tune
-
-
-def connect(address: str | None, option: str = "--ray-address") -> None:
-    """Start Ray on this machine with its cores (no address), or join the cluster at ``address`` (host:port).
-
-    Raises:
-        ConnectionError: the address cannot be reached (checked in 3 s, one line).
-    """
-    ray, _ = import_ray()
-    if address and address != "auto":
-        host, _, port = address.rpartition(":")
-        try:
-            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=3):
-                pass
-        except (OSError, ValueError):
-            raise ConnectionError(f"{option} {address}: no Ray head answers there (start one with "
-                                  "`ray start --head`; give host:port)") from None
-    if ray.is_initialized():
-        return
-    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    import logging
-
-    for name in ("ray", "ray.tune"):  # Tune's INFO lines would bury the table the command prints
-        logging.getLogger(name).setLevel(logging.WARNING)
-    ray.init(address=address, include_dashboard=False, log_to_driver=False,
-             **({} if address else {"num_cpus": len(os.sched_getaffinity(0))}))
+__all__ = ["bench_on_ray", "connect", "import_ray", "run_trials", "trial"]
 
 
 def trial(config: dict[str, Any]) -> None:
     """One sweep trial (runs in a Ray worker): train, or resume its run folder, reporting each evaluation."""
     from ray import tune
 
+    from bridgefleet.config.training import resolve_config
     from bridgefleet.outputs import write_text
-    from bridgefleet.rundir import has_progress
-    from bridgefleet.train import resolve_config, resume, train
+    from bridgefleet.runs.folder import has_progress
+    from bridgefleet.training.runner import resume, train
 
     settings = {k: v for k, v in config.items() if not k.startswith("_")}
     run_dir = Path(config["_out"]) / "trials" / tune.get_context().get_trial_id()
@@ -78,7 +44,7 @@ def trial(config: dict[str, Any]) -> None:
 
 
 def _episodes_done(run_dir: Path) -> int:
-    from bridgefleet.checkpoints import checkpoints
+    from bridgefleet.runs.checkpoints import checkpoints
 
     ckpts = checkpoints(run_dir)
     return int(ckpts[-1].stem.split("_")[1]) if ckpts else 0
@@ -109,7 +75,7 @@ def bench_on_ray(cfgs: Sequence[Any], run_dirs: Sequence[Path],
                  run: Callable[[Any, Path], dict[str, Any]]) -> list[dict[str, Any]]:
     """``bench --ray``: ``run(config, run folder)`` (the bench's in-process runner, which returns its row) for
     every pair as a Ray task with one core and one torch thread; the rows in the given order. The runner is
-    passed in, so this module does not import :mod:`bridgefleet.bench` (which imports it)."""
+    passed in, so this module does not import :mod:`bridgefleet.bench.measure` (which imports it)."""
     import dataclasses
 
     ray, _ = import_ray()

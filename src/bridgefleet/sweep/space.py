@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, read_yaml
-from bridgefleet.train_config import PRESETS, TrainConfig, resolve_config
+from bridgefleet.config.training import PRESETS, TrainConfig, resolve_config
 
 KINDS = ("grid", "choice", "uniform")
 TOP_KEYS = ("preset", "fixed", "space")

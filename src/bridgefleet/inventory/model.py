@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.fleet.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_index
+from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_index
 
 # ------------------------------------------------------------------------------------------------
 # Constants (documented in docs/inventory.md)

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bridgefleet.fleet import strategies as st
-from bridgefleet.fleet.model import GOOD_RATING, N_ACTIONS
-from bridgefleet.fleet.simulator import FleetSimulator
+from bridgefleet.sim import strategies as st
+from bridgefleet.sim.model import GOOD_RATING, N_ACTIONS
+from bridgefleet.sim.simulator import FleetSimulator
 
 Policy = Callable[[FleetSimulator, np.random.Generator], tuple[np.ndarray, np.ndarray]]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, FleetConfig, fleet_mapping, read_yaml
-from bridgefleet.learner import LearnerConfig
+from bridgefleet.config.learner import LearnerConfig
 
 
 @dataclass
@@ -55,7 +55,7 @@ class TrainConfig:
     """TD loss: "mse" (the plan) or "huber"."""
     amp: bool | str = False
     """Mixed precision: "auto" (fp16 + GradScaler on CUDA, bf16 autocast on a CPU with native bf16, each
-    where a probe finds it faster than fp32; else fp32: see :mod:`bridgefleet.hardware`), true (bf16 on CPU /
+    where a probe finds it faster than fp32; else fp32: see :mod:`bridgefleet.training.hardware`), true (bf16 on CPU /
     fp16 on CUDA, forced) or false (fp32)."""
     threads: int | str = "auto"
     """torch intra-op threads: "auto" (probed on the cores this process may use) or a number ≥ 1."""
@@ -83,7 +83,7 @@ class TrainConfig:
     """Share of the episodes over which ε decays linearly."""
     lr_end_fraction: float = 1.0
     """Learning rate at the end as a share of ``lr``, reached on a cosine over the schedule's episodes
-    (Loshchilov & Hutter, ICLR 2017, without restarts); 1.0 keeps it constant. Per-bridge agent only."""
+    (Loshchilov & Hutter, ICLR 2017, without restarts); 1.0 keeps it constant."""
     urban_hidden: tuple[int, ...] = (512, 1024, 512)
     """Urban Q-network torso widths (the plan's network)."""
     rural_hidden: tuple[int, ...] = (256, 256)
@@ -188,9 +188,12 @@ class TrainConfig:
         frac = min(1.0, episodes_done / max(1.0, self.eps_decay_fraction * self.schedule_total))
         return self.eps_start + frac * (self.eps_end - self.eps_start)
 
-    def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None) -> LearnerConfig:
-        """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``)."""
-        return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, double=self.double,
+    def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None, target: str | None = None
+                       ) -> LearnerConfig:
+        """The learner's settings; ``amp`` as resolved for this machine (default: only ``amp: true``); ``target``
+        the TD target's bootstrap (default "double" with ``double: true``, else "max")."""
+        target = target or ("double" if self.double else "max")
+        return LearnerConfig(lr=self.lr, gamma=self.fleet.discount, n_step=self.n_step, target=target,
                              dueling=self.dueling, noisy=self.noisy, loss=self.loss, grad_clip=self.grad_clip,
                              target_sync_every=self.target_sync_every, polyak_tau=self.polyak_tau,
                              amp=self.amp is True if amp is None else amp, compile=self.compile,
@@ -251,13 +254,12 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
-    # The per-bridge trainer (train_bridge.py) builds its own SARSA learner on a batched simulator: no double
-    # targets, noisy heads or torch.compile, no gymnasium vector env, one reward per bridge, one network.
-    "bridge": ("double", "noisy", "compile", "vector", "reward_mode", "urban_reward", "urban_hidden",
-               "rural_hidden"),
-    # The urban and rural learners (train.py, learner.py) keep lr constant: the cosine schedule is the
-    # per-bridge trainer's; the shared per-bridge network is not built.
-    "fleet": ("lr_end_fraction", "bridge_hidden"),
+    # The per-bridge agent learns SARSA targets (the action its knapsack funded next), so no double targets;
+    # its network has no noisy layers; it steps the batched simulator itself (no gymnasium vector env) and
+    # learns one reward per bridge with one network.
+    "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
+    # The urban and rural agents do not build the shared per-bridge network.
+    "fleet": ("bridge_hidden",),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""

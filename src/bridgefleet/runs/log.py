@@ -38,21 +38,6 @@ class Metrics:
         self.f.close()
 
 
-def record_evaluation(run: Any, writer: Any, metrics: Metrics) -> None:
-    """After an evaluation of either trainer (``run.last_eval``): TensorBoard, metrics.csv, ``run.on_eval`` (a
-    sweep's report; checkpointed first, since its scheduler may stop the run there) and the first episode and
-    second at which the target was reached."""
-    ep = run.episodes_done
-    writer.add_scalar("eval/return", run.last_eval, ep)
-    writer.add_scalar("eval/target_return", run.target_return, ep)
-    metrics.eval(ep, run.elapsed(), run.last_eval, run.target_return)
-    if run.on_eval is not None:
-        run.save_checkpoint()
-        run.on_eval(ep, run.elapsed(), run.last_eval)
-    if run.episodes_to_target is None and run.last_eval >= run.target_return:
-        run.episodes_to_target, run.seconds_to_target = ep, run.elapsed()
-
-
 def tensorboard(run_dir: Path, purge_step: int | None = None):
     """The run's SummaryWriter (tb/); a resume passes its checkpoint's episode + 1 as ``purge_step`` so the
     steps logged after the checkpoint by the stopped run are dropped, not repeated."""

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 # Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day (re-exported by
-# bridgefleet.fleet.model, which draws the fleets).
+# bridgefleet.sim.model, which draws the fleets).
 URBAN_RANGES = {"age": (20.0, 50.0), "deck": (800.0, 1200.0), "aadt": (15_000.0, 25_000.0)}
 RURAL_RANGES = {"age": (25.0, 50.0), "deck": (300.0, 600.0), "aadt": (500.0, 3_000.0)}
 RATE_RANGE = (0.030, 0.050)

@@ -7,18 +7,15 @@ seeded with ``s`` behaves identically whether it is simulated alone or as column
 
 from __future__ import annotations
 
-import functools
-import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet import kernels, model
-from bridgefleet.fleet.model import FleetProfile, FleetState
-from bridgefleet.fleet.strategies import N_STRATEGIES, rural_actions
+from bridgefleet.sim import kernels, model
+from bridgefleet.sim.model import FleetProfile, FleetState
+from bridgefleet.sim.strategies import N_STRATEGIES, rural_actions
 
 # Observation scaling (documented in docs/fleet-model.md): features divided by these.
 COND_SCALE = 9.0
@@ -61,7 +58,7 @@ class FleetSimulator:
         config: the fleet configuration.
         num_envs: E, number of fleets simulated together.
         fleet: optional fixed fleet (profile columns, state columns) as returned by
-            :func:`bridgefleet.fleet.model.draw_synthetic_fleet` or an inventory loader; overrides the
+            :func:`bridgefleet.sim.model.draw_synthetic_fleet` or an inventory loader; overrides the
             synthetic draw. Its sizes must match ``config``.
     """
 
@@ -194,7 +191,7 @@ class FleetSimulator:
     # -- observations --------------------------------------------------------------------------------
     def fhwa_weight(self) -> np.ndarray:
         """Deck area counted by FHWA's measures, float64 (E, B) m²: NHS bridges of an inventory that codes NHS
-        membership (NBI item 104), every bridge otherwise (:func:`bridgefleet.fleet.model.fhwa_weight`)."""
+        membership (NBI item 104), every bridge otherwise (:func:`bridgefleet.sim.model.fhwa_weight`)."""
         return model.fhwa_weight(self.profile.deck_area, self.profile.nhs)
 
     @property
@@ -217,95 +214,6 @@ class FleetSimulator:
         kernels.observe(s.condition, s.age, s.ysm, s.rate, self.budget_fraction(), nu, _SCALES, model.POOR_BELOW,
                         model.GOOD_RATING, urban, rural)
         return urban, rural
-
-
-def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] | None]:
-    """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
-
-    For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of
-    its bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck
-    area where that is set. Deterioration rates come by condition band (``RATE_BY_BAND``); where the fleet
-    model has rate factors of its own (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean
-    rate instead, so the rating does not count twice. A training run resolves its fleet in several places
-    (trainer, vector env, every evaluation), so the loaded fleet is cached per file version (path, size,
-    modification time) and options; its arrays are read-only, and it warns once.
-
-    Returns:
-        (config with n_urban / n_rural / budget taken from the inventory, fleet tuple or None for synthetic).
-    """
-    if config.inventory is None:
-        return config, None
-    n_urban, n_rural, fleet = _load_fixed_fleet(
-        config.inventory, config.inventory_mapping, config.county, config.owner, config.max_urban,
-        _file_version(config.inventory))
-    profile, state = fleet
-    if config.inventory_budget_usd_per_m2 is not None:
-        size = profile["deck_area"].astype(np.float64)
-        per_year = config.inventory_budget_usd_per_m2
-    else:
-        size = profile["deck_area"].astype(np.float64) * profile["cost_factor"]
-        per_year = config.budget_share_of_replacement * config.unit_costs_usd_per_m2[4]
-    budget = per_year * float(size.sum())
-    share = float(size[:n_urban].sum() / size.sum())
-    if any(f != 1.0 for f in config.rating_rate_factors):
-        state = {**state, "rate": np.full_like(state["rate"], model.MEAN_RATE)}
-        state["rate"].flags.writeable = False
-    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
-                          urban_budget_share=share), (profile, state)
-
-
-def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:
-    """A resolved fleet (:func:`resolve_fleet`) with its total annual budget ``scale`` × its own (the sized
-    budget) or ``usd`` USD a year; the split between the agencies is kept. Neither given: unchanged.
-
-    Raises:
-        ValueError: both given, or a negative or non-finite value.
-    """
-    if scale is not None and usd is not None:
-        raise ValueError("give a budget scale or a budget in USD, not both")
-    for name, value in (("budget scale", scale), ("budget USD", usd)):
-        if value is not None and not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} {value}: must be a finite number ≥ 0")
-    if scale is None and usd is None:
-        return config
-    urban, rural = config.budgets_usd
-    total = urban + rural
-    share = urban / total if total > 0 else config.n_urban / max(config.n_urban + config.n_rural, 1)
-    return config.replace(annual_budget_usd=float(usd if usd is not None else scale * total),
-                          urban_budget_share=float(share))
-
-
-def _file_version(name_or_path: str) -> tuple[int, int] | None:
-    """(size, mtime_ns) of an inventory file, None for a bundled name or a missing file (the loader says why)."""
-    try:
-        st = os.stat(name_or_path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
-@functools.lru_cache(maxsize=8)
-def _load_fixed_fleet(inventory: str, mapping: str | None, county: str | None, owner: str | None,
-                      max_urban: int | None, version: tuple[int, int] | None
-                      ) -> tuple[int, int, tuple[dict, dict]]:
-    from bridgefleet.fleet.inventory import load_inventory
-
-    inv = load_inventory(inventory, mapping=mapping)
-    if inv.dropped:
-        line, reason = inv.dropped[0]
-        warnings.warn(f"{inv.source}: {len(inv.dropped)} row(s) dropped, first line {line}: {reason} "
-                      f"(bridgefleet inventory {inventory} lists them)", stacklevel=3)
-    if county is not None or owner is not None:
-        inv = inv.filter(county=county, owner=owner)
-    n_urban, n_rural, fleet = inv.to_fleet(max_urban)
-    if max_urban is not None and max_urban > n_urban:
-        warnings.warn(f"{inv.source}: max_urban = {max_urban} but the fleet has only {n_urban} urban "
-                      f"bridge(s); all {n_urban} are under per-bridge control", stacklevel=3)
-    for part in fleet:
-        for arr in part.values():
-            if isinstance(arr, np.ndarray):
-                arr.flags.writeable = False  # shared by every caller of the cache
-    return n_urban, n_rural, fleet
 
 
 def check_actions(urban: object, rural: object, num_envs: int | None, n_urban: int) -> tuple[np.ndarray, np.ndarray]:

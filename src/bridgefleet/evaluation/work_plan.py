@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import ACTION_NAMES, band_shares
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
+from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv
 from bridgefleet.paths import check_writable_file
-from bridgefleet.train import load_policy
+from bridgefleet.runs.load import load_policy
+from bridgefleet.sim.model import ACTION_NAMES, band_shares
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 @dataclass
@@ -152,7 +153,7 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
         ValueError: an unknown policy, bad ``samples``/``years`` or budget.
     """
     from bridgefleet.planning.planner import LagrangianPlanner
-    from bridgefleet.policies import get_policy
+    from bridgefleet.sim.heuristics import get_policy
 
     _check(years, samples)
     decide = LagrangianPlanner(max_poor_deck_area=max_poor) if policy == "lagrangian" else get_policy(policy)

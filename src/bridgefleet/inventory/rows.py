@@ -1,6 +1,6 @@
 """Reading text tables and turning rows into bridges: decoding, fields, ratings, numbers, dropped rows.
-Shared by the NBI reader (:mod:`bridgefleet.fleet.nbi`) and the mapped-CSV reader
-(:mod:`bridgefleet.fleet.mapped_csv`)."""
+Shared by the NBI reader (:mod:`bridgefleet.inventory.nbi`) and the mapped-CSV reader
+(:mod:`bridgefleet.inventory.mapped_csv`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.fleet.inventory_model import (
+from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED,
     NBI_REQUIRED,

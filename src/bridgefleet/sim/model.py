@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgefleet.config import RATE_RANGE, RURAL_RANGES, URBAN_RANGES, FleetConfig
-from bridgefleet.fleet import kernels
+from bridgefleet.sim import kernels
 
 __all__ = ["RATE_RANGE", "RURAL_RANGES", "URBAN_RANGES"]  # re-exported: the synthetic fleet's ranges
 
@@ -162,7 +162,7 @@ def fund_actions(
     Within each agency (urban columns, rural columns) requests are taken worst condition first (ratings
     compared at 0.001 rating points, ties by column). Each is funded if its cost fits the budget that
     remains after the requests before it; otherwise it is deferred (done as "do nothing") and the next
-    request is tried. Compiled in :func:`bridgefleet.fleet.kernels.fund`.
+    request is tried. Compiled in :func:`bridgefleet.sim.kernels.fund`.
 
     Args:
         actions: int (E, B) requested actions.

@@ -1,7 +1,7 @@
 """Rule-based maintenance: the per-bridge threshold rule and the rural agent's 8 fleet-level strategies.
 
 All rules work on arrays (E, B) and return int64 action arrays of the same shape. The budget is applied
-afterwards by :func:`bridgefleet.fleet.model.fund_actions` (worst condition first). The rural strategies
+afterwards by :func:`bridgefleet.sim.model.fund_actions` (worst condition first). The rural strategies
 are one lookup table (:data:`STRATEGY_TABLE`) evaluated by a compiled kernel; the thresholds below are
 the ones it encodes.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgefleet.fleet import kernels
-from bridgefleet.fleet.model import GOOD_RATING, POOR_BELOW
+from bridgefleet.sim import kernels
+from bridgefleet.sim.model import GOOD_RATING, POOR_BELOW
 
 N_STRATEGIES = 8
 STRATEGY_NAMES = (

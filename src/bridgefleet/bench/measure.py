@@ -1,8 +1,8 @@
 """``bridgefleet bench``: the plan's Benchmark Targets table, measured on this machine.
 
-Every training preset of :data:`bridgefleet.train.PRESETS` is trained on the default fleet from several
+Every training preset of :data:`bridgefleet.config.training.PRESETS` is trained on the default fleet from several
 seeds, each run until its greedy evaluation reaches the target return (the best heuristic's, see
-:func:`bridgefleet.train.train`) or an episode cap. Runs are *interleaved* (every preset for seed 0,
+:func:`bridgefleet.training.runner.train`) or an episode cap. Runs are *interleaved* (every preset for seed 0,
 then every preset for seed 1, …) and, by default, each run is a fresh Python process, so machine drift
 and in-process caches (torch.compile, allocator) favour no preset.
 
@@ -15,7 +15,7 @@ CLI wiring (in :mod:`bridgefleet.cli`)::
     b = sub.add_parser("bench", help="...")
     bench.add_arguments(b); b.set_defaults(func=bench.run_from_args)
 
-Also runnable as ``python -m bridgefleet.bench [options]``.
+Also runnable as ``python -m bridgefleet.bench.measure [options]``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bridgefleet.bench_output import (
+from bridgefleet.bench.output import (
     _median,
     _num,
     _write_csv,
@@ -128,10 +128,10 @@ def _pick(table: dict[str, int], preset: str, num_envs: int) -> int:
 
 def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "auto", tiny: bool = False,
                  caps: dict[str, int] | None = None, fleet_model: str = "plan-2025"):
-    """The :class:`~bridgefleet.train.TrainConfig` of one bench run (stop at target, rare checkpoints).
+    """The :class:`~bridgefleet.config.training.TrainConfig` of one bench run (stop at target, rare checkpoints).
 
     Args:
-        preset: a name of :data:`bridgefleet.train.PRESETS`.
+        preset: a name of :data:`bridgefleet.config.training.PRESETS`.
         seed: training seed.
         profile: "quick" or "full" (:data:`PROFILES`).
         device: torch device string ("auto", "cpu", "cuda").
@@ -143,7 +143,7 @@ def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "
         ConfigError: unknown preset, profile or fleet model.
     """
     from bridgefleet.config import ConfigError
-    from bridgefleet.train import resolve_config
+    from bridgefleet.config.training import resolve_config
 
     if profile not in PROFILES:
         raise ConfigError(f"unknown bench profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -210,21 +210,21 @@ def _run_row(cfg: Any, run_dir: Path, summary: dict[str, Any]) -> dict[str, Any]
 def run_one(cfg: Any, run_dir: Path, isolate: bool = True) -> dict[str, Any]:
     """Train one bench run into ``run_dir`` and return its ``bench.csv`` row.
 
-    With ``isolate`` the run is a fresh ``python -m bridgefleet.bench --worker`` process (no caches
+    With ``isolate`` the run is a fresh ``python -m bridgefleet.bench.measure --worker`` process (no caches
     shared with other runs); its wall time counts from the start of training, not interpreter start-up.
     An existing ``run_dir`` (from an earlier bench into the same folder) is replaced.
 
     Raises:
         RuntimeError: if the worker process fails.
     """
-    from bridgefleet.train import train
+    from bridgefleet.training.runner import train
 
     if run_dir.exists():
         shutil.rmtree(run_dir)  # a bench-owned run folder from an earlier invocation into the same --out
     run_dir.mkdir(parents=True)
     if isolate:
         write_json(run_dir / "bench_config.json", cfg.to_dict())
-        proc = subprocess.run([sys.executable, "-m", "bridgefleet.bench", "--worker", str(run_dir)],
+        proc = subprocess.run([sys.executable, "-m", "bridgefleet.bench.measure", "--worker", str(run_dir)],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"bench run {cfg.preset} seed {cfg.seed} failed:\n{proc.stderr[-4000:]}")
@@ -235,7 +235,8 @@ def run_one(cfg: Any, run_dir: Path, isolate: bool = True) -> dict[str, Any]:
 
 
 def _worker(run_dir: str) -> int:
-    from bridgefleet.train import TrainConfig, train
+    from bridgefleet.config.training import TrainConfig
+    from bridgefleet.training.runner import train
 
     path = Path(run_dir)
     cfg = TrainConfig.from_dict(json.loads((path / "bench_config.json").read_text(encoding="utf-8")), str(path))
@@ -325,7 +326,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     Args:
         profile: "quick" (4.4 min measured on 2 CPU cores, 1 seed) or "full" (3 seeds, higher caps, 34 min).
         seeds: number of seeds (0, 1, …), default from the profile.
-        presets: preset names, default all of :data:`bridgefleet.train.PRESETS`; ``baseline`` is needed
+        presets: preset names, default all of :data:`bridgefleet.config.training.PRESETS`; ``baseline`` is needed
             for the speed-up columns.
         device: torch device ("auto", "cpu", "cuda").
         out: output folder; runs go to ``out/runs/<preset>-s<seed>``.
@@ -346,7 +347,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     from tqdm import tqdm
 
     from bridgefleet.config import ConfigError
-    from bridgefleet.train import PRESETS
+    from bridgefleet.config.training import PRESETS
 
     if profile not in PROFILES:
         raise ConfigError(f"unknown bench profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -357,7 +358,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     n_seeds = seeds if seeds is not None else PROFILES[profile].seeds
     if n_seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
-    from bridgefleet.learner import resolve_device
+    from bridgefleet.agents.learner import resolve_device
 
     try:  # an unusable device fails here, in one line, not inside every worker
         resolve_device(device)
@@ -400,7 +401,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
 def _parse_caps(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
-    from bridgefleet.train import PRESETS
+    from bridgefleet.config.training import PRESETS
 
     caps = {}
     for item in text.split(","):
@@ -458,7 +459,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m bridgefleet.bench`` entry point (also runs a single worker with ``--worker DIR``)."""
+    """``python -m bridgefleet.bench.measure`` entry point (also runs a single worker with ``--worker DIR``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--worker"]:
         return _worker(argv[1])

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bridgefleet.fleet.inventory_model import (
+from bridgefleet.inventory.model import (
     _BAD,
     MAX_BAD_FRACTION,
     NBI_REQUIRED,
@@ -16,7 +16,7 @@ from bridgefleet.fleet.inventory_model import (
     _RowProblem,
     state_cost_factor,
 )
-from bridgefleet.fleet.inventory_rows import (
+from bridgefleet.inventory.rows import (
     _Bridge,
     _clean,
     _collect,

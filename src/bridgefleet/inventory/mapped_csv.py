@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from bridgefleet.config import ConfigError, read_yaml
-from bridgefleet.fleet.inventory_model import (
+from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED_MAPPINGS,
     MAX_BAD_FRACTION,
@@ -20,7 +20,7 @@ from bridgefleet.fleet.inventory_model import (
     _RowProblem,
     state_cost_factor,
 )
-from bridgefleet.fleet.inventory_rows import (
+from bridgefleet.inventory.rows import (
     _age,
     _Bridge,
     _clean,

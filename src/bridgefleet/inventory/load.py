@@ -1,7 +1,7 @@
 """Real bridge inventories: FHWA National Bridge Inventory (NBI) files and mapped CSV tables.
 
 An :class:`Inventory` holds one row per bridge (arrays of shape (N,)) and turns into a fixed fleet for
-:class:`bridgefleet.fleet.simulator.FleetSimulator` with :meth:`Inventory.to_fleet`. Every field is
+:class:`bridgefleet.sim.simulator.FleetSimulator` with :meth:`Inventory.to_fleet`. Every field is
 derived from a documented NBI item of the FHWA *Recording and Coding Guide for the Structure Inventory
 and Appraisal of the Nation's Bridges* (1995); the full mapping table, the defaults and the error
 behaviour are in ``docs/inventory.md``.
@@ -13,9 +13,9 @@ Entry points:
 - :func:`load_inventory` — a bundled name (``"dc-2019"``) or a path; picks the reader.
 - :func:`summarize` — the text printed by ``bridgefleet inventory PATH``.
 
-Modules by job: :mod:`~bridgefleet.fleet.inventory_model` (constants, errors, :class:`Inventory`),
-:mod:`~bridgefleet.fleet.inventory_rows` (decoding, fields, rows → bridges), :mod:`~bridgefleet.fleet.nbi` and
-:mod:`~bridgefleet.fleet.mapped_csv` (the two readers); this module picks the reader and summarises.
+Modules by job: :mod:`~bridgefleet.inventory.model` (constants, errors, :class:`Inventory`),
+:mod:`~bridgefleet.inventory.rows` (decoding, fields, rows → bridges), :mod:`~bridgefleet.inventory.nbi` and
+:mod:`~bridgefleet.inventory.mapped_csv` (the two readers); this module picks the reader and summarises.
 
 Bad input raises one :class:`InventoryError` naming the file, the line and the column; a few bad rows
 in an otherwise usable file are dropped and listed in :attr:`Inventory.dropped` instead.
@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.fleet.inventory_model import (  # re-exported: this module is the public face
+from bridgefleet.inventory.mapped_csv import read_csv_inventory
+from bridgefleet.inventory.model import (  # re-exported: this module is the public face
     BUNDLED,
     BUNDLED_MAPPINGS,
     GOOD_MIN,
@@ -49,10 +50,9 @@ from bridgefleet.fleet.inventory_model import (  # re-exported: this module is t
     default_rate,
     state_cost_factor,
 )
-from bridgefleet.fleet.inventory_rows import _clean, _looks_binary, check_delimiter
-from bridgefleet.fleet.mapped_csv import read_csv_inventory
-from bridgefleet.fleet.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE
-from bridgefleet.fleet.nbi import read_nbi
+from bridgefleet.inventory.nbi import read_nbi
+from bridgefleet.inventory.rows import _clean, _looks_binary, check_delimiter
+from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE
 
 __all__ = [
     "BUNDLED", "BUNDLED_MAPPINGS", "GOOD_MIN", "MAX_BAD_FRACTION", "NBI_REQUIRED", "POOR_MAX", "RATE_BY_BAND",

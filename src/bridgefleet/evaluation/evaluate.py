@@ -8,9 +8,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.fleet.model import ACTION_NAMES, POOR_BELOW, band_shares
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet
-from bridgefleet.policies import HEURISTICS, Policy
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.sim.heuristics import HEURISTICS, Policy
+from bridgefleet.sim.model import ACTION_NAMES, POOR_BELOW, band_shares
+from bridgefleet.sim.simulator import FleetSimulator
 
 
 @dataclass

@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluate import EvalResult, evaluate_policy
-from bridgefleet.fleet.simulator import FleetSimulator, resolve_fleet, set_budget
+from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
+from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
@@ -44,8 +45,8 @@ class Level:
 
     Attributes:
         scale: budget as a multiple of the sized budget. budget_usd: total annual budget, USD.
-        result: the planner's evaluation (:class:`bridgefleet.evaluate.EvalResult`: deck-area shares, agency and
-            user cost by sample and year, breaches, present values).
+        result: the planner's evaluation (:class:`bridgefleet.evaluation.evaluate.EvalResult`: deck-area shares,
+            agency and user cost by sample and year, breaches, present values).
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
         aim: the share of deck area poor the planner priced (the rule × one of ``AIMS``).
@@ -184,7 +185,7 @@ def _level_task(*args) -> Level:
 
 
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized) -> list[Level]:
-    from bridgefleet.sweep.ray_run import connect, import_ray
+    from bridgefleet.cluster import connect, import_ray
 
     ray_mod, _ = import_ray()
     connect(None if address == "local" else address)

@@ -142,7 +142,7 @@ def rural_requests(strategy, condition, age, ysm, weight, table, bounds, ysm_min
     code = level × 8 + 4 × (ysm ≥ ysm_min) + 2 × (age ≥ age_min) + risky, level = number of ``bounds``
     (ascending rating thresholds) at or below the rating; risky (only computed for strategy 6): weight ×
     max(0, bounds[-1] − c) above the fleet's mean over rural bridges, and > 0. Writes int64 ``out``
-    (E, B − n_urban). Thresholds and table come from :mod:`bridgefleet.fleet.strategies`.
+    (E, B − n_urban). Thresholds and table come from :mod:`bridgefleet.sim.strategies`.
     """
     e_n, b_n = condition.shape
     n_rural = b_n - n_urban

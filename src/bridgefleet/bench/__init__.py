@@ -1,0 +1,1 @@
+"""The plan's benchmark: every acceleration preset trained to the target return, timed and tabled."""

@@ -1,0 +1,45 @@
+"""Ray, when installed (the ``[ray]`` extra): importing it with a one-line error when it is not, and starting it
+on this machine or joining a cluster. Used by ``sweep``, ``bench --ray`` and ``scenarios --ray-address``."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+INSTALL = "Ray is not installed: pip install 'bridgefleet[ray]' (Ray Tune 2.x, an optional extra)"
+
+
+def import_ray():
+    """``ray`` and ``ray.tune``, or a one-line error saying how to install them."""
+    try:
+        import ray
+        from ray import tune
+    except ImportError:
+        raise ModuleNotFoundError(INSTALL) from None
+    return ray, tune
+
+
+def connect(address: str | None, option: str = "--ray-address") -> None:
+    """Start Ray on this machine with its cores (no address), or join the cluster at ``address`` (host:port).
+
+    Raises:
+        ConnectionError: the address cannot be reached (checked in 3 s, one line).
+    """
+    ray, _ = import_ray()
+    if address and address != "auto":
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=3):
+                pass
+        except (OSError, ValueError):
+            raise ConnectionError(f"{option} {address}: no Ray head answers there (start one with "
+                                  "`ray start --head`; give host:port)") from None
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    import logging
+
+    for name in ("ray", "ray.tune"):  # Tune's INFO lines would bury the table the command prints
+        logging.getLogger(name).setLevel(logging.WARNING)
+    ray.init(address=address, include_dashboard=False, log_to_driver=False,
+             **({} if address else {"num_cpus": len(os.sched_getaffinity(0))}))

@@ -1,0 +1,138 @@
+"""The per-bridge agent's part of the training loop (``agent: bridge``; the loop is :mod:`bridgefleet.training.loop`).
+
+config → batched simulator (E fleets) → per-bridge features → shared Q-network → knapsack per agency
+(:func:`bridgefleet.agents.bridge.decide`) → simulator step → per-bridge transitions (E × B per year) →
+replay → SARSA updates → eval / logs / checkpoints. Every bridge of every fleet is one sample, so a batch is
+bridges × fleets and a fleet of any size trains with the same network.
+
+Target of a transition: the n-step SARSA return y = Σ_{k<m} γ^k r_{t+k} + γ^m (1 − done) Q_target(s_{t+m},
+a_{t+m}), m = min(n, years left), with a_{t+m} the action the allocation funded for that bridge then
+(on-policy, so Q knows how often a deferred bridge is funded later; Sutton & Barto 2018, §7.2). The end of
+the horizon is terminal (the year is an input, as the return is scored over a finite horizon). Fleets run
+their years together, so an episode's transitions are built at its end, all years at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bridgefleet.agents.bridge import N_FEATURES, BridgePolicy, action_costs, bridge_features, build_learner, decide
+from bridgefleet.agents.learner import DQNLearner
+from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
+from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.training.loop import Trainer
+
+SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
+        "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
+"""One transition in the replay: 13 × 4 + 1 + 4 + 4 + 1 + 4 = 66 bytes. The bootstrap state and action are
+not stored twice: ``next_index`` is the replay slot of the transition n years later of the same bridge, written
+in the same episode batch (so overwritten after this one, never before)."""
+
+
+class BridgeTrainer(Trainer):
+    """One per-bridge training run: one learner ("bridge") over every bridge of ``num_envs`` fleets."""
+
+    agent = "bridge"
+
+    def setup(self) -> None:
+        self.sim = FleetSimulator(self.fleet_cfg, self.cfg.num_envs, self.fleet)
+
+    def build_learners(self, amp: bool) -> dict[str, DQNLearner]:
+        return {"bridge": build_learner(self.cfg, amp)}
+
+    def probe(self) -> tuple[Callable[[bool], DQNLearner], dict[str, np.ndarray], str]:
+        cfg = self.cfg
+        rng = np.random.default_rng(0)
+        b = cfg.batch_size
+        batch = {"obs": rng.random((b, N_FEATURES), dtype=np.float32),
+                 "action": rng.integers(0, 5, b).astype(np.int8), "reward": rng.random(b, dtype=np.float32),
+                 "next_obs": rng.random((b, N_FEATURES), dtype=np.float32),
+                 "next_action": rng.integers(0, 5, b).astype(np.int8), "done": np.zeros(b, dtype=np.uint8),
+                 "discount": np.full(b, 0.9, dtype=np.float32)}
+        key = f"bridge {N_FEATURES}-{'-'.join(map(str, cfg.bridge_hidden))}-5 batch {b}"
+        return (lambda amp: build_learner(cfg, amp)), batch, key
+
+    def build_replays(self) -> dict[str, ReplayBuffer]:
+        cfg, fc = self.cfg, self.fleet_cfg
+        if not cfg.per:
+            return {"bridge": ReplayBuffer(cfg.buffer_capacity, SPEC)}
+        # β is annealed over the updates that sample: they start after the first episode that brings the
+        # replay to learning_starts transitions (episodes are added whole), so β reaches 1 by the end.
+        vec_eps = -(-cfg.schedule_total // cfg.num_envs)
+        per_ep = cfg.num_envs * (fc.n_urban + fc.n_rural) * fc.horizon_years
+        first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
+        steps = int((vec_eps - first) * fc.horizon_years * cfg.updates_per_step)
+        return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, SPEC, alpha=cfg.per_alpha,
+                                                  beta_start=cfg.per_beta_start, beta_end=1.0,
+                                                  beta_steps=max(1, steps))}
+
+    def policy(self) -> BridgePolicy:
+        learner = self.learners["bridge"]
+        return BridgePolicy(learner.acting, learner.device)
+
+    def q_values(self, feats: np.ndarray) -> np.ndarray:
+        """Q float32 (E, B, 5) of features float32 (E, B, N_FEATURES), from the acting network."""
+        q = self.learners["bridge"].q_values(feats.reshape(-1, N_FEATURES))
+        return q.cpu().numpy().reshape(*feats.shape[:2], 5)
+
+    def run_episode(self, epsilon: float) -> np.ndarray:
+        cfg, sim = self.cfg, self.sim
+        sim.reset(None, [cfg.seed + self.episodes_done * 7919 + i for i in range(cfg.num_envs)])
+        cost = action_costs(sim)
+        ep_return = np.zeros(cfg.num_envs)
+        gamma = self.fleet_cfg.discount
+        episode: tuple[list, list, list] = ([], [], [])
+        for year in range(self.fleet_cfg.horizon_years):
+            feats = bridge_features(sim, cost)
+            q = self.q_values(feats)
+            explore = self.rng.random(q.shape[:2]) < epsilon
+            actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
+            res = sim.step_requests(actions)
+            ep_return += gamma**year * res.reward
+            for store, x in zip(episode, (feats, res.actions, res.bridge_reward * cfg.reward_scale), strict=True):
+                store.append(x)
+            self.env_steps += cfg.num_envs
+            self.learn_step()
+        self._add_episode(*(np.stack(x) for x in episode))
+        return ep_return
+
+    def sample(self, name: str, batch_size: int | None = None) -> dict[str, np.ndarray]:
+        """A replay batch with the bootstrap state and action gathered through ``next_index``."""
+        replay = self.replays[name]
+        batch = replay.sample(batch_size or self.cfg.batch_size, self.rng)
+        boot = replay.gather(batch["next_index"], ("obs", "action"))
+        batch["next_obs"], batch["next_action"] = boot["obs"], boot["action"]
+        return batch
+
+    def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """n-step transitions of every bridge and year of an episode: feats (T, E, B, F), actions and rewards
+        (T, E, B)."""
+        replay = self.replays["bridge"]
+        t_n = feats.shape[0]
+        gamma = self.fleet_cfg.discount
+        n = self.cfg.n_step
+        ret = np.zeros_like(rewards, dtype=np.float64)
+        for k in range(n):  # ret[t] = Σ_{k < min(n, T − t)} γ^k r[t + k]
+            ret[: t_n - k] += gamma**k * rewards[k:]
+        ahead = np.minimum(np.arange(t_n) + n, t_n)  # year of the bootstrap state (T: terminal)
+        m = ahead - np.arange(t_n)
+        nxt = np.minimum(ahead, t_n - 1)
+
+        def per_year(x: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(x[:, None, None], actions.shape).reshape(-1)
+
+        n_items = actions.size
+        slots = replay.add({"obs": feats.reshape(-1, N_FEATURES), "action": actions.reshape(-1),
+                            "reward": ret.reshape(-1), "next_index": np.zeros(n_items, np.int32),
+                            "done": per_year((ahead >= t_n).astype(np.uint8)), "discount": per_year(gamma**m)})
+        # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
+        # batch larger than the replay keeps its last items, so a kept item's bootstrap is kept too.
+        skip = n_items - len(slots)
+        k = np.arange(n_items).reshape(actions.shape)
+        replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)[skip:] - skip]
+
+    def summary_extra(self) -> dict[str, Any]:
+        return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s)) for s, d in SPEC.values()))}
