@@ -47,8 +47,8 @@ def profile_default(episodes: int, out: Path) -> None:
         "env (FleetVectorEnv.step)": cum("envs/vector.py:step"),
         "replay (add, sample, priorities)": cum("replay/buffers.py:add") + cum("replay/buffers.py:sample")
         + cum("replay/buffers.py:update_priorities") + cum("replay/nstep.py:add"),
-        "learner updates": cum("learner.py:update"),
-        "acting (forward passes)": cum("learner.py:act"),
+        "learner updates": cum("agents/learner.py:update"),
+        "acting (forward passes)": cum("agents/learner.py:act"),
         "evaluation (incl. heuristics)": cum("bridgefleet/evaluation/evaluate.py:evaluate_policy"),
     }
     print(f"\nprofile of `default`, {episodes} episodes, {total:.1f} s wall:")

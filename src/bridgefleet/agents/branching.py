@@ -12,12 +12,7 @@ import torch
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.agents.networks import RuralQNetwork, UrbanQNetwork
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.sim.simulator import RURAL_OBS_DIM, FleetSimulator
-
-
-def urban_obs_dim(n_urban: int) -> int:
-    """Urban observation width: 4 features per urban bridge and the budget fraction."""
-    return n_urban * 4 + 1
+from bridgefleet.sim.simulator import RURAL_OBS_DIM, FleetSimulator, urban_obs_dim
 
 
 def build_learners(cfg: TrainConfig, n_urban: int, amp: bool | None = None) -> tuple[DQNLearner, DQNLearner]:

@@ -322,11 +322,12 @@ class DQNLearner:
         Polyak-averaged after every update when ``config.polyak_tau`` is set.
 
         Args:
-            batch: ``obs (B, obs_dim) f32``, ``action (B, n_branches) int64``,
-                ``reward (B,) or (B, n_branches) f32``, ``next_obs (B, obs_dim) f32``,
-                ``done (B,) f32`` (1 = terminated), ``discount (B,) f32`` (γ^m), and optionally
-                ``weights (B,) f32`` importance-sampling weights (default ones). NumPy arrays or tensors
-                on any device; extra keys (e.g. ``indices``) are ignored.
+            batch: ``obs (B, obs_dim) f32``, ``action (B, n_branches) int64`` (``(B,)`` for a one-branch
+                network), ``reward (B,) or (B, n_branches) f32``, ``next_obs (B, obs_dim) f32``,
+                ``done (B,) f32`` (1 = terminated), ``discount (B,) f32`` (γ^m), ``next_action`` shaped as
+                ``action`` (required for ``target: sarsa``), and optionally ``weights (B,) f32``
+                importance-sampling weights (default ones). NumPy arrays or tensors on any device; extra keys
+                (e.g. ``indices``) are ignored.
 
         Returns:
             ``{"loss": float, "td_error": np.ndarray (B,) float32 (mean over branches of |y − Q|, for
@@ -334,7 +335,8 @@ class DQNLearner:
             single device-to-host transfer.
 
         Raises:
-            ValueError: if a required key is missing or a field has the wrong shape.
+            ValueError: if a required key is missing (``next_action`` for SARSA targets) or a field has the
+                wrong shape.
         """
         t = self._to_device(batch)
         self._reset_noise(self.online, self.target)

@@ -7,7 +7,7 @@ from gymnasium import spaces
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.sim.model import N_ACTIONS
-from bridgefleet.sim.simulator import RURAL_OBS_DIM
+from bridgefleet.sim.simulator import RURAL_OBS_DIM, urban_obs_dim
 from bridgefleet.sim.strategies import N_STRATEGIES
 
 OBS_HIGH = 1000.0
@@ -16,7 +16,7 @@ OBS_HIGH = 1000.0
 
 def urban_observation_space(config: FleetConfig) -> spaces.Box:
     """Box (n_urban*4 + 1,), float32, scaled features ≥ 0 (see docs/fleet-model.md)."""
-    return spaces.Box(0.0, OBS_HIGH, shape=(config.n_urban * 4 + 1,), dtype=np.float32)
+    return spaces.Box(0.0, OBS_HIGH, shape=(urban_obs_dim(config.n_urban),), dtype=np.float32)
 
 
 def rural_observation_space() -> spaces.Box:

@@ -2,7 +2,7 @@
 
 NumPy expressions of the model needed 40–60 array operations per year, each a full pass over memory with
 its own dispatch cost; the funding rule (worst first, skip what does not fit) is sequential by nature.
-These kernels do a year in a few compiled passes. The plain-Python oracle is ``fleet/reference.py``.
+These kernels do a year in a few compiled passes. The plain-Python oracle is ``sim/reference.py``.
 """
 
 from __future__ import annotations

@@ -27,8 +27,6 @@ MAX_RATING = 9.0
 GOOD_RATING = 7.0
 """FHWA Good/Fair/Poor: lowest rating ≥ 7 good, 5–6 fair, ≤ 4 poor (here: < 5 on the float scale)."""
 POOR_BELOW = 5.0
-N_FEATURES = 4
-"""Bridge state features, in order: condition rating, age (years), years since maintenance, rate."""
 
 MEAN_RATE = sum(RATE_RANGE) / 2
 """The synthetic fleet's mean deterioration rate (0.04 rating points a year): the unit of the rate factors."""

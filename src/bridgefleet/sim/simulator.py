@@ -23,6 +23,14 @@ AGE_SCALE = 100.0
 YSM_SCALE = 30.0
 RATE_SCALE = 0.05
 RURAL_OBS_DIM = 10
+URBAN_FEATURES = 4
+"""Urban observation features per urban bridge (condition rating, age, years since maintenance, rate, each
+scaled); the urban observation is these for every urban bridge and the budget fraction (:func:`urban_obs_dim`)."""
+
+
+def urban_obs_dim(n_urban: int) -> int:
+    """Urban observation width: :data:`URBAN_FEATURES` per urban bridge and the budget fraction (81 for 20)."""
+    return n_urban * URBAN_FEATURES + 1
 _SCALES = np.array([COND_SCALE, AGE_SCALE, YSM_SCALE, RATE_SCALE])
 
 
@@ -209,7 +217,7 @@ class FleetSimulator:
         """Scaled observations: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10)."""
         s = self.state
         e, nu = self.num_envs, self.n_urban
-        urban = np.empty((e, nu * 4 + 1), dtype=np.float32)
+        urban = np.empty((e, urban_obs_dim(nu)), dtype=np.float32)
         rural = np.empty((e, RURAL_OBS_DIM), dtype=np.float32)
         kernels.observe(s.condition, s.age, s.ysm, s.rate, self.budget_fraction(), nu, _SCALES, model.POOR_BELOW,
                         model.GOOD_RATING, urban, rural)

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.agents.branching import agent_policy, build_learners, urban_obs_dim
+from bridgefleet.agents.branching import agent_policy, build_learners
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
 from bridgefleet.replay import NStepAccumulator, PrioritizedReplayBuffer, ReplayBuffer
-from bridgefleet.sim.simulator import RURAL_OBS_DIM
+from bridgefleet.sim.simulator import RURAL_OBS_DIM, urban_obs_dim
 from bridgefleet.training.loop import Trainer
 
 
