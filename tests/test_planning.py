@@ -128,7 +128,12 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     lagr = data["policies"]["lagrangian"]
     assert set(lagr) == {"mean", "ci95", "annual_cost_usd", "annual_cost_by_agency_usd", "share_poor_end",
                          "deferred_per_year", "share_poor_at_year", "treatments_per_year", "deck_area_share_by_year",
-                         "agency_cost_usd", "user_cost_usd", "poor_deck_area_rule"}
+                         "agency_cost_usd", "user_cost_usd", "poor_deck_area_rule", "below_bound"}
+    # 100 bridges; one reward unit is 100,000 USD; 30 years at γ = 0.95: annuity (1 − 0.95³⁰) / 0.05 = 15.707
+    gap = (data["bound"]["mean"] - lagr["mean"]) / 100
+    assert lagr["below_bound"]["per_bridge"] == pytest.approx(gap)
+    assert lagr["below_bound"]["usd_per_bridge_year"] == pytest.approx(gap * 100_000 / ((1 - 0.95**30) / 0.05))
+    assert "below the bound, per bridge | USD per bridge a year |" in text
     deck = lagr["deck_area_share_by_year"]
     np.testing.assert_allclose(np.add(np.add(deck["good"], deck["fair"]), deck["poor"]), 1.0)
     assert lagr["agency_cost_usd"]["undiscounted"] == pytest.approx(30 * lagr["annual_cost_usd"])
@@ -157,7 +162,8 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
 
 
 def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_path, capsys):
-    assert main(["evaluate", "--policy", "worst_first", "--no-bound", "--fleet-model", "plan-2025", "--quiet"]) == 0
+    assert main(["evaluate", "--policy", "worst_first", "--no-bound", "--fleet-model", "plan-2025", "--quiet",
+                 "--seed", "1000000"]) == 0
     assert "| worst_first | -735.70 |" in capsys.readouterr().out  # the published figure (100 fleets)
     cfg = tmp_path / "fleet.yaml"
     cfg.write_text("model: plan-2025\nn_urban: 10\n")

@@ -1,6 +1,7 @@
 """Training options the run's agent never reads are refused when set (by a file or the command line), in one
 line naming them and the agent; the presets' own settings never are."""
 
+import numpy as np
 import pytest
 import yaml
 
@@ -91,3 +92,28 @@ def test_a_sweep_searching_an_option_its_agent_ignores_is_refused(tmp_path):
         load_space(path)
     path.write_text(yaml.safe_dump({"preset": "default", "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
     assert load_space(path).trials(samples=1, seeds=1) == 2
+
+
+def test_training_validation_and_test_fleets_stay_apart():
+    from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, VALIDATION_SEED, training_seeds_hit
+
+    assert TrainConfig().eval_seed == VALIDATION_SEED
+    for preset in PRESETS:  # no preset evaluates on the test fleets, nor trains on its validation fleets
+        cfg = resolve_config(preset)
+        assert not TEST_SEED <= cfg.eval_seed < TEST_SEED + TEST_FLEETS
+    with pytest.raises(ConfigError, match="eval_seed = 1000000000: the evaluations during training would use test"):
+        resolve_config("default", None, {"eval_seed": TEST_SEED})
+    # default preset: 16 fleets a vector episode, so vector episode 15 of seed 99,440 starts at fleet
+    # 99,440 + 15 × 16 × 7,919 = 2,000,000, the first validation fleet
+    with pytest.raises(ConfigError, match=r"seed = 99440: .* fleet seed 2000000, one of the validation fleets "
+                                          r"\(2000000 … 2000049\); pick another seed"):
+        resolve_config("default", None, {"seed": 99_440})
+    assert resolve_config("default", None, {"seed": 99_440, "episodes": 240}).seed == 99_440  # stops before it
+    # the arithmetic equals listing every training fleet
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        seed, e, n = int(rng.integers(0, 5000)), int(rng.choice([1, 3, 16])), int(rng.integers(1, 60))
+        lo = int(rng.integers(0, 500_000))
+        hi = lo + int(rng.integers(1, 20_000))
+        fleets = [seed + 7919 * k + i for k in range(0, -(-n // e) * e, e) for i in range(e)]
+        assert training_seeds_hit(seed, e, n, lo, hi) == min((x for x in fleets if lo <= x < hi), default=None)

@@ -11,6 +11,7 @@ from typing import Any
 
 from bridgefleet.config import ConfigError, FleetConfig, fleet_mapping, read_yaml
 from bridgefleet.config.learner import LearnerConfig
+from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, VALIDATION_SEED, training_seeds_hit
 
 
 @dataclass
@@ -99,8 +100,9 @@ class TrainConfig:
     """Evaluate every this many training episodes."""
     eval_episodes: int = 50
     """Evaluation fleets (seeds eval_seed, eval_seed+1, …)."""
-    eval_seed: int = 1_000_000
-    """First evaluation seed, disjoint from training seeds."""
+    eval_seed: int = VALIDATION_SEED
+    """First evaluation seed: the validation fleets (:mod:`bridgefleet.config.seeds`); training fleets that
+    would meet them, and evaluations on the test fleets, are refused."""
     checkpoint_every: int = 200
     """Checkpoint every this many episodes."""
     checkpoint_replay: bool = False
@@ -170,6 +172,22 @@ class TrainConfig:
         for name, (ok, need) in checks.items():
             if not ok:
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}")
+        self._check_seeds()
+
+    def _check_seeds(self) -> None:
+        """Training, validation and test fleets stay apart (:mod:`bridgefleet.config.seeds`)."""
+        test = (TEST_SEED, TEST_SEED + TEST_FLEETS)
+        ev = (self.eval_seed, self.eval_seed + self.eval_episodes)
+        if ev[0] < test[1] and test[0] < ev[1]:
+            raise ConfigError(f"training option eval_seed = {self.eval_seed}: the evaluations during training would "
+                              f"use test fleets (seeds {TEST_SEED:,} …), which nothing may be tuned or chosen on; "
+                              f"evaluate on the validation fleets (eval_seed {VALIDATION_SEED}, the default)")
+        for what, (lo, hi) in (("validation", ev), ("test", test)):
+            hit = training_seeds_hit(self.seed, self.num_envs, self.episodes, lo, hi)
+            if hit is not None:
+                raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and "
+                                  f"{self.episodes} episodes the run would train on fleet seed {hit}, one of the "
+                                  f"{what} fleets ({lo} … {hi - 1}); pick another seed")
 
     @property
     def schedule_total(self) -> int:
@@ -248,8 +266,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 2048, "lr": 1e-3,
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": 1.0, "eval_every": 160, "checkpoint_every": 160,
-                "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
-                "eval_seed": 2_000_000},
+                "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3},
 }
 
 

@@ -150,28 +150,45 @@ def best_heuristic(results: list[EvalResult]) -> EvalResult:
     return max((r for r in results if r.policy != "random"), key=lambda r: r.mean_return)
 
 
-def format_table(results: list[EvalResult], bound: tuple[float, float] | None = None) -> str:
+def bound_gap(result: EvalResult, bound: float, n_bridges: int, cost_lambda: float) -> tuple[float, float]:
+    """How far a policy is below the bound, per bridge: (bound − mean return) / bridges in return units, and the
+    same in USD of cost-equivalent per bridge and year (÷ λ, reward units per USD, and ÷ Σ_{t<T} γ^t, the
+    annuity factor of the horizon). Unlike a percentage of the return, neither depends on where the return's
+    zero lies."""
+    per_bridge = (bound - result.mean_return) / n_bridges
+    annuity = float(np.sum(result.discount ** np.arange(result.deck_by_year.shape[1])))
+    return per_bridge, per_bridge / cost_lambda / annuity
+
+
+def format_table(results: list[EvalResult], bound: tuple[float, float] | None = None, n_bridges: int | None = None,
+                 cost_lambda: float | None = None) -> str:
     """Markdown table of results, best first.
 
     With ``bound`` (mean, 95 % CI half-width of the budget-relaxed upper bound on the same fleets) the bound
-    is the last row, and a column gives the share of the distance from do-nothing to the bound that each
-    policy covers (do_nothing must be among the results).
+    is the last row, a column gives the share of the distance from do-nothing to the bound that each
+    policy covers (do_nothing must be among the results) and, with ``n_bridges`` and ``cost_lambda``, two more
+    the distance to the bound per bridge, in return units and in USD a year (:func:`bound_gap`).
     """
     base = next((r.mean_return for r in results if r.policy == "do_nothing"), None)
     covered = bound is not None and base is not None and bound[0] > base
+    gaps = bound is not None and n_bridges is not None and cost_lambda is not None
     head = ("| policy | mean discounted return | 95 % CI | mean annual cost (USD) | share poor at end "
             "| deferred / year |" + (" do-nothing → bound covered |" if covered else "")
-            + "\n|---|---:|---:|---:|---:|---:|" + ("---:|" if covered else ""))
+            + (" below the bound, per bridge | USD per bridge a year |" if gaps else "")
+            + "\n|---|---:|---:|---:|---:|---:|" + ("---:|" if covered else "") + ("---:|---:|" if gaps else ""))
     rows = []
     for r in sorted(results, key=lambda r: -r.mean_return):
         row = (f"| {r.policy} | {r.mean_return:.2f} | ± {r.ci95:.2f} | {r.mean_annual_cost_usd:,.0f} | "
                f"{r.share_poor_end:.1%} | {r.deferred_per_year:.2f} |")
         if covered:
             row += f" {(r.mean_return - base) / (bound[0] - base):.1%} |"
+        if gaps:
+            units, usd = bound_gap(r, bound[0], n_bridges, cost_lambda)
+            row += f" {units:.3f} | {usd:,.0f} |"
         rows.append(row)
     if bound is not None:
         rows.append(f"| upper bound (budget relaxed) | {bound[0]:.2f} | ± {bound[1]:.2f} | – | – | – |"
-                    + (" 100% |" if covered else ""))
+                    + (" 100% |" if covered else "") + (" 0 | 0 |" if gaps else ""))
     return "\n".join([head, *rows])
 
 
@@ -205,13 +222,14 @@ def format_fhwa_table(results: list[EvalResult], rule: float = 0.10, cost_lambda
 
 
 def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
-            rule: float = 0.10) -> dict:
+            rule: float = 0.10, n_bridges: int | None = None, cost_lambda: float | None = None) -> dict:
     """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {urban, rural},
     share_poor_end, deferred_per_year, share_poor_at_year {"10", "20", "30"} (years within the horizon),
     treatments_per_year {action name: bridges per year}, deck_area_share_by_year {good, fair, poor: (T,)},
     agency_cost_usd and user_cost_usd {per_year (T,), present_value, undiscounted}, poor_deck_area_rule {rule,
-    fleet_years, any_year, three_consecutive, worst_year, worst_year_poor}}}, "bound": {mean, ci95}}`` (bound
-    None when not computed)."""
+    fleet_years, any_year, three_consecutive, worst_year, worst_year_poor}, below_bound {per_bridge,
+    usd_per_bridge_year} (with the bound, ``n_bridges`` and ``cost_lambda``; :func:`bound_gap`)}}, "bound": {mean,
+    ci95}}`` (bound None when not computed)."""
     policies = {r.policy: {"mean": r.mean_return, "ci95": r.ci95, "annual_cost_usd": r.mean_annual_cost_usd,
                            "annual_cost_by_agency_usd": dict(zip(("urban", "rural"),
                                                                  r.annual_cost_by_agency_usd.tolist(), strict=True)),
@@ -230,6 +248,10 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
                                              "undiscounted": float(r.user_usd.sum(1).mean())},
                            "poor_deck_area_rule": {"rule": rule, **r.breaches(rule)}}
                 for r in results}
+    if bound is not None and n_bridges is not None and cost_lambda is not None:
+        for r in results:
+            units, usd = bound_gap(r, bound[0], n_bridges, cost_lambda)
+            policies[r.policy]["below_bound"] = {"per_bridge": units, "usd_per_bridge_year": usd}
     return {"policies": policies, "bound": None if bound is None else {"mean": bound[0], "ci95": bound[1]}}
 
 

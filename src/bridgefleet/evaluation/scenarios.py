@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
@@ -112,7 +113,7 @@ class Scenarios:
 
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
-                  rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = 1_000_000,
+                  rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = TEST_SEED,
                   bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = 0.02
                   ) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).

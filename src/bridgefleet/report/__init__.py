@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenarios import SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
@@ -38,7 +39,7 @@ def json_script(data: Any) -> str:
 
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
-                 episodes: int = 100, seed: int = 1_000_000, samples: int = 16, bound: bool = True,
+                 episodes: int = 100, seed: int = TEST_SEED, samples: int = 16, bound: bool = True,
                  progress: bool = False, table: Callable[[str], Any] | None = None,
                  max_urban: int | None = None, scenarios: str | Path | None = None,
                  plan_policy: str | None = None) -> Path:
@@ -72,7 +73,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         scenario_data = json.loads(path.read_text(encoding="utf-8"))
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy)
     if table is not None:
-        table(format_table(data.results, data.bound) + "\n\n" + data.sentence)
+        n_bridges = len(data.fleet.bridge_id)
+        table(format_table(data.results, data.bound, n_bridges, data.cost_lambda) + "\n\n" + data.sentence)
     plan = data.plan
     acted = plan.action > 0
     first = np.where(acted.any(0), acted.argmax(0) + 1, 0)

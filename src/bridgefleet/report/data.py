@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, best_heuristic, evaluate_with_bound
 from bridgefleet.evaluation.work_plan import Plan, compute_plan, policy_plan
 from bridgefleet.inventory.fleet import resolve_fleet
@@ -68,7 +69,7 @@ class ReportData:
     cost_lambda: float = 1e-5  # reward units per USD (1/λ USD a unit)
 
 
-def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = 1_000_000,
+def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = TEST_SEED,
            samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None,
            plan_policy: str | None = None) -> ReportData:
     """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.

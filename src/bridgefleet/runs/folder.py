@@ -27,9 +27,9 @@ from typing import Any
 
 import yaml
 
-from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.config import ConfigError
 from bridgefleet.outputs import write_csv, write_text
+from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.runs.log import Metrics
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "training_curve.png", "final.pt")
@@ -118,8 +118,8 @@ def preflight(cfg: Any) -> None:
     Raises:
         ValueError (InventoryError, ConfigError): naming the problem and the option that fixes it.
     """
-    from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.agents.learner import resolve_device
+    from bridgefleet.inventory.fleet import resolve_fleet
 
     try:
         resolve_device(cfg.device)  # CUDA asked for where there is none: its message says so

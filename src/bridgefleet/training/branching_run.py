@@ -15,6 +15,7 @@ import numpy as np
 
 from bridgefleet.agents.branching import agent_policy, build_learners
 from bridgefleet.agents.learner import DQNLearner
+from bridgefleet.config.seeds import TRAINING_STRIDE
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.envs.fleet_env import FleetEnv
 from bridgefleet.envs.vector import FleetVectorEnv
@@ -121,7 +122,7 @@ class BranchingTrainer(Trainer):
         acc_u, acc_r = self.accumulators["urban"], self.accumulators["rural"]
         # Episodes start at the same time in every fleet, each seeded by the episodes done before it, so a
         # run resumed from a checkpoint (taken between episodes) meets the same fleets as one never stopped.
-        obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * 7919)
+        obs, _ = self.env.reset(seed=cfg.seed + self.episodes_done * TRAINING_STRIDE)
         ep_return = np.zeros(cfg.num_envs)
         gamma = self.fleet_cfg.discount
         year, done = 0, np.zeros(cfg.num_envs, dtype=bool)

@@ -21,6 +21,7 @@ import numpy as np
 
 from bridgefleet.agents.bridge import N_FEATURES, BridgePolicy, action_costs, bridge_features, build_learner, decide
 from bridgefleet.agents.learner import DQNLearner
+from bridgefleet.config.seeds import TRAINING_STRIDE
 from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.loop import Trainer
@@ -80,7 +81,7 @@ class BridgeTrainer(Trainer):
 
     def run_episode(self, epsilon: float) -> np.ndarray:
         cfg, sim = self.cfg, self.sim
-        sim.reset(None, [cfg.seed + self.episodes_done * 7919 + i for i in range(cfg.num_envs)])
+        sim.reset(None, [cfg.seed + self.episodes_done * TRAINING_STRIDE + i for i in range(cfg.num_envs)])
         cost = action_costs(sim)
         ep_return = np.zeros(cfg.num_envs)
         gamma = self.fleet_cfg.discount

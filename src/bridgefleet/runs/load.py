@@ -1,0 +1,77 @@
+"""A trained run's policy, read from its folder without the trainer: final.pt (the acting networks at the best
+evaluation), else its newest intact checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bridgefleet.agents import branching, bridge
+from bridgefleet.agents.learner import DQNLearner, resolve_device
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
+
+__all__ = ["load_agents", "load_policy"]
+
+
+def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
+    """The run's config and model state: final.pt, else (missing or damaged) its newest intact checkpoint,
+    with a note naming the file used. Storages are mapped to the CPU, so a run trained on a GPU opens anywhere."""
+    run_dir = Path(run_dir)
+    final = run_dir / "final.pt"
+    paths = ([final] if final.exists() else []) + checkpoints(run_dir)[::-1]
+    if not paths:
+        raise FileNotFoundError(f"{run_dir}: no final.pt or checkpoint (is it a bridgefleet run directory?)")
+    resolve_device(device)  # an unusable --device is named before any file is read
+    found = newest_intact(paths)  # onto the CPU (a GPU run opens anywhere); the learners move it
+    if found is None:
+        raise FileNotFoundError(f"{run_dir}: no intact final.pt or checkpoint (each is named above)")
+    path, state = found
+    if path != final:
+        note(f"note: {run_dir}: no {'intact ' if final.exists() else ''}final.pt; using {path.name} "
+             f"(episode {state['episodes_done']})")
+    data = dict(state["config"])
+    data["device"] = device
+    data["compile"] = "off"
+    return TrainConfig.from_dict(data, str(path)), state
+
+
+def _weights(state: dict[str, Any], name: str) -> dict[str, Any]:
+    """Learner ``name``'s network: final.pt's (the acting network at the best evaluation), or a checkpoint's
+    online network (the newest)."""
+    return state[name]["online"]
+
+
+def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, DQNLearner, DQNLearner]:
+    """The trained urban and rural agents of a finished run (final.pt, else the latest checkpoint).
+
+    Raises:
+        FileNotFoundError: if the folder holds neither. ValueError: a per-bridge run (use :func:`load_policy`).
+    """
+    cfg, state = _load_run(run_dir, device)
+    if cfg.agent != "fleet":
+        raise ValueError(f"{run_dir} holds a per-bridge agent (agent: {cfg.agent}), not urban and rural agents")
+    fleet_cfg, _ = resolve_fleet(cfg.fleet)
+    urban, rural = branching.build_learners(cfg, fleet_cfg.n_urban)
+    urban.load_weights(_weights(state, "urban"))
+    rural.load_weights(_weights(state, "rural"))
+    return cfg, urban, rural
+
+
+def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, Callable]:
+    """The greedy policy of a trained run of either agent, for
+    :func:`bridgefleet.evaluation.evaluate.evaluate_policy`.
+
+    Raises:
+        FileNotFoundError: if the folder holds no final.pt or checkpoint.
+    """
+    cfg, state = _load_run(run_dir, device)
+    if cfg.agent == "bridge":
+        learner = bridge.build_learner(cfg)
+        learner.load_weights(_weights(state, "bridge"))
+        learner.acting.eval()
+        return cfg, bridge.BridgePolicy(learner.acting, learner.device)
+    _, urban, rural = load_agents(run_dir, device)
+    return cfg, branching.agent_policy(urban, rural)
