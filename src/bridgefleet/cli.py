@@ -70,7 +70,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     planner = not args.no_bound
     results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
                                          step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
-                                         max_poor_deck_area=args.max_poor_deck_area)
+                                         max_poor_deck_area=args.max_poor_deck_area, budget_scale=args.budget_scale)
     rule = args.max_poor_deck_area if args.max_poor_deck_area is not None else 0.10
     from bridgefleet.inventory.fleet import resolve_fleet
 
@@ -355,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
     e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
+    e.add_argument("--budget-scale", type=float, help="every policy (and the bound) at this multiple of the sized "
+                   "annual budget (default 1; a run trained with budget_scale_range decides at any level)")
     _bound_options(e)
     e.set_defaults(func=cmd_evaluate)
 

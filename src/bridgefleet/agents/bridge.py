@@ -45,7 +45,7 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
-    annual = np.broadcast_to(np.asarray(sim.annual_budget, dtype=np.float64), (e_n, 2))
+    annual = sim.fleet_annual_budget
     per_bridge = np.maximum(annual[:, ag], 1.0)  # (E, B)
     f = np.empty((e_n, b_n, N_FEATURES), dtype=np.float32)
     f[..., 0] = s.condition / COND_SCALE

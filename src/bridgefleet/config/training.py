@@ -94,8 +94,11 @@ class TrainConfig:
     urban_reward: str = "per_bridge"
     """"per_bridge" (reward decomposition: branch d learns bridge d's own reward; measured better, see
     docs/learner.md) or "scalar" (one reward for all urban branches)."""
-    reward_scale: float = 0.01
-    """Rewards are multiplied by this before learning (keeps Q-values of order 1–10)."""
+    reward_scale: float | str = 0.01
+    """Rewards are multiplied by this before learning (keeps Q-values of order 1–10); "auto": 1 / the standard
+    deviation of a bridge's yearly reward when nothing is done, measured on the run's first training fleets before
+    training (:func:`bridgefleet.training.loop.fleet_reward_scale`), so the same preset learns at the same scale
+    on any fleet."""
     eval_every: int = 200
     """Evaluate every this many training episodes."""
     eval_episodes: int = 50
@@ -111,6 +114,11 @@ class TrainConfig:
     schedule_episodes: int | None = None
     """Episodes the ε and PER-β schedules are laid over (None: ``episodes``). A resume that changes
     ``episodes`` keeps the first total here, so the schedules continue where they were and never go back."""
+    budget_scale_range: tuple[float, float] | None = None
+    """Train across budget levels: each training fleet's annual budgets × a level drawn uniformly from [lo, hi]
+    every episode (e.g. [0.25, 2], the levels of ``scenarios``), so one run decides at any budget (the agent
+    sees the level through its budget and cost-to-budget features). None: the sized budget. Evaluations during
+    training stay at the sized budget. Per-bridge agent only."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
@@ -119,6 +127,15 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if isinstance(self.fleet, dict):
             self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
+        if self.budget_scale_range is not None:
+            r = self.budget_scale_range
+            ok = (isinstance(r, list | tuple) and len(r) == 2 and all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in r)
+                and 0 <= r[0] <= r[1])
+            if not ok:
+                raise ConfigError(f"training option budget_scale_range = {r!r}: must be two numbers [lo, hi] with "
+                                  "0 <= lo <= hi, or left out")
+            self.budget_scale_range = (float(r[0]), float(r[1]))
         for name in ("urban_hidden", "rural_hidden", "bridge_hidden"):
             widths = getattr(self, name)
             if isinstance(widths, str | int | float) or not all(
@@ -129,7 +146,7 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
-                     "eps_decay_fraction", "lr_end_fraction", "reward_scale"):
+                     "eps_decay_fraction", "lr_end_fraction"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
@@ -149,7 +166,9 @@ class TrainConfig:
             "reward_mode": (self.reward_mode in ("shared", "own"), "shared or own"),
             "urban_reward": (self.urban_reward in ("scalar", "per_bridge"), "scalar or per_bridge"),
             "eval_every": (self.eval_every >= 1, ">= 1"), "eval_episodes": (self.eval_episodes >= 2, ">= 2"),
-            "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"), "reward_scale": (self.reward_scale > 0, "> 0"),
+            "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"), "reward_scale": (self.reward_scale == "auto" or (
+                isinstance(self.reward_scale, int | float) and not isinstance(self.reward_scale, bool)
+                and math.isfinite(self.reward_scale) and self.reward_scale > 0), "a number > 0 or auto"),
             "learning_starts": (self.learning_starts >= 0, ">= 0"),
             "lr": (self.lr > 0, "> 0"), "grad_clip": (self.grad_clip > 0, "> 0"),
             "per_alpha": (0 <= self.per_alpha <= 1, "in [0, 1]"),
@@ -223,6 +242,8 @@ class TrainConfig:
         d["urban_hidden"] = list(self.urban_hidden)
         d["rural_hidden"] = list(self.rural_hidden)
         d["bridge_hidden"] = list(self.bridge_hidden)
+        if self.budget_scale_range is not None:
+            d["budget_scale_range"] = list(self.budget_scale_range)
         return d
 
     @classmethod
@@ -275,8 +296,8 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     # its network has no noisy layers; it steps the batched simulator itself (no gymnasium vector env) and
     # learns one reward per bridge with one network.
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
-    # The urban and rural agents do not build the shared per-bridge network.
-    "fleet": ("bridge_hidden",),
+    # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
+    "fleet": ("bridge_hidden", "budget_scale_range"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.sim.heuristics import HEURISTICS, Policy
 from bridgefleet.sim.model import ACTION_NAMES, POOR_BELOW, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
@@ -257,21 +257,26 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
 
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
                         extra: dict[str, Policy] | None = None, planner: bool = True, step: float = 0.05,
-                        max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None
-                        ) -> tuple[list[EvalResult], tuple[float, float] | None]:
+                        max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None,
+                        budget_scale: float | None = None) -> tuple[list[EvalResult], tuple[float, float] | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
     planner and the budget-relaxed upper bound, all on the same seeded fleets. ``max_poor_deck_area``: the
     planner and the bound also price the rule "at most this share of deck area poor in any year" (the bound is
-    then over policies that meet it in expectation).
+    then over policies that meet it in expectation). ``budget_scale``: every policy at this multiple of the
+    fleet's sized annual budget (:func:`bridgefleet.inventory.fleet.set_budget`).
 
     Returns:
         (results, (bound mean, 95 % CI half-width) or None without the planner).
+
+    Raises:
+        ValueError: ``episodes`` < 1, or a negative or non-finite ``budget_scale``.
     """
     from bridgefleet.planning.planner import LagrangianPlanner
 
     if episodes < 1:
         raise ValueError(f"episodes = {episodes}: must be at least 1")
     config, fleet = resolve_fleet(config)
+    config = set_budget(config, scale=budget_scale)
     sim = FleetSimulator(config, episodes, fleet)
     names = list(HEURISTICS) if names is None else names
     results = [evaluate_policy(HEURISTICS[n], config, episodes, seed, n, sim) for n in names]

@@ -105,12 +105,31 @@ class FleetSimulator:
         self.weight = z.copy()
         self.user_cost = np.zeros((e, b), dtype=np.float64)
         self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
+        self.budget_scale = np.ones(e)
         self.budget = np.tile(self.annual_budget, (e, 1))
         self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
         self.shock = (np.zeros((e, config.horizon_years, b), dtype=np.float32) if config.has_sudden_damage
                       else None)
         self.t = np.zeros(e, dtype=np.int64)
         self.rngs = [np.random.default_rng() for _ in range(e)]
+
+    @property
+    def fleet_annual_budget(self) -> np.ndarray:
+        """Each fleet's annual budget of the urban and the rural agency, float64 (E, 2) USD: the configured
+        ``annual_budget`` × the fleet's ``budget_scale`` (1 unless :meth:`set_budget_scale` changed it)."""
+        return self.annual_budget * self.budget_scale[:, None]
+
+    def set_budget_scale(self, scale: np.ndarray) -> None:
+        """Each fleet's annual budgets as ``scale`` float (E,) × the configured ones, from the next reset on (a
+        policy trained across budget levels meets a level per episode).
+
+        Raises:
+            ValueError: ``scale`` is not (E,) or has a negative or non-finite value.
+        """
+        scale = np.asarray(scale, dtype=np.float64)
+        if scale.shape != (self.num_envs,) or not (np.isfinite(scale) & (scale >= 0)).all():
+            raise ValueError(f"budget scale {scale!r}: must be {self.num_envs} finite numbers ≥ 0")
+        self.budget_scale = scale
 
     # -- reset ---------------------------------------------------------------------------------------
     def reset(self, env_ids: Sequence[int] | np.ndarray | None = None,
@@ -142,7 +161,7 @@ class FleetSimulator:
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
         p = self.profile
         self.user_cost[ids] = model.poor_user_cost(p.aadt[ids], p.truck_share[ids], p.detour_km[ids], cfg)
-        self.budget[ids] = self.annual_budget
+        self.budget[ids] = self.fleet_annual_budget[ids]
         self.t[ids] = 0
         for name in ("condition", "age", "ysm", "rate"):
             arr = getattr(self.state, name)[ids]
@@ -191,7 +210,7 @@ class FleetSimulator:
                         self.user_cost, np.float32(model.POOR_BELOW), self.n_urban, cfg.critical_rating,
                         cfg.critical_penalty, cfg.cost_lambda, bridge_reward, urban_reward, rural_reward)
         if cfg.carry_over_budget:
-            self.budget = self.budget - spent + self.annual_budget
+            self.budget = self.budget - spent + self.fleet_annual_budget
         self.t += 1
         return StepResult(urban_reward + rural_reward, urban_reward, rural_reward, bridge_reward, spent,
                           deferred, actions, self.t >= cfg.horizon_years)
@@ -211,7 +230,7 @@ class FleetSimulator:
 
     def budget_fraction(self) -> np.ndarray:
         """Available budget over the agency's annual budget, float32 (E, 2) (0 when the annual is 0)."""
-        return (self.budget / np.maximum(self.annual_budget, 1.0)).astype(np.float32)
+        return (self.budget / np.maximum(self.fleet_annual_budget, 1.0)).astype(np.float32)
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         """Scaled observations: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10)."""

@@ -138,8 +138,8 @@ class BranchingTrainer(Trainer):
                 r_u, r_r = _info_field(info, "urban_reward", done), _info_field(info, "rural_reward", done)
             if cfg.urban_reward == "per_bridge":
                 r_u = _info_field(info, "bridge_reward", done)[:, : self.n_urban]
-            tu = acc_u.add(obs["urban"], ua, np.asarray(r_u) * cfg.reward_scale, last["urban"], term, trunc)
-            tr = acc_r.add(obs["rural"], ra, np.asarray(r_r) * cfg.reward_scale, last["rural"], term, trunc)
+            tu = acc_u.add(obs["urban"], ua, np.asarray(r_u) * self.reward_scale, last["urban"], term, trunc)
+            tr = acc_r.add(obs["rural"], ra, np.asarray(r_r) * self.reward_scale, last["rural"], term, trunc)
             if len(tu["done"]):
                 self.replays["urban"].add(tu)
                 self.replays["rural"].add(tr)

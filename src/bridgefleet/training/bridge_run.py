@@ -81,6 +81,8 @@ class BridgeTrainer(Trainer):
 
     def run_episode(self, epsilon: float) -> np.ndarray:
         cfg, sim = self.cfg, self.sim
+        if cfg.budget_scale_range is not None:
+            sim.set_budget_scale(self.rng.uniform(*cfg.budget_scale_range, cfg.num_envs))
         sim.reset(None, [cfg.seed + self.episodes_done * TRAINING_STRIDE + i for i in range(cfg.num_envs)])
         cost = action_costs(sim)
         ep_return = np.zeros(cfg.num_envs)
@@ -93,7 +95,7 @@ class BridgeTrainer(Trainer):
             actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
             res = sim.step_requests(actions)
             ep_return += gamma**year * res.reward
-            for store, x in zip(episode, (feats, res.actions, res.bridge_reward * cfg.reward_scale), strict=True):
+            for store, x in zip(episode, (feats, res.actions, res.bridge_reward * self.reward_scale), strict=True):
                 store.append(x)
             self.env_steps += cfg.num_envs
             self.learn_step()

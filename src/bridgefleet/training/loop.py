@@ -24,16 +24,31 @@ import numpy as np
 import torch
 
 from bridgefleet.agents.learner import DQNLearner, resolve_device
+from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.runs.checkpoints import atomic_torch_save, rng_state, save_rolling, set_rng_state
 from bridgefleet.runs.log import Metrics, progress_bar, tensorboard, write_summary
+from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.hardware import HardwareChoice, choose, cpu_model, time_updates
 
 OnEval = Callable[[int, float, float], Any]
 """``on_eval(episodes, seconds, mean evaluation return)``, called after each evaluation (a sweep reports it)."""
+
+
+def fleet_reward_scale(fleet_cfg: FleetConfig, fleet: Any, seed: int, num_envs: int) -> float:
+    """1 / the standard deviation of one bridge's yearly reward (reward units) when nothing is done, over every
+    bridge and year of ``num_envs`` fleets seeded ``seed``, ``seed + 1``, … (the run's first training fleets):
+    the scale of what a bridge's Q-value must represent, so rewards × it are of order 1 on any fleet. 1.0 when
+    the rewards do not vary."""
+    sim = FleetSimulator(fleet_cfg, num_envs, fleet)
+    sim.reset(None, [seed + i for i in range(num_envs)])
+    none = np.zeros((num_envs, sim.n_bridges), dtype=np.int64)
+    rewards = [sim.step_requests(none).bridge_reward for _ in range(fleet_cfg.horizon_years)]
+    std = float(np.std(np.stack(rewards), dtype=np.float64))
+    return 1.0 / std if std > 0 else 1.0
 
 
 class Run(Protocol):
@@ -75,6 +90,9 @@ class Trainer(ABC):
         self.progress = progress
         (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
         self.fleet_cfg, self.fleet = resolve_fleet(cfg.fleet)
+        self.reward_scale = (fleet_reward_scale(self.fleet_cfg, self.fleet, cfg.seed, cfg.num_envs)
+                             if cfg.reward_scale == "auto" else float(cfg.reward_scale))
+        """Rewards are multiplied by this before learning (``reward_scale`` as resolved)."""
         self.setup()
         self.hardware = self.choose_hardware(reprobe)
         torch.set_num_threads(self.hardware.threads)
@@ -332,6 +350,7 @@ class Trainer(ABC):
             "updates_per_second": self.update_step / wall, "threads": self.hardware.threads,
             "amp": self.hardware.amp, "hardware": self.hardware.to_dict(), "machine": cpu_model(),
             "per_beta_end": per[0].beta() if per else None,
+            **({"reward_scale": self.reward_scale} if self.cfg.reward_scale == "auto" else {}),
             **self.summary_extra(),
         }
         write_summary(self.run_dir, summary)

@@ -1,0 +1,90 @@
+"""Does the per-bridge agent learn the same on any fleet with one preset? Reward scales compared across fleets.
+
+For each fleet and each ``reward_scale`` (a number, or ``auto``: 1 / the standard deviation of a bridge's yearly
+reward when nothing is done, measured on the run's first training fleets) the ``default`` preset is trained with
+no other change (training evaluations on the validation fleets), then its kept best model, the ``lagrangian``
+planner and the bound are evaluated on test fleets nothing was tuned on (seeds from
+``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation return and how far the
+final one fell below the best (a collapse when more than 2 %), and on the test fleets the agent's and the
+planner's distance to the bound per bridge, in return units and USD a year.
+
+    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import tempfile
+import time
+from pathlib import Path
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.training import resolve_config
+from bridgefleet.evaluation.evaluate import bound_gap, evaluate_policy, evaluate_with_bound
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.runs.load import load_policy
+from bridgefleet.training.runner import train
+
+
+def fleet_config(name: str, mapping: str | None) -> FleetConfig:
+    return FleetConfig() if name == "default" else FleetConfig(inventory=name, inventory_mapping=mapping)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fleets", default="default,dc-2019", help="comma-separated: default (the fleet model) or "
+                    "inventories (bundled name or path)")
+    ap.add_argument("--mapping", default=None, help="inventory mapping for the inventories given (e.g. indiana)")
+    ap.add_argument("--scales", default="1,auto", help="comma-separated reward_scale values (numbers or auto)")
+    ap.add_argument("--seeds", default="0", help="comma-separated training seeds")
+    ap.add_argument("--episodes", type=int, default=None, help="training episodes (default: the preset's)")
+    ap.add_argument("--test-episodes", type=int, default=20, help="test fleets for the final comparison")
+    ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    head = ("| fleet | reward_scale | seed | scale used | best val | final val | final below best | train s "
+            "| agent below bound / bridge | USD / bridge / yr | planner below bound / bridge | USD / bridge / yr |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for fleet_name in args.fleets.split(","):
+        fc = fleet_config(fleet_name, args.mapping)
+        resolved = resolve_fleet(fc)[0]
+        n_bridges = resolved.n_urban + resolved.n_rural
+        results, bound = evaluate_with_bound(fc, ["do_nothing"], args.test_episodes, TEST_SEED)
+        planner = next(r for r in results if r.policy == "lagrangian")
+        p_units, p_usd = bound_gap(planner, bound[0], n_bridges, fc.cost_lambda)
+        for scale in args.scales.split(","):
+            for seed in map(int, args.seeds.split(",")):
+                over = {"seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
+                        "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping}
+                if args.episodes:
+                    over["episodes"] = args.episodes
+                cfg = resolve_config("default", None, over)
+                t0 = time.perf_counter()
+                run, summary = train(cfg, out / f"{Path(fleet_name).stem}-{scale}-s{seed}", progress=False)
+                secs = time.perf_counter() - t0
+                _, policy = load_policy(run, "cpu")
+                agent = evaluate_policy(policy, fc, args.test_episodes, TEST_SEED, "agent")
+                a_units, a_usd = bound_gap(agent, bound[0], n_bridges, fc.cost_lambda)
+                best, final = summary["best_eval_return"], summary["final_eval_return"]
+                drop = (best - final) / max(abs(best), 1e-9)
+                used = summary.get("reward_scale", cfg.reward_scale)
+                row = [fleet_name, scale, seed, f"{used:.4g}", f"{best:.2f}", f"{final:.2f}", f"{drop:.1%}",
+                       f"{secs:.0f}", f"{a_units:.3f}", f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}"]
+                rows.append(row)
+                print("| " + " | ".join(map(str, row)) + " |", flush=True)
+    with (out / "learner_scale.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["fleet", "reward_scale", "seed", "scale_used", "best_val", "final_val", "final_below_best",
+                    "train_seconds", "agent_gap_per_bridge", "agent_gap_usd_bridge_year", "planner_gap_per_bridge",
+                    "planner_gap_usd_bridge_year"])
+        w.writerows(rows)
+    print(f"\nruns and learner_scale.csv in {out}; test fleets: {args.test_episodes} from seed {TEST_SEED:,}")
+
+
+if __name__ == "__main__":
+    main()
