@@ -77,3 +77,22 @@ def test_the_fleets_own_reward_scale_is_one_over_the_spread_of_do_nothing_reward
     assert tr.reward_scale == fleet_reward_scale(tr.fleet_cfg, None, 0, 3)
     with pytest.raises(ConfigError, match="reward_scale = 'big': must be a number > 0 or auto"):
         TrainConfig.from_dict({**TINY, "reward_scale": "big"})
+
+
+def test_scenarios_of_a_run_put_its_agent_beside_the_planner_at_every_level(tmp_path, capsys):
+    from bridgefleet.training.runner import train
+
+    run, _ = train(TrainConfig.from_dict({**TINY, "budget_scale_range": [0.25, 2.0]}), tmp_path / "run",
+                   progress=False)
+    out = tmp_path / "scn"
+    assert main(["scenarios", str(run), "--budgets", "0.5,1", "--episodes", "2", "--bisect", "0", "--years", "4",
+                 "--certify-step", "0.1", "--out", str(out), "--quiet"]) == 0
+    data = json.loads((out / "scenarios.json").read_text())
+    assert [lv["scale"] for lv in data["levels"]] == [0.5, 1.0]
+    for lv in data["levels"]:
+        gap = lv["agent"]["below_bound"]["per_bridge"]
+        assert gap == pytest.approx((lv["bound"] - lv["agent"]["return"]) / 6)  # 3 + 3 bridges
+        assert len(lv["agent"]["deck_poor_by_year"]) == 4
+    assert "The trained agent at each level" in (out / "scenarios.md").read_text()
+    assert main(["scenarios", str(run), "--inventory", "dc-2019", "--out", str(out), "--quiet"]) == 2
+    assert "runs on the run's own fleet; --inventory cannot change it" in capsys.readouterr().err

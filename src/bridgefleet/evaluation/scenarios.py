@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
-from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
+from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
@@ -110,13 +111,19 @@ class Scenarios:
     sized_usd: float
     fleet: str
     episodes: int
+    agent: list[EvalResult] | None = None  # a trained run's policy at each level (same fleets), or None
+    n_bridges: int = 0
+    cost_lambda: float = 1e-5
 
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
                   rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = TEST_SEED,
-                  bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = 0.02
-                  ) -> Scenarios:
+                  bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = 0.02,
+                  agent: Any = None) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).
+
+    ``agent``: a trained run's greedy policy (:func:`bridgefleet.runs.load.load_policy`), evaluated at every
+    level on the same fleets as the planner (one training run across budget levels: ``budget_scale_range``).
 
     ``ray``: run the levels as Ray tasks, one core each ("local": start Ray on this machine; else a cluster's
     host:port); the least budgets stay with this process. Results equal the local run's (same seeds).
@@ -172,9 +179,12 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                                    float(lb.certified[0]))
     if bar is not None:
         bar.close()
+    agents = None if agent is None else [
+        evaluate_policy(agent, set_budget(cfg, scale=lv.scale), episodes, seed, "agent",
+                        FleetSimulator(set_budget(cfg, scale=lv.scale), episodes, fleet)) for lv in levels]
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
-                     planner_least, sized, name, episodes)
+                     planner_least, sized, name, episodes, agents, sim.n_bridges, cfg.cost_lambda)
 
 
 def _level_task(*args) -> Level:
@@ -282,6 +292,21 @@ def format_markdown(sc: Scenarios) -> str:
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget).")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today.")
+    if sc.agent is not None:
+        lines += ["", "The trained agent at each level, on the same fleets (below the bound: per bridge, in return "
+                  "units and USD of cost-equivalent a year):", "",
+                  "| budget (× sized) | agent good / poor worst year | P(breach any year) | agent return | planner "
+                  "return | bound | agent below bound | USD / bridge / yr | planner below bound | USD / bridge / yr |",
+                  "|" + "---:|" * 10]
+        for lv, a in zip(sc.levels, sc.agent, strict=True):
+            au, ad = bound_gap(a, lv.bound, sc.n_bridges, sc.cost_lambda)
+            pu, pd = bound_gap(lv.result, lv.bound, sc.n_bridges, sc.cost_lambda)
+            worst = int(a.deck_by_year[..., 2].mean(0).argmax())
+            d = a.deck_by_year.mean(0)[worst]
+            lines.append(f"| {lv.scale:g} | {d[0]:.1%} / {d[2]:.1%} (y{worst + 1}) | "
+                         f"{a.breaches(sc.rule)['any_year']:.0%} | {a.mean_return:,.2f} | "
+                         f"{lv.result.mean_return:,.2f} | {lv.bound:,.2f} | {au:.3f} | {ad:,.0f} | {pu:.3f} | "
+                         f"{pd:,.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -298,7 +323,13 @@ def summary(sc: Scenarios) -> dict:
                        "agency_usd_pv": float(r.present_value(r.agency_usd).mean()),
                        "user_usd_pv": float(r.present_value(r.user_usd).mean()),
                        "breach_any_year": b["any_year"], "breach_three_running": b["three_consecutive"],
-                       "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound})
+                       "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound,
+                       "planner_return": lv.result.mean_return})
+    for lv, a, row in zip(sc.levels, sc.agent or [], levels, strict=False):
+        units, usd = bound_gap(a, lv.bound, sc.n_bridges, sc.cost_lambda)
+        row["agent"] = {"return": a.mean_return, "deck_poor_by_year": a.deck_by_year[..., 2].mean(0).tolist(),
+                        "breach_any_year": a.breaches(sc.rule)["any_year"],
+                        "below_bound": {"per_bridge": units, "usd_per_bridge_year": usd}}
     return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
             "certify_step": sc.certify_step, "grid_relaxation_least_scale": list(sc.relaxation),
@@ -322,6 +353,9 @@ def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
     for y in [y for y in SHOW_YEARS if y <= y_n]:
         ax.plot(usd, [100 * lv["deck_poor_by_year"][y - 1] for lv in levels], marker="o", label=f"year {y}")
     ax.plot(usd, [100 * max(lv["deck_poor_by_year"]) for lv in levels], "k:", marker=".", label="worst year (mean)")
+    if "agent" in levels[0]:
+        ax.plot(usd, [100 * max(lv["agent"]["deck_poor_by_year"]) for lv in levels], color="#ef6c00", ls="--",
+                marker="s", label="trained agent, worst year")
     ax.axhline(100 * data["rule"], color="#c62828", ls="--", label=f"rule: {data['rule']:.0%} poor")
     ax.axvline(data["certified_least_scale"] * sized / 1e6, color="#6a1b9a", ls="-.", label="certified least budget")
     if data["planner_least_scale"] is not None:

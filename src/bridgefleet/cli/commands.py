@@ -1,0 +1,334 @@
+"""What each ``bridgefleet`` command does with its parsed arguments (:mod:`bridgefleet.cli.parser` defines them)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.paths import check_writable_file
+
+
+def _fleet_config(args: argparse.Namespace) -> FleetConfig:
+    """The fleet of --config (a YAML file or a fleet model's name) and --fleet-model (which wins over the
+    file's ``model:``), with the inventory options applied."""
+    path, name = getattr(args, "config", None), getattr(args, "fleet_model", None)
+    if path and name and not os.path.exists(path):
+        raise ConfigError(f"--config {path}: no such file (give a fleet model by --fleet-model alone)")
+    cfg = FleetConfig.from_yaml(path, name) if path else FleetConfig.named(name) if name else FleetConfig()
+    changes = {}
+    if getattr(args, "inventory", None):
+        changes["inventory"] = args.inventory
+    for name in ("max_urban", "county", "owner"):
+        if getattr(args, name, None):
+            changes[name] = getattr(args, name)
+    if getattr(args, "mapping", None):
+        changes["inventory_mapping"] = args.mapping
+    return cfg.replace(**changes) if changes else cfg
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from bridgefleet.evaluation.evaluate import (
+        best_heuristic,
+        evaluate_with_bound,
+        format_fhwa_table,
+        format_table,
+        to_json,
+    )
+    from bridgefleet.sim.heuristics import HEURISTICS, get_policy
+
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
+    extra = {}
+    if args.run_dir:
+        from bridgefleet.runs.load import load_policy
+
+        given = _fleet_options_given(args)
+        if given:
+            raise ValueError(f"evaluate {args.run_dir} evaluates on the run's own fleet (its config.yaml); "
+                             f"{', '.join(given)} cannot change it (bridgefleet report RUN --inventory PATH "
+                             "evaluates a run on another inventory)")
+        cfg, policy = load_policy(args.run_dir, args.device)
+        fleet = cfg.fleet
+        extra = {"trained": policy}
+    else:
+        fleet = _fleet_config(args)
+    if args.policy == "all":
+        names = list(HEURISTICS)
+    elif args.policy == "lagrangian":
+        names = ["do_nothing"]
+    else:
+        get_policy(args.policy)
+        names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
+    planner = not args.no_bound
+    results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
+                                         step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
+                                         max_poor_deck_area=args.max_poor_deck_area, budget_scale=args.budget_scale)
+    rule = args.max_poor_deck_area if args.max_poor_deck_area is not None else 0.10
+    from bridgefleet.inventory.fleet import resolve_fleet
+
+    resolved = resolve_fleet(fleet)[0]
+    n_bridges = resolved.n_urban + resolved.n_rural
+    print(format_table(results, bound, n_bridges, fleet.cost_lambda))
+    print()
+    print(format_fhwa_table(results, rule, fleet.cost_lambda))
+    model = fleet.model_name()
+    print(f"fleet model: {model}")
+    if args.run_dir:
+        agents = next(r for r in results if r.policy == "trained")
+        best = best_heuristic([r for r in results if r.policy in HEURISTICS])
+        gain = agents.mean_return - best.mean_return
+        print(f"\ntrained agents vs best heuristic ({best.policy}): {gain:+.2f} reward units = USD "
+              f"{gain / fleet.cost_lambda:+,.0f} of cost-equivalent (PV), {gain / fleet.cost_lambda / n_bridges:+,.0f} "
+              f"per bridge ({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, "
+              f"seed {args.seed})")
+    if bound is not None:
+        print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
+              f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
+    if args.json:
+        _write_json(args.json, {"fleet_model": model, **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
+    return 0
+
+
+def _fleet_options_given(args: argparse.Namespace, names: tuple[str, ...] = (
+        "config", "fleet_model", "inventory", "max_urban", "mapping", "county", "owner")) -> list[str]:
+    """The fleet options given on the command line (which a run's own fleet overrides), as flags."""
+    return [f"--{k.replace('_', '-')}" for k in names if getattr(args, k, None) is not None]
+
+
+def _write_json(path: str, data: dict) -> None:
+    from bridgefleet.outputs import write_json
+
+    write_json(path, data)
+    print(f"written: {path}")
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from bridgefleet.inventory.fleet import resolve_fleet
+    from bridgefleet.planning.bound import ci95
+    from bridgefleet.planning.planner import LagrangianPlanner
+    from bridgefleet.sim.simulator import FleetSimulator
+
+    if args.episodes < 1:
+        raise ValueError(f"--episodes {args.episodes}: must be at least 1")
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
+    cfg, fleet = resolve_fleet(_fleet_config(args))
+    sim = FleetSimulator(cfg, args.episodes, fleet)
+    sim.reset(None, [args.seed + i for i in range(args.episodes)])
+    planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
+                                max_poor_deck_area=args.max_poor_deck_area, certify_step=args.certify_step)
+    b = planner.prepare(sim)
+    fleets = len(b.values)
+    what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
+    print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}:")
+    print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); "
+          f"{b.iterations} DP solves, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
+    certified = None if b.certified is None else (float(b.certified.mean()), ci95(b.certified))
+    if certified is None:
+        print("  (an estimate: the grid's error has no sign; --certify-step gives a bound that holds)")
+    else:
+        print(f"  certified: {certified[0]:.2f} ± {certified[1]:.2f}, an upper bound of the simulator's model whatever "
+              f"the grid (step {args.certify_step:g}; docs/planning.md)")
+    if b.rule_met is not None:
+        print(f"  over policies that keep ≤ {args.max_poor_deck_area:.0%} of deck area poor in expectation every year"
+              + ("" if b.meets_rule else ": the relaxation could not meet that rule on every fleet (no policy found "
+                 "does; `bridgefleet scenarios` gives the least budget that can)"))
+    disc = cfg.discount ** np.arange(cfg.horizon_years)
+    print("\nprices (mean over fleets, per year, undiscounted): reward units per USD 1,000 and per treatment")
+    print(f"{'year':>4} {'urban /kUSD':>12} {'urban /treat':>13} {'rural /kUSD':>12} {'rural /treat':>13}")
+    pc = b.price_cost.mean(0) / disc * 1e3
+    pn = b.price_count.mean(0) / disc
+    for t in range(cfg.horizon_years):
+        print(f"{t + 1:>4} {pc[0, t]:>12.3f} {pn[0, t]:>13.3f} {pc[1, t]:>12.3f} {pn[1, t]:>13.3f}")
+    if args.json:
+        _write_json(args.json, {"bound": {"mean": b.mean, "ci95": b.ci95, "per_fleet": b.values.tolist(),
+                                          "lp_gap": b.gap, "dp_solves": b.iterations, "seconds": b.seconds,
+                                          "certified": None if certified is None else {
+                                              "mean": certified[0], "ci95": certified[1],
+                                              "per_fleet": b.certified.tolist(), "grid_step": args.certify_step}},
+                                "price_usd": b.price_cost.tolist(), "price_treatment": b.price_count.tolist()})
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from bridgefleet.config.training import resolve_config
+    from bridgefleet.training.runner import resume, train
+
+    if args.out is not None and not args.out.strip():
+        raise ValueError("--out '': give a folder name")
+    if args.resume:
+        ignored = [f"--{k.replace('_', '-')}" for k in ("preset", "config", "agent", "num_envs", "vector", "seed",
+                                                         "inventory", "max_urban", "mapping", "county",
+                                                         "owner", "amp", "threads", "out", "checkpoint_replay",
+                                                         "fleet_model")
+                   if getattr(args, k) not in (None, False)]
+        if ignored:
+            raise ValueError(f"--resume continues the run with its own config.yaml; {', '.join(ignored)} cannot "
+                             "change it (only --episodes and --device can)")
+        run_dir, summary = resume(args.resume, progress=not args.quiet, episodes=args.episodes,
+                                  reprobe=args.reprobe, device=args.device)
+    else:
+        amp = {"auto": "auto", "on": True, "off": False, None: None}[args.amp]
+        threads = args.threads if args.threads in (None, "auto") else _whole(args.threads, "--threads")
+        overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
+                     "device": args.device, "seed": args.seed, "inventory": args.inventory,
+                     "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
+                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent,
+                     "checkpoint_replay": True if args.checkpoint_replay else None,
+                     "fleet": {"model": args.fleet_model} if args.fleet_model else None}
+        cfg = resolve_config(args.preset, args.config, overrides)
+        run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
+    print(f"run directory: {run_dir}")
+    hw = summary["hardware"]
+    print(f"  precision            {hw['amp']} ({hw['amp_reason']})")
+    print(f"  threads              {hw['threads']} ({hw['threads_reason']})")
+    for key in ("episodes", "wall_seconds", "seconds_per_episode", "final_eval_return", "target_return",
+                "target_policy", "episodes_to_target", "seconds_to_target", "device"):
+        value = summary[key]
+        print(f"  {key:<20} {value:.4g}" if isinstance(value, float) else f"  {key:<20} {value}")
+    return 0
+
+
+def _whole(text: str, option: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: must be a whole number or auto") from None
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from bridgefleet.evaluation.work_plan import make_plan
+
+    fleet = None
+    if args.run_dir is None:
+        fleet = _fleet_config(args)
+    else:
+        given = _fleet_options_given(args, ("config", "fleet_model", "mapping", "county", "owner"))
+        if given:
+            raise ValueError(f"plan {args.run_dir} plans on the run's own fleet; {', '.join(given)} cannot change it "
+                             "(--inventory can)")
+    make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
+              seed=args.seed, device=args.device, max_urban=args.max_urban, policy=args.policy, fleet=fleet,
+              budget_scale=args.budget_scale, budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from bridgefleet.report import build_report
+
+    out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
+                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print,
+                       max_urban=args.max_urban, scenarios=args.scenarios, plan_policy=args.policy)
+    print(f"report: {out}")
+    return 0
+
+
+def _numbers(text: str | None, option: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: give numbers separated by commas, e.g. 0.5,1,1.5") from None
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bridgefleet.evaluation.scenarios import run_scenarios, write_scenarios
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out}: not a folder")
+    agent, fleet = None, None
+    if args.run_dir:
+        from bridgefleet.runs.load import load_policy
+
+        given = _fleet_options_given(args)
+        if given:
+            raise ValueError(f"scenarios {args.run_dir} runs on the run's own fleet; {', '.join(given)} cannot "
+                             "change it")
+        cfg, agent = load_policy(args.run_dir, "cpu")
+        fleet = cfg.fleet
+    sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
+                       _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
+                       episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
+                       ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step,
+                       agent=agent)
+    print(write_scenarios(sc, out))
+    print(f"written: {out / 'scenarios.csv'}, {out / 'scenarios.md'}, {out / 'scenarios.png'}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bridgefleet.sweep import run_sweep
+
+    out = args.resume or args.out
+    rows = run_sweep(args.space, out, ray_address=args.ray_address, samples=args.samples, seeds=args.seeds,
+                     asha=not args.no_asha, resume=bool(args.resume))
+    with open(os.path.join(out, "sweep.md"), encoding="utf-8") as f:
+        print(f.read())
+    print(f"{len(rows)} trial(s); written: {os.path.join(out, 'sweep.csv')}, {os.path.join(out, 'sweep.md')}")
+    return 0
+
+
+def cmd_inventory(args: argparse.Namespace) -> int:
+    from bridgefleet.inventory.load import InventoryError, load_inventory, summarize
+
+    inv = load_inventory(args.path, mapping=args.mapping)
+    if args.county or args.owner:
+        inv = inv.filter(county=args.county, owner=args.owner)
+    if args.max_urban is not None:
+        split = inv.to_fleet(args.max_urban)[:2]  # a bad --max-urban errors before any output
+    else:
+        try:  # the split train needs, checked here too so an accepted inventory does not fail there
+            split = inv.to_fleet(None)[:2]
+        except InventoryError as exc:
+            print(summarize(inv))
+            print(f"note: train refuses this inventory as it stands: {str(exc).split(': ', 1)[-1]}")
+            return 0
+    print(summarize(inv))
+    if args.max_urban is not None:
+        n_u, n_r = split
+        print(f"fleet with --max-urban {args.max_urban}: {n_u} bridges under per-bridge control (urban agent), "
+              f"{n_r} under the strategy-level (rural) agent")
+        if args.max_urban > n_u:
+            print(f"note: --max-urban {args.max_urban} exceeds the {n_u} urban bridges; all are kept")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
+    from bridgefleet.calibration.histories import HistoryMapping, read_history
+
+    pairs = read_history(args.history, HistoryMapping.load(args.mapping))
+    if args.gap is not None:
+        keep = pairs.years == args.gap
+        if not keep.any():
+            raise ConfigError(f"{args.history}: no do-nothing pair {args.gap} years apart (--gap)")
+        pairs = pairs.select(keep)
+    fit = fit_pairs(pairs)
+    fitted = FleetConfig().replace(**fit.fields())
+    print(f"{args.history}: {len(pairs.rating0):,} do-nothing pairs of {pairs.n_bridges:,} bridges")
+    print(format_table(check_table(pairs, {"default": FleetConfig(), "fit": fitted})))
+    if args.out:
+        import yaml
+
+        from bridgefleet.outputs import write_text
+
+        head = (f"# Deterioration fitted by `bridgefleet calibrate {args.history}` to {len(pairs.rating0):,} "
+                "do-nothing pairs\n# (docs/fleet-model.md); use with --config on train, evaluate, bound, plan.\n")
+        write_text(args.out, head + yaml.safe_dump({"model": "default", **fit.fields()}, sort_keys=False,
+                                                   default_flow_style=None, allow_unicode=True))
+        print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bridgefleet.bench.measure import run_from_args
+
+    run_from_args(args)
+    return 0

@@ -1,0 +1,261 @@
+"""The ``bridgefleet`` command line's arguments: one subcommand per job, each naming its function in
+:mod:`bridgefleet.cli.commands`."""
+
+from __future__ import annotations
+
+import argparse
+
+from bridgefleet.cli.commands import (
+    cmd_bench,
+    cmd_bound,
+    cmd_calibrate,
+    cmd_evaluate,
+    cmd_inventory,
+    cmd_plan,
+    cmd_report,
+    cmd_scenarios,
+    cmd_sweep,
+    cmd_train,
+)
+from bridgefleet.config.seeds import TEST_SEED
+
+SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
+
+
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows each option's default, where it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None or action.default is False or action.default == argparse.SUPPRESS \
+                or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def check_seed(args: argparse.Namespace) -> None:
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        raise ValueError(f"--seed {args.seed}: must be ≥ 0")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bridgefleet", description=(
+        "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
+        "and write a multi-year maintenance plan."))
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them",
+                       formatter_class=_Defaults)
+    e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
+    e.add_argument("--policy", default="all", help="heuristic name, 'lagrangian' (the planner), or 'all' (default)")
+    _evaluation_fleet_options(e, "evaluation episodes (default 100)")
+    e.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
+    e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
+    e.add_argument("--budget-scale", type=float, help="every policy (and the bound) at this multiple of the sized "
+                   "annual budget (default 1; a run trained with budget_scale_range decides at any level)")
+    _bound_options(e)
+    e.set_defaults(func=cmd_evaluate)
+
+    bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
+                        formatter_class=_Defaults)
+    _evaluation_fleet_options(bd, "evaluation fleets")
+    bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
+    _bound_options(bd)
+    bd.set_defaults(func=cmd_bound)
+
+    d = _preset_defaults()
+    t = sub.add_parser("train", help="train a maintenance policy (default: the per-bridge agent)",
+                       description="Train a maintenance policy. Options left out take the preset's value "
+                       "(shown as 'default' for the default preset).")
+    t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
+    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet, "
+                   "default (default: the config file's preset, else default)")
+    t.add_argument("--agent", choices=["fleet", "bridge"],
+                   help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge "
+                   f"(default: {d['agent']})")
+    t.add_argument("--episodes", type=int, help=f"training episodes (default: {d['episodes']}; with --resume: "
+                   "a new total, the ε and β schedules continue as they were)")
+    t.add_argument("--num-envs", type=int, help=f"fleets simulated in parallel (default: {d['num_envs']})")
+    t.add_argument("--vector", choices=["native", "sync", "async"],
+                   help=f"vector env implementation (default: {d['vector']})")
+    _fleet_model_option(t)
+    t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    t.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    t.add_argument("--county", help="keep one county (NBI item 3)")
+    t.add_argument("--owner", help="keep one owner (NBI item 22)")
+    t.add_argument("--device", help=f"cpu, cuda or auto (default: {d['device']})")
+    t.add_argument("--seed", type=int, help=f"training seed (default: {d['seed']})")
+    t.add_argument("--amp", choices=["auto", "on", "off"],
+                   help="mixed precision: auto (bf16 on a CPU with native bf16, fp16 on CUDA, each only where a probe "
+                   "finds it faster than fp32), on, off "
+                   f"(default: {d['amp']})")
+    t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores) "
+                   f"(default: {d['threads']})")
+    t.add_argument("--reprobe", action="store_true", help="probe precision and threads again (not the cache)")
+    t.add_argument("--checkpoint-replay", action="store_true",
+                   help="also save the replay buffers with each checkpoint, so a resumed run equals the "
+                   "uninterrupted one (costs their size on disk)")
+    t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
+    t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
+
+    pl = sub.add_parser("plan", help="write a multi-year maintenance plan (a trained run's, or the planner's)",
+                        formatter_class=_Defaults, description="Write a bridge × year maintenance plan with its "
+                        "costs, a yearly summary (share of deck area and of bridges good and poor, spend against "
+                        "the budget) and plan.png: a trained run's agents, or with --policy lagrangian the planner's "
+                        "plan (no training run) at the budget you choose.")
+    pl.add_argument("run_dir", nargs="?", help="training run directory (omit with --policy)")
+    pl.add_argument("--policy", help="lagrangian (the planner) or a heuristic's name, instead of the trained agents")
+    pl.add_argument("--config", help="fleet config YAML (without a run)")
+    _fleet_model_option(pl)
+    pl.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory (without a run)")
+    pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
+    pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
+    budget = pl.add_mutually_exclusive_group()
+    budget.add_argument("--budget-scale", type=float, help="with --policy: the annual budget as a multiple of the "
+                        "sized budget (default 1)")
+    budget.add_argument("--budget-usd", type=float, help="with --policy: the annual budget, USD a year (split "
+                        "between the agencies as the sized one)")
+    pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv, or plan.csv)")
+    _rule_option(pl)
+    pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
+    pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
+    pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")
+    pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
+    pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
+    pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    pl.set_defaults(func=cmd_plan)
+
+    r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
+                       formatter_class=_Defaults)
+    r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
+    r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
+    r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
+    r.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (plan agents; default: as "
+                   "trained)")
+    r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")
+    r.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
+    r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")
+    r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
+    r.add_argument("--policy", help="the plan section shows this policy's plan: lagrangian (the planner) or a "
+                   "heuristic's name (default: the trained agents')")
+    r.add_argument("--scenarios", metavar="DIR", help="a `bridgefleet scenarios` folder: adds 'What each budget buys'")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_report)
+
+    scn = sub.add_parser("scenarios", help="what each budget buys on FHWA's measures, and the least budget for "
+                         "the 10 %% poor rule", formatter_class=_Defaults, description="The lagrangian planner at "
+                         "several annual budgets: share of deck area good and poor by year (95 % CIs), agency and "
+                         "user cost in USD, breaches of the poor deck-area rule, the upper bound; the certified least "
+                         "budget (below it no policy meets the rule in expectation) and the planner's least budget.")
+    scn.add_argument("run_dir", nargs="?", help="a training run: its agent at every level beside the planner, on "
+                     "the run's fleet (train it across levels with budget_scale_range)")
+    scn.add_argument("--budgets", help="budget levels, multiples of the sized budget (default 0.25,0.5,…,2)")
+    scn.add_argument("--budgets-usd", help="budget levels, USD a year, comma-separated")
+    scn.add_argument("--rule", type=float, default=0.10, help="most share of deck area poor in any year "
+                     "(23 CFR 490.411)")
+    scn.add_argument("--years", type=int, default=30, help="planning horizon, years")
+    scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
+    scn.add_argument("--seed", type=int, default=TEST_SEED,
+                     help=f"first seed (and the fleet seed of a fleet model; default {TEST_SEED:,}: the test fleets)")
+    scn.add_argument("--bisect", type=int, default=3, help="bisection steps for the planner's least budget")
+    scn.add_argument("--certify-step", type=float, default=0.02, help="rating grid of the certified least budget "
+                     "(it holds for the simulator's model whatever the step; finer is tighter and slower)")
+    scn.add_argument("--config", help="fleet config YAML")
+    _fleet_model_option(scn)
+    scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    scn.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    scn.add_argument("--county", help="keep one county (NBI item 3)")
+    scn.add_argument("--owner", help="keep one owner (NBI item 22)")
+    scn.add_argument("--ray-address", help="run the levels as Ray tasks on the cluster at host:port")
+    scn.add_argument("--ray", action="store_true", help="run the levels as Ray tasks on this machine's cores")
+    scn.add_argument("--out", default="scenarios", help="output folder")
+    scn.add_argument("--quiet", action="store_true", help="no progress bar")
+    scn.set_defaults(func=cmd_scenarios)
+
+    sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
+                        formatter_class=_Defaults)
+    sw.add_argument("space", nargs="?", help="search space YAML (docs/sweep.md)")
+    sw.add_argument("--ray-address", help="join the Ray cluster at host:port (default: start Ray on this machine)")
+    sw.add_argument("--samples", type=int, default=1, help="samples of the random choices (grids: all values)")
+    sw.add_argument("--seeds", type=int, default=1, help="training seeds per configuration")
+    sw.add_argument("--no-asha", action="store_true", help="run every trial to the end (no early stopping)")
+    sw.add_argument("--out", default="sweep-out", help="sweep folder")
+    sw.add_argument("--resume", metavar="DIR", help="resume the sweep in DIR (finished trials are kept)")
+    sw.set_defaults(func=cmd_sweep)
+
+    b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
+    from bridgefleet.bench.measure import add_arguments
+
+    add_arguments(b)
+    b.set_defaults(func=cmd_bench)
+
+    c = sub.add_parser("calibrate", help="fit the deterioration to an agency's inspection histories",
+                       description="Fit the fleet model's deterioration (a rate per rating point, years since "
+                       "maintenance, noise, sudden damage) to inspection histories by maximum likelihood; print "
+                       "observed vs modelled; write a fleet-model YAML for --config (docs/fleet-model.md).")
+    c.add_argument("history", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index with "
+                   "--mapping); optional year built and work flag")
+    c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci)")
+    c.add_argument("--gap", type=int, help="only pairs this many years apart (default: every gap)")
+    c.add_argument("--out", help="write the fitted fleet model here (YAML)")
+    c.set_defaults(func=cmd_calibrate)
+
+    i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")
+    i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")
+    i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
+    i.add_argument("--county", help="keep one county (NBI item 3)")
+    i.add_argument("--owner", help="keep one owner (NBI item 22)")
+    i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
+    i.set_defaults(func=cmd_inventory)
+    return p
+
+
+def _preset_defaults() -> dict:
+    """The default preset's values, for --help."""
+    from bridgefleet.config.training import resolve_config
+
+    cfg = resolve_config("default")
+    return {k: ("auto" if v == "auto" else v) for k, v in cfg.to_dict().items()}
+
+
+def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) -> None:
+    """Evaluation fleets: how many, their seeds, and the fleet (config file or inventory)."""
+    p.add_argument("--episodes", type=int, default=100, help=episodes_help)
+    p.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
+    p.add_argument("--config", help="fleet config YAML")
+    _fleet_model_option(p)
+    p.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
+    p.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    p.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
+    p.add_argument("--county", help="keep one county (NBI item 3)")
+    p.add_argument("--owner", help="keep one owner (NBI item 22)")
+
+
+def _rule_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-poor-deck-area", type=float, metavar="F",
+                   help="the planner and the bound also price 'at most F of deck area poor in any year' (0.10: "
+                   "FHWA's minimum condition, 23 CFR 490.411); evaluation reports breaches of F (default 0.10)")
+
+
+def _fleet_model_option(p: argparse.ArgumentParser) -> None:
+    from bridgefleet.config import FLEET_MODELS
+
+    p.add_argument("--fleet-model", choices=list(FLEET_MODELS),
+                   help="named fleet model; wins over a config file's model: (default: the file's, else default; "
+                        "plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
+
+
+def _bound_options(p: argparse.ArgumentParser) -> None:
+    _rule_option(p)
+    p.add_argument("--grid-step", type=float, default=0.05, help="rating grid step of the DP, rating points")
+    p.add_argument("--bound-iters", type=int, default=80,
+                   help="most DP solves in the search for the prices (on a 0.2-point grid)")
+    if p.prog.endswith(" bound"):
+        p.add_argument("--certify-step", type=float, metavar="H",
+                       help="also the certified bound on a grid of step H (holds for the simulator's model whatever "
+                            "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
