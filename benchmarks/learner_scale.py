@@ -41,6 +41,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="0", help="comma-separated training seeds")
     ap.add_argument("--episodes", type=int, default=None, help="training episodes (default: the preset's)")
     ap.add_argument("--test-episodes", type=int, default=20, help="test fleets for the final comparison")
+    ap.add_argument("--budget-range", default=None, help="lo,hi: every run trains across budget levels "
+                    "(budget_scale_range; `bridgefleet scenarios RUN` then compares it at each level)")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
@@ -63,6 +65,8 @@ def main() -> None:
                         "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping}
                 if args.episodes:
                     over["episodes"] = args.episodes
+                if args.budget_range:
+                    over["budget_scale_range"] = [float(x) for x in args.budget_range.split(",")]
                 cfg = resolve_config("default", None, over)
                 t0 = time.perf_counter()
                 run, summary = train(cfg, out / f"{Path(fleet_name).stem}-{scale}-s{seed}", progress=False)

@@ -83,8 +83,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"per bridge ({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, "
               f"seed {args.seed})")
     if bound is not None:
-        print(f"\nupper bound: no budget-feasible policy can expect more than {bound[0]:.2f} on these fleets "
-              f"(Lagrangian relaxation of the budgets; `bridgefleet bound` prints its prices)")
+        print(f"\nupper bound (grid estimate): no budget-feasible policy can expect much more than {bound[0]:.2f} on "
+              "these fleets (Lagrangian relaxation of the budgets on a rating grid, whose error has no sign; "
+              "`bridgefleet bound --certify-step 0.02` gives a bound that holds for the simulator's model, and the "
+              "prices)")
     if args.json:
         _write_json(args.json, {"fleet_model": model, **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
     return 0
