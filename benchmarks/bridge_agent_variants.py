@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import VALIDATION_SEED
 from bridgefleet.config.training import resolve_config
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.runs.load import load_policy
@@ -60,7 +61,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             run_dir, summary = train(cfg, Path(tmp) / "run", progress=False)
-            r = evaluate_policy(load_policy(run_dir)[1], FleetConfig(), args.episodes, 1_000_000, name)
+            # variants are compared to choose one: on validation fleets, never the test fleets
+            r = evaluate_policy(load_policy(run_dir)[1], FleetConfig(), args.episodes, VALIDATION_SEED, name)
             print(json.dumps({"variant": name, "mean": round(r.mean_return, 2), "ci": round(r.ci95, 2),
                               "train_s": round(summary["wall_seconds"], 1),
                               "best_eval": round(summary["best_eval_return"], 2),

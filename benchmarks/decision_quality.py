@@ -10,7 +10,10 @@ half the step (its discretization error).
 
 With --agents, the per-bridge agent (the `default` preset, one network for every bridge) is trained on each
 fleet, and the plan's urban + rural agents (the `fleet` preset, seed architecture) on the default fleet, before
-the evaluation; training uses its own validation fleets (seeds 2,000,000 …), never the evaluation fleets.
+the evaluation, every fleet with the same preset (no per-fleet settings); training evaluates on the validation
+fleets (seeds 2,000,000 …), and the table is on the test fleets (seeds 1,000,000,000 …: nothing was tuned on them).
+The distance below the bound is given per bridge, in return units and USD of cost-equivalent a year, beside the
+percentage of the bound (which depends on where the return's zero lies).
 
 Run: python benchmarks/decision_quality.py [--fleets default,dc,indiana] [--episodes 100] [--agents]
 Indiana needs ../shared/data/indiana/INDIANA2019.csv (not bundled); it is skipped when missing.
@@ -25,8 +28,9 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.config.training import resolve_config
-from bridgefleet.evaluation.evaluate import evaluate_with_bound
+from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.load import load_policy
@@ -35,14 +39,6 @@ from bridgefleet.training.runner import train
 
 INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
 
-# Per-bridge agent settings per fleet size: a fleet-year of Indiana is 4,794 transitions, so fewer fleets
-# at once, more updates per year and a larger replay (2 M × 115 B = 230 MB).
-BRIDGE_RUNS = {
-    "default": {},
-    "dc": {"buffer_capacity": 1_000_000},
-    "indiana": {"num_envs": 2, "episodes": 240, "updates_per_step": 8.0, "buffer_capacity": 2_000_000,
-                "eval_every": 48, "checkpoint_every": 48, "eval_episodes": 8, "learning_starts": 50_000},
-}
 
 
 def fleets(names: list[str]) -> dict[str, tuple[str, FleetConfig]]:
@@ -65,7 +61,7 @@ def fleets(names: list[str]) -> dict[str, tuple[str, FleetConfig]]:
 def train_agents(name: str, cfg: FleetConfig, bridge_episodes: int | None, out: Path) -> dict[str, tuple]:
     """Train the per-bridge agent (and the seed architecture on the default fleet); {label: (policy, s)}."""
     agents = {}
-    over = {**BRIDGE_RUNS[name], "inventory": cfg.inventory}
+    over = {"inventory": cfg.inventory}
     if bridge_episodes:
         over["episodes"] = bridge_episodes
     runs = [("bridge agent", "default", over)]
@@ -85,7 +81,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fleets", default="default,dc,indiana")
     ap.add_argument("--episodes", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=TEST_SEED, help="first test fleet")
     ap.add_argument("--bound-iters", type=int, default=80)
     ap.add_argument("--agents", action="store_true", help="also train and evaluate the agents")
     ap.add_argument("--bridge-episodes", type=int, help="training episodes of the per-bridge agent")
@@ -107,19 +103,21 @@ def main() -> None:
                 d = r.returns - wf.returns
                 se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0
                 sec = agents[pol][1] if pol in agents else (wall if pol == "lagrangian" else None)
-                rows.append((label, pol, r, bound, d.mean(), se, sec))
+                resolved = resolve_fleet(cfg)[0]
+                gap = bound_gap(r, bound[0], resolved.n_urban + resolved.n_rural, cfg.cost_lambda)
+                rows.append((label, pol, r, bound, d.mean(), se, sec, gap))
             print(f"{label}: evaluated in {wall:.0f} s")
     usd = 1.0 / FleetConfig().cost_lambda  # USD of cost-equivalent per reward unit (1/λ)
     print("\n| fleet | policy | mean return ± 95 % CI | gain over worst_first (paired ± s.e.) | gain, million USD "
-          "of cost-equivalent | upper bound | below bound | seconds |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for label, pol, r, bound, dm, se, sec in rows:
+          "of cost-equivalent | upper bound | below bound | below bound per bridge | USD / bridge / yr | seconds |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, pol, r, bound, dm, se, sec, (g_units, g_usd) in rows:
         gain = "" if pol == "worst_first" else f"{dm:+.1f} ± {se:.1f} | {dm * usd / 1e6:+,.1f}"
         gain = gain or " | "
         secs = f"{sec:.0f}" if sec is not None else ""
         what = {"lagrangian": "bound + planner", "worst_first": ""}.get(pol, "training")
         print(f"| {label} | {pol} | {r.mean_return:.2f} ± {r.ci95:.2f} | {gain} | {bound[0]:.2f} ± {bound[1]:.2f} "
-              f"| {(bound[0] - r.mean_return) / abs(bound[0]):.1%} | {secs} {what} |")
+              f"| {(bound[0] - r.mean_return) / abs(bound[0]):.1%} | {g_units:.3f} | {g_usd:,.0f} | {secs} {what} |")
     if args.grid_check and "default" in args.fleets.split(","):
         cfg, fleet = resolve_fleet(FleetConfig())
         sim = FleetSimulator(cfg, args.grid_check, fleet)
