@@ -71,10 +71,11 @@ _REQUIRED = ("obs", "action", "reward", "next_obs", "done", "discount")
 
 
 class DQNLearner:
-    """Online/target Q-networks, Adam optimiser and the (branching, double, n-step) DQN update.
+    """Online/target Q-networks, Adam optimiser and the (branching, max / double / SARSA, n-step) DQN update.
 
     Acting, TD targets and updates share one code path for every network whose output is
-    ``(B, n_branches, n_actions)`` — urban ``(B, n_urban, 5)`` and rural ``(B, 1, 8)``.
+    ``(B, n_branches, n_actions)`` — urban ``(B, n_urban, 5)`` and rural ``(B, 1, 8)`` — or ``(B, n_actions)``,
+    one branch, as the per-bridge network's ``(B, 5)``.
 
     Methods come from: DQN (Mnih et al., Nature 2015: target network, TD loss); branching targets, one
     per action dimension (Tavakoli et al., AAAI 2018); Double DQN (van Hasselt et al., AAAI 2016);
