@@ -98,13 +98,14 @@ def main() -> None:
             wall = time.perf_counter() - t0
             by = {r.policy: r for r in results}
             wf = by["worst_first"]
+            resolved = resolve_fleet(cfg)[0]
+            n_bridges = resolved.n_urban + resolved.n_rural
             for pol in ["worst_first", "lagrangian", *agents]:
                 r = by[pol]
                 d = r.returns - wf.returns
                 se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0
                 sec = agents[pol][1] if pol in agents else (wall if pol == "lagrangian" else None)
-                resolved = resolve_fleet(cfg)[0]
-                gap = bound_gap(r, bound[0], resolved.n_urban + resolved.n_rural, cfg.cost_lambda)
+                gap = bound_gap(r, bound[0], n_bridges, cfg.cost_lambda)
                 rows.append((label, pol, r, bound, d.mean(), se, sec, gap))
             print(f"{label}: evaluated in {wall:.0f} s")
     usd = 1.0 / FleetConfig().cost_lambda  # USD of cost-equivalent per reward unit (1/λ)

@@ -241,7 +241,9 @@ class DQNLearner:
         try:
             self._mark_step()
             with self._autocast():
-                return self._acting_fwd(x).float().clone()
+                q = self._acting_fwd(x).float()
+            # CUDA-graph trees reuse their output memory at the next call: only then is a copy needed
+            return q.clone() if self._cudagraphs else q
         finally:
             net.train(was_training)
 

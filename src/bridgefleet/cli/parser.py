@@ -80,11 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--vector", choices=["native", "sync", "async"],
                    help=f"vector env implementation (default: {d['vector']})")
     _fleet_model_option(t)
-    t.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
-    t.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
-    t.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
-    t.add_argument("--county", help="keep one county (NBI item 3)")
-    t.add_argument("--owner", help="keep one owner (NBI item 22)")
+    _inventory_options(t)
     t.add_argument("--device", help=f"cpu, cuda or auto (default: {d['device']})")
     t.add_argument("--seed", type=int, help=f"training seed (default: {d['seed']})")
     t.add_argument("--amp", choices=["auto", "on", "off"],
@@ -228,6 +224,12 @@ def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) ->
     p.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
     p.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(p)
+    _inventory_options(p)
+
+
+def _inventory_options(p: argparse.ArgumentParser) -> None:
+    """An inventory as the fleet: the file, how many urban bridges are per-bridge controlled, its column mapping,
+    one county or owner."""
     p.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
     p.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
     p.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")

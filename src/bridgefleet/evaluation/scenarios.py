@@ -179,9 +179,11 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                                    float(lb.certified[0]))
     if bar is not None:
         bar.close()
-    agents = None if agent is None else [
-        evaluate_policy(agent, set_budget(cfg, scale=lv.scale), episodes, seed, "agent",
-                        FleetSimulator(set_budget(cfg, scale=lv.scale), episodes, fleet)) for lv in levels]
+    agents = None
+    if agent is not None:
+        level_cfgs = [set_budget(cfg, scale=lv.scale) for lv in levels]
+        agents = [evaluate_policy(agent, c, episodes, seed, "agent", FleetSimulator(c, episodes, fleet))
+                  for c in level_cfgs]
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
                      planner_least, sized, name, episodes, agents, sim.n_bridges, cfg.cost_lambda)

@@ -114,7 +114,7 @@ class LagrangianPlanner:
         """Prices and bound for the fleets of ``sim`` as they are now (year 0)."""
         one = sim.fixed is not None
         sl = slice(0, 1) if one else slice(None)
-        args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.annual_budget)
+        args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.fleet_annual_budget[sl])
         self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)

@@ -26,12 +26,12 @@ RURAL_OBS_DIM = 10
 URBAN_FEATURES = 4
 """Urban observation features per urban bridge (condition rating, age, years since maintenance, rate, each
 scaled); the urban observation is these for every urban bridge and the budget fraction (:func:`urban_obs_dim`)."""
+_SCALES = np.array([COND_SCALE, AGE_SCALE, YSM_SCALE, RATE_SCALE])
 
 
 def urban_obs_dim(n_urban: int) -> int:
     """Urban observation width: :data:`URBAN_FEATURES` per urban bridge and the budget fraction (81 for 20)."""
     return n_urban * URBAN_FEATURES + 1
-_SCALES = np.array([COND_SCALE, AGE_SCALE, YSM_SCALE, RATE_SCALE])
 
 
 @dataclass

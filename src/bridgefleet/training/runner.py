@@ -23,7 +23,7 @@ from bridgefleet.runs.folder import (
     start,
     write_config,
 )
-from bridgefleet.training.loop import OnEval, Trainer
+from bridgefleet.training.loop import OnEval, Run
 
 __all__ = ["resume", "train"]
 
@@ -66,7 +66,7 @@ def _note_rounding(cfg: TrainConfig) -> None:
              f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
 
 
-def _run(trainer: Trainer) -> dict[str, Any]:
+def _run(trainer: Run) -> dict[str, Any]:
     """The trainer's loop; on Ctrl-C a checkpoint is written first, then :class:`RunInterrupted` is raised."""
     try:
         summary = trainer.run()
@@ -81,7 +81,7 @@ def _run(trainer: Trainer) -> dict[str, Any]:
     return summary
 
 
-def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool) -> Trainer:
+def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool) -> Run:
     """The agent's trainer (imported here, so a run of one agent does not import the other's modules)."""
     if cfg.agent == "bridge":
         from bridgefleet.training.bridge_run import BridgeTrainer
