@@ -27,6 +27,7 @@ from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_poli
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
+from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.sim.simulator import FleetSimulator
@@ -78,11 +79,12 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 
 
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
-                   scale_usd: float) -> Level:
+                   scale_usd: float, pool: ColumnPool | None = None) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
-    aiming at the rule × each of :data:`AIMS` until it meets the rule in expectation (the last otherwise)."""
+    aiming at the rule × each of :data:`AIMS` until it meets the rule in expectation (the last otherwise).
+    ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each other's)."""
     for aim in AIMS:
-        level = _simulate(cfg, fleet, scale, episodes, seed, rule * aim, scale_usd)
+        level = _simulate(cfg, fleet, scale, episodes, seed, rule * aim, scale_usd, pool)
         level.aim = rule * aim
         if _meets(level, rule) or rule == 0 or not level.rule_met_by_bound:
             break  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
@@ -90,9 +92,9 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
 
 
 def _simulate(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
-              scale_usd: float) -> Level:
+              scale_usd: float, pool: ColumnPool | None) -> Level:
     level_cfg = set_budget(cfg, scale=scale)
-    planner = LagrangianPlanner(max_poor_deck_area=rule)
+    planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool)
     sim = FleetSimulator(level_cfg, episodes, fleet)
     result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
     return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule)
@@ -152,6 +154,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     scales = sorted(DEFAULT_SCALES if scales is None else scales)
     if any(not (math.isfinite(s) and s >= 0) for s in scales):
         raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
+    pool = ColumnPool()  # the levels' price searches start from each other's columns
     bar = None
     if progress:
         from tqdm import tqdm
@@ -164,7 +167,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     else:
         levels = []
         for s in scales:
-            levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized))
+            levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized, pool))
             if bar is not None:
                 bar.update(1)
     # The certificate: the relaxation's least budget scale for the fleet.
@@ -176,7 +179,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     if bar is not None:
         bar.update(1)
     planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
-                                   float(lb.certified[0]))
+                                   float(lb.certified[0]), pool)
     if bar is not None:
         bar.close()
     agents = None
@@ -212,7 +215,8 @@ def _meets(level: Level, rule: float) -> bool:
     return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
 
 
-def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float) -> float | None:
+def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
+                   pool: ColumnPool) -> float | None:
     """Smallest scale at which the planner meets the rule in expectation: bisection between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
     no level meets it)."""
@@ -224,7 +228,7 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     lo = max(max(below) if below else 0.0, min(certified, hi))
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
-        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized), rule):
+        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool), rule):
             hi = mid
         else:
             lo = mid

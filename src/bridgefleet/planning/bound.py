@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.certify import Certifier
+from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
@@ -64,6 +65,8 @@ class BoundResult:
         certified: float64 (E,) or None: L(κ) at the same prices with each bridge's value from
             :func:`bridgefleet.planning.certify.certified_values`, an upper bound of the continuous model (the
             simulator's) whatever the grid; ``values`` bound the grid model, whose error has no sign.
+        tables: float32 EU tables of the reported grid at the best prices for the years asked
+            (``lagrangian_bound(store=…)``, :func:`bridgefleet.planning.dp.solve`), or None.
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -79,6 +82,7 @@ class BoundResult:
     rule_slack: np.ndarray | None = None
     rule_met: np.ndarray | None = None
     certified: np.ndarray | None = None
+    tables: np.ndarray | None = None
 
     @property
     def meets_rule(self) -> bool:
@@ -207,7 +211,8 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
 
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
-                     progress: bool = False, certify: Certifier | None = None) -> BoundResult:
+                     progress: bool = False, certify: Certifier | None = None, pool: ColumnPool | None = None,
+                     store: tuple[int, int] | None = None) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -225,6 +230,12 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             ``mdps``. The bound is L(κ) of ``mdps`` at the best prices, a valid bound whatever the search grid.
         certify: the same bridges' certified values (any grid step, :func:`fleet_certifier`):
             ``BoundResult.certified`` is then L(κ) at the best prices with them (:mod:`bridgefleet.planning.certify`).
+        pool: columns of earlier searches on the same bridges and search grid at other budgets
+            (:mod:`bridgefleet.planning.columns`): where it has columns for a fleet, the search starts from them
+            (every year's rows, at the master LP's prices), and it keeps this search's columns for the next.
+        store: (lo, hi) years whose EU tables of ``mdps`` at the best prices to return in
+            ``BoundResult.tables`` (what the planner acts on, :func:`bridgefleet.planning.dp.solve`); needs
+            ``search`` (the final solve on ``mdps`` gives them).
 
     Returns:
         :class:`BoundResult`.
@@ -251,7 +262,20 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     lp_value = np.full(e_n, -np.inf)
     probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, t_n))  # fingerprints of a column's spend, count, poor
     agency = grid.agency[:b_n]
-    masters = [_Master(e, agency, stages[0], t_n) for e in range(e_n)]
+    shape = (e_n, b_n, t_n, grid.utility.shape[1])
+    seeds = [None if pool is None else pool.valid(e, grid.feasible[e * b_n : (e + 1) * b_n], shape)
+             for e in range(e_n)]
+    warm = all(c is not None for c in seeds)  # every fleet starts from its pool's columns
+    masters = [_Master(e, agency, stages[1 if warm else 0], t_n) for e in range(e_n)]
+    if warm:  # every year's rows from the start, at the LP's prices over the pool's columns
+        stage = 1
+        for e, cols in enumerate(seeds):
+            masters[e].add(cols, 0, probe)
+            _, ks, kn, kp, _ = masters[e].solve(0)
+            cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
+            if rule:
+                poor_p[e] = kp
+    first = 1 if warm else 2  # the first bound: a cold search's first solve prices every action out
     active = np.ones(e_n, dtype=bool)
     history = []
     it = 0
@@ -264,19 +288,19 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
         spp = poor_p[grid.fleet] / disc * grid.deck[:, None] if rule else None
-        value0, exp_cost, exp_count, _, exp_poor = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        value0, exp_cost, exp_count, _, exp_poor, used = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
         priced = sc * exp_cost + sn * exp_count + (spp * exp_poor if rule else 0.0)
         reward = value0 + (priced * disc).sum(1)  # the column's own return
         poor = exp_poor * grid.deck[:, None]  # m² expected poor at the end of each year
-        if it > 1:  # the first solve prices every action out (the do-nothing column), not a useful bound
+        if it >= first:
             lval = _dual_value(value0, cost_p, count_p, year_budget, year_count, e_n, poor_p, rows.poor_b)
             better = active & (lval < best)
             best[better] = lval[better]
             best_cost[better] = cost_p[better]
             best_count[better] = count_p[better]
             best_poor[better] = poor_p[better]
-        history.append(float(best.mean()) if it > 1 else float("nan"))
-        if it > 1:
+        history.append(float(best.mean()) if it >= first else float("nan"))
+        if it >= first:
             gap = (best - lp_value) / np.maximum(np.abs(best), 1.0)
             stalled = it - stage_start >= 3 and history[-3] - history[-1] < tol * abs(history[-1])
             done = not (active & (gap > tol)).any()
@@ -289,12 +313,13 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                 active &= gap > tol
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(reward[sl], exp_cost[sl], exp_count[sl], poor[sl], it, probe)
+            masters[e].add(Columns(np.arange(b_n), reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl]),
+                           it, probe)
             lp, ks, kn, kp, slack[e] = masters[e].solve(it)
             masters[e].prune(it, keep_iters)
             lp_value[e] = lp
             c_lp, n_lp = masters[e].rows.year_prices((ks[None], kn[None]))
-            a = smoothing if it > 1 else 0.0
+            a = smoothing if it >= first else 0.0
             cost_p[e] = a * best_cost[e] + (1 - a) * c_lp[0]
             count_p[e] = a * best_count[e] + (1 - a) * n_lp[0]
             if rule:
@@ -306,11 +331,16 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             break
     if bar is not None:
         bar.close()
+    if pool is not None:
+        for e, master in enumerate(masters):
+            pool.add(e, master.cols, shape)
     values = best
+    tables = None
     if search is not None:  # the bound on the reported grid, at the best prices
         dm = mdps.gamma ** np.arange(mdps.horizon)
-        value0 = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
-                       price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None).value0
+        fine = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
+                     price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None, store=store)
+        value0, tables = fine.value0, fine.eu
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     certified = None
     if certify is not None:
@@ -319,7 +349,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
-                       best_poor if rule else None, slack if rule else None, met, certified)
+                       best_poor if rule else None, slack if rule else None, met, certified, tables)
 
 
 def ci95(values: np.ndarray) -> float:
@@ -372,13 +402,10 @@ class _Master:
     def __init__(self, e: int, agency: np.ndarray, rows: _Rows, t_n: int):
         self.e = e
         self.agency = agency
-        self.bridge = np.zeros(0, dtype=np.int64)
-        self.reward = np.zeros(0)
-        self.spend = np.zeros((0, t_n))
-        self.count = np.zeros((0, t_n))
-        self.poor = np.zeros((0, t_n))
+        z = np.zeros((0, t_n))
+        self.cols = Columns(np.zeros(0, dtype=np.int64), np.zeros(0), z, z, z, np.zeros(0, dtype=np.int64))
         self.key = np.zeros(0)
-        self.used = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
+        self.last = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
         self.keys: dict[tuple[int, float], int] = {}
         self.set_rows(rows)
 
@@ -413,53 +440,51 @@ class _Master:
             self.h.addCols(k, np.full(k, RULE_PENALTY), np.zeros(k), np.full(k, highspy.kHighsInf), k,
                            np.arange(k, dtype=np.int32), (self.n_budget + np.arange(k)).astype(np.int32),
                            -np.ones(k))
-        self._add_cols(np.arange(len(self.reward)))
+        self._add_cols(np.arange(len(self.cols.reward)))
 
     def _add_cols(self, idx: np.ndarray) -> None:
         if not len(idx):
             return
-        g = self.agency[self.bridge[idx]]
+        c = self.cols
+        g = self.agency[c.bridge[idx]]
         dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
         col = 0
-        for n, (c, s) in enumerate(self._kinds):
-            use = self.spend[idx] if n < 2 else self.count[idx]
-            m = c.shape[0]
-            dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ c.T, 0.0) * s
+        for n, (rows, scale) in enumerate(self._kinds):
+            use = c.spend[idx] if n < 2 else c.count[idx]
+            m = rows.shape[0]
+            dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ rows.T, 0.0) * scale
             col += m
         if self.n_slack:
-            dense[:, col : col + self.n_slack] = self.poor[idx] * self.poor_scale
+            dense[:, col : col + self.n_slack] = c.poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
-        dense[np.arange(len(idx)), self.n_ub + self.bridge[idx]] = 1.0
+        dense[np.arange(len(idx)), self.n_ub + c.bridge[idx]] = 1.0
         a = sp.csc_matrix(dense.T)
-        self.h.addCols(len(idx), -self.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
+        self.h.addCols(len(idx), -c.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
                        a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
 
-    def add(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, poor: np.ndarray, it: int,
-            probe: np.ndarray) -> None:
-        """Add each bridge's policy (reward (B,); spend, treatments and poor deck area, m², (B, T)) unless it
-        is already a column."""
-        key = spend @ probe[0] + count @ probe[1] + poor @ probe[2]
-        new = []
-        for i, k in enumerate(key.tolist()):
+    def add(self, new: Columns, it: int, probe: np.ndarray) -> None:
+        """Add the policies ``new`` unless already columns (a column found again keeps the better reward); a
+        policy that never treats its bridge (``used`` 0: do-nothing, the column that keeps the LP feasible) is
+        never pruned."""
+        key = new.spend @ probe[0] + new.count @ probe[1] + new.poor @ probe[2]
+        fresh = []
+        for n, (i, k) in enumerate(zip(new.bridge.tolist(), key.tolist(), strict=True)):
             j = self.keys.get((i, k))
             if j is None:
-                new.append(i)
-            elif reward[i] > self.reward[j]:
-                self.reward[j] = reward[i]
-                self.h.changeColCost(self.n_slack + j, -reward[i])
-        if not new:
+                self.keys[(i, k)] = len(self.cols.reward) + len(fresh)
+                fresh.append(n)
+            elif new.reward[n] > self.cols.reward[j]:
+                self.cols.reward[j] = new.reward[n]
+                self.h.changeColCost(self.n_slack + j, -new.reward[n])
+        if not fresh:
             return
-        idx = np.array(new)
-        k0 = len(self.reward)
-        self.keys.update({(i, float(key[i])): k0 + n for n, i in enumerate(new)})
-        self.bridge = np.concatenate([self.bridge, idx])
+        idx = np.array(fresh)
+        k0 = len(self.cols.reward)
+        self.cols = Columns(*(np.concatenate([a, b[idx]]) for a, b in zip(self.cols.arrays(), new.arrays(),
+                                                                        strict=True)))
         self.key = np.concatenate([self.key, key[idx]])
-        self.reward = np.concatenate([self.reward, reward[idx]])
-        self.spend = np.concatenate([self.spend, spend[idx]])
-        self.count = np.concatenate([self.count, count[idx]])
-        self.poor = np.concatenate([self.poor, poor[idx]])
-        self.used = np.concatenate([self.used, np.full(len(idx), np.inf if k0 == 0 else float(it))])
-        self._add_cols(np.arange(k0, len(self.reward)))
+        self.last = np.concatenate([self.last, np.where(new.used[idx] == 0, np.inf, float(it))])
+        self._add_cols(np.arange(k0, len(self.cols.reward)))
 
     def solve(self, it: int) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
         """Solve; mark the columns used; return (value, spend-row duals (2, M), count-row duals (2, M'),
@@ -468,7 +493,7 @@ class _Master:
         x = np.asarray(sol.col_value)
         slack = float((x[: self.n_slack] / np.maximum(self.poor_scale, 1e-300)).sum()) if self.n_slack else 0.0
         x = x[self.n_slack :]
-        self.used[x > 1e-9] = np.maximum(self.used[x > 1e-9], it)
+        self.last[x > 1e-9] = np.maximum(self.last[x > 1e-9], it)
         row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
         duals = row[: self.n_budget] * np.concatenate([s for _, s in self._kinds])
         parts = np.split(duals, np.cumsum([len(s) for _, s in self._kinds])[:-1])
@@ -479,12 +504,10 @@ class _Master:
 
     def prune(self, it: int, keep_iters: int) -> None:
         """Drop the columns the LP has not used in the last ``keep_iters`` solves."""
-        drop = self.used < it - keep_iters
+        drop = self.last < it - keep_iters
         if not drop.any():
             return
         self.h.deleteCols(int(drop.sum()), (self.n_slack + np.flatnonzero(drop)).astype(np.int32))
         keep = ~drop
-        self.bridge, self.reward, self.key = self.bridge[keep], self.reward[keep], self.key[keep]
-        self.spend, self.count, self.used = self.spend[keep], self.count[keep], self.used[keep]
-        self.poor = self.poor[keep]
-        self.keys = {k: n for n, k in enumerate(zip(self.bridge.tolist(), self.key.tolist(), strict=True))}
+        self.cols, self.key, self.last = self.cols.take(keep), self.key[keep], self.last[keep]
+        self.keys = {k: n for n, k in enumerate(zip(self.cols.bridge.tolist(), self.key.tolist(), strict=True))}

@@ -92,7 +92,7 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0, shift, h, horizon, gamma,
                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
-                 value0, exp_cost, exp_count, exp_poor):  # pragma: no cover - compiled
+                 value0, exp_cost, exp_count, exp_poor, used):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
@@ -170,6 +170,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
                         if a > 0:
                             ec += m * cost[n, a]
                             en += m
+                            used[n] |= 1 << a
                         kidx = r2 if r2 <= t else t_n + t
                         bj = band[j2]
                         taps = n_taps[n, rt2, kidx, bj]
@@ -204,6 +205,7 @@ class Solution(NamedTuple):
     exp_count: np.ndarray
     eu: np.ndarray | None
     exp_poor: np.ndarray
+    used: np.ndarray
 
 
 def table_rows(hi: int, horizon: int) -> int:
@@ -236,7 +238,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         exp_count float64 (N, T): expected treatments per year;
         eu float32 (N, hi − lo, R, min(hi + 1, T + 2), G) or None: EU_t by rate kind, row (0 just maintained,
         1 … t maintained y years ago, t + 1 never maintained: rows above hi are never reached in the window)
-        and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor.
+        and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor;
+        used int64 (N,): the actions the policy takes with positive probability, bit a for action a (0: it
+        never treats the bridge).
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
@@ -250,10 +254,11 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
     exp_poor = np.zeros((n, t_n))
+    used = np.zeros(n, dtype=np.int64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
-                 value0, exp_cost, exp_count, exp_poor)
-    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor)
+                 value0, exp_cost, exp_count, exp_poor, used)
+    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used)

@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
+from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.dp import solve, table_rows
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
@@ -87,11 +88,13 @@ class LagrangianPlanner:
             None: no rule.
         certify_step: rating grid step of the certified bound (``BoundResult.certified``: an upper bound of the
             simulator's continuous model; tighter for finer steps, O(1/step²) time); None: not computed.
+        pool: columns of earlier price searches on the same fleet (:class:`bridgefleet.planning.columns.ColumnPool`,
+            e.g. the same planner at other budgets or rules): the search starts from them and adds its own.
     """
 
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
-                 certify_step: float | None = None):
+                 certify_step: float | None = None, pool: ColumnPool | None = None):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -107,6 +110,7 @@ class LagrangianPlanner:
         self.memory_mb = memory_mb
         self.progress = progress
         self.max_poor = max_poor_deck_area
+        self.pool = pool
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
 
@@ -119,8 +123,9 @@ class LagrangianPlanner:
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
+        store = (0, self._window_years(0)) if search is not None else None  # the bound's last solve gives them
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
-                                      certify=certify)
+                                      certify=certify, pool=self.pool, store=store)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc
@@ -132,9 +137,19 @@ class LagrangianPlanner:
         self._cost = np.ascontiguousarray(self.mdps.cost[self._index])  # (E, B, 5) USD, fixed for the run
         self._deck = self.mdps.deck[self._index]  # (E, B) m² the rule counts
         self._age0 = sim.state.age.copy()
-        self._window = (0, 0)
-        self._eu = None
+        self._window = (0, 0) if store is None else store
+        self._eu = self.bound.tables
         return self.bound
+
+    def _window_years(self, t: int) -> int:
+        """The most years from t whose value tables fit ``memory_mb`` (later windows reach more rows)."""
+        m = self.mdps
+        per_row = m.n * m.weights.shape[1] * m.utility.shape[1] * 4  # bytes of one row of one year
+        budget = self.memory_mb * 2**20 // per_row
+        years = 1
+        while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
+            years += 1
+        return years
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         t = int(sim.t.max())
@@ -148,13 +163,9 @@ class LagrangianPlanner:
             raise ValueError(f"year {t} is beyond the {self.mdps.horizon}-year horizon the prices were computed for")
         lo, hi = self._window
         if not lo <= t < hi:
-            m = self.mdps
-            per_row = m.n * m.weights.shape[1] * m.utility.shape[1] * 4  # bytes of one row of one year
-            budget = self.memory_mb * 2**20 // per_row
-            years = 1  # the most years from t whose tables fit (later windows reach more rows)
-            while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
-                years += 1
-            self._eu = solve(m, self._step_cost, self._step_count, store=(t, t + years), price_poor=self._step_poor).eu
+            years = self._window_years(t)
+            self._eu = solve(self.mdps, self._step_cost, self._step_count, store=(t, t + years),
+                             price_poor=self._step_poor).eu
             self._window = (t, t + years)
         st = sim.state
         replaced = st.age < self._age0 + t - 0.5  # age was reset by a replacement
