@@ -36,10 +36,9 @@ DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
 SHOW_YEARS = (1, 5, 10, 30)
 AIMS = (1.0, 0.7, 0.4)
-"""The planner prices the rule at F × each of these in turn until its simulated mean poor deck area meets F in
-every year: at the relaxation's prices it is indifferent between policies the LP mixes, and the one it picks
-can miss the rule (measured on dc-2019 at 0.5 × the sized budget: aiming at 10 % gave 16.2 % poor in year 2,
-aiming at 4 % gave 8.2 %)."""
+"""The planner plans each year to F × each of these in turn (its year-by-year check, at the prices of the
+rule F) until its simulated mean poor deck area meets F in every year: at the relaxation's prices it is
+indifferent between policies the LP mixes, and the one it picks can miss the rule."""
 
 
 @dataclass
@@ -52,7 +51,7 @@ class Level:
             agency and user cost by sample and year, breaches, present values).
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
-        aim: the share of deck area poor the planner priced (the rule × one of ``AIMS``).
+        aim: the share of deck area poor the planner planned each year to (the rule × one of ``AIMS``).
     """
 
     scale: float
@@ -81,23 +80,19 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
                    scale_usd: float, pool: ColumnPool | None = None) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
-    aiming at the rule × each of :data:`AIMS` until it meets the rule in expectation (the last otherwise).
-    ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each other's)."""
+    pricing the rule and planning each year at the rule × each of :data:`AIMS` in turn until it meets the rule
+    in expectation (the last otherwise). ``pool``: the price searches' columns, shared by the levels of one
+    fleet (they start from each other's)."""
+    level_cfg = set_budget(cfg, scale=scale)
+    planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool)  # priced once; each aim simulated
     for aim in AIMS:
-        level = _simulate(cfg, fleet, scale, episodes, seed, rule * aim, scale_usd, pool)
-        level.aim = rule * aim
+        planner.aim = rule * aim
+        sim = FleetSimulator(level_cfg, episodes, fleet)
+        result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
+        level = Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, rule * aim)
         if _meets(level, rule) or rule == 0 or not level.rule_met_by_bound:
             break  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
     return level
-
-
-def _simulate(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
-              scale_usd: float, pool: ColumnPool | None) -> Level:
-    level_cfg = set_budget(cfg, scale=scale)
-    planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool)
-    sim = FleetSimulator(level_cfg, episodes, fleet)
-    result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
-    return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule)
 
 
 @dataclass
@@ -154,14 +149,23 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     scales = sorted(DEFAULT_SCALES if scales is None else scales)
     if any(not (math.isfinite(s) and s >= 0) for s in scales):
         raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
-    pool = ColumnPool()  # the levels' price searches start from each other's columns
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
+    # The certificate first: the relaxation's least budget scale for the fleet. Its policies, cheap ones that
+    # meet the rule, start every level's price search, and the levels then start from each other's.
+    pool = ColumnPool()
+    sim = FleetSimulator(cfg, 1, fleet)
+    sim.reset(None, [seed])
+    mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
+    fine = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step)
+    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine, pool=pool)
+    if bar is not None:
+        bar.update(1)
     if ray is not None:
-        levels = _levels_on_ray(ray, cfg, fleet, scales, episodes, seed, rule, sized)
+        levels = _levels_on_ray(ray, cfg, fleet, scales, episodes, seed, rule, sized, pool)
         if bar is not None:
             bar.update(len(scales))
     else:
@@ -170,14 +174,6 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized, pool))
             if bar is not None:
                 bar.update(1)
-    # The certificate: the relaxation's least budget scale for the fleet.
-    sim = FleetSimulator(cfg, 1, fleet)
-    sim.reset(None, [seed])
-    mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
-    fine = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step)
-    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine)
-    if bar is not None:
-        bar.update(1)
     planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
                                    float(lb.certified[0]), pool)
     if bar is not None:
@@ -200,14 +196,15 @@ def _level_task(*args) -> Level:
     return simulate_level(*args)
 
 
-def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized) -> list[Level]:
+def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool) -> list[Level]:
     from bridgefleet.cluster import connect, import_ray
 
     ray_mod, _ = import_ray()
     connect(None if address == "local" else address)
     task = ray_mod.remote(num_cpus=1)(_level_task)
     fleet_ref = ray_mod.put(fleet)  # the inventory's arrays once, not once per level
-    return ray_mod.get([task.remote(cfg, fleet_ref, s, episodes, seed, rule, sized) for s in scales])
+    pool_ref = ray_mod.put(pool)  # each task starts from the least budget's columns (its own copy)
+    return ray_mod.get([task.remote(cfg, fleet_ref, s, episodes, seed, rule, sized, pool_ref) for s in scales])
 
 
 def _meets(level: Level, rule: float) -> bool:

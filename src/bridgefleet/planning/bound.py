@@ -288,7 +288,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
         spp = poor_p[grid.fleet] / disc * grid.deck[:, None] if rule else None
-        value0, exp_cost, exp_count, _, exp_poor, used = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        value0, exp_cost, exp_count, _, exp_poor, used, _ = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
         priced = sc * exp_cost + sn * exp_count + (spp * exp_poor if rule else 0.0)
         reward = value0 + (priced * disc).sum(1)  # the column's own return
         poor = exp_poor * grid.deck[:, None]  # m² expected poor at the end of each year

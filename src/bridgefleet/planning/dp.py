@@ -92,7 +92,7 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0, shift, h, horizon, gamma,
                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
-                 value0, exp_cost, exp_count, exp_poor, used):  # pragma: no cover - compiled
+                 value0, exp_cost, exp_count, exp_poor, used, eval_utility, exp_utility):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
@@ -189,11 +189,15 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
             exp_cost[n, t] = ec
             exp_count[n, t] = en
             ep = 0.0
+            eu_t = 0.0
             for rt in range(r_n):
                 for r in range(1, t + 3):
-                    for j in range(poor_top):
-                        ep += d_next[rt, r, j]
+                    for j in range(g_n):
+                        eu_t += d_next[rt, r, j] * eval_utility[n, j]
+                        if j < poor_top:
+                            ep += d_next[rt, r, j]
             exp_poor[n, t] = ep
+            exp_utility[n] += gamma**t * eu_t
             d, d_next = d_next, d
 
 
@@ -206,6 +210,7 @@ class Solution(NamedTuple):
     eu: np.ndarray | None
     exp_poor: np.ndarray
     used: np.ndarray
+    exp_utility: np.ndarray
 
 
 def table_rows(hi: int, horizon: int) -> int:
@@ -215,8 +220,8 @@ def table_rows(hi: int, horizon: int) -> int:
 
 
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
-          store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None
-          ) -> Solution:
+          store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
+          eval_utility: np.ndarray | None = None) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
 
     With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
@@ -230,6 +235,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         active: bool (N,), bridges to solve (default all); outputs of the others are left at 0.
         store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner); with lo > 0
             the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
+        eval_utility: float64 (N, G), the utility on the grid the policy's ``exp_utility`` is counted in
+            (default the MDPs' own; the least budget's policies, found with no reward, are valued with it).
 
     Returns:
         :class:`Solution`: value0 float64 (N,): optimal expected discounted return from the initial state, prices
@@ -240,7 +247,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         1 … t maintained y years ago, t + 1 never maintained: rows above hi are never reached in the window)
         and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor;
         used int64 (N,): the actions the policy takes with positive probability, bit a for action a (0: it
-        never treats the bridge).
+        never treats the bridge); exp_utility float64 (N,): Σ_t γ^t E[u(rating at the end of year t)] under
+        the policy, with u = ``eval_utility`` (its return is this − cost_lambda × the discounted spend).
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
@@ -255,10 +263,12 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     exp_count = np.zeros((n, t_n))
     exp_poor = np.zeros((n, t_n))
     used = np.zeros(n, dtype=np.int64)
+    exp_utility = np.zeros(n)
+    ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
-                 value0, exp_cost, exp_count, exp_poor, used)
-    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used)
+                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility)
+    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility)

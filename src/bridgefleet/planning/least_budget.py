@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from bridgefleet.planning.bound import run_highs
 from bridgefleet.planning.certify import Certifier
+from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
@@ -64,7 +65,7 @@ class LeastBudget:
 
 def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
                  max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5,
-                 certify: Certifier | None = None) -> LeastBudget:
+                 certify: Certifier | None = None, pool: ColumnPool | None = None) -> LeastBudget:
     """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
     meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
 
@@ -77,6 +78,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             toward those of the best lower end (the combination of valid prices is valid: weak duality is linear).
         certify: the same bridges' certified values (any grid step; :func:`bridgefleet.planning.bound.fleet_certifier`)
             for ``LeastBudget.certified``.
+        pool: where to keep the policies found, valued with the bridges' rewards
+            (:class:`bridgefleet.planning.columns.ColumnPool`): cheap policies that meet the rule, from which the
+            bound's price search at a budget can start (``lagrangian_bound(pool=…)``).
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].
@@ -105,8 +109,14 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     for it in range(1, max_iter + 1):
         pc = price_cost[mdps.fleet, mdps.agency] / disc  # the DP discounts: step prices
         pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
-        sol = solve(free, pc, np.zeros_like(pc), active[mdps.fleet], price_poor=pp)
+        sol = solve(free, pc, np.zeros_like(pc), active[mdps.fleet], price_poor=pp, eval_utility=mdps.utility)
         poor = sol.exp_poor * mdps.deck[:, None]
+        if pool is not None:  # each policy's own return: its utility less the cost of its spend
+            reward = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)
+            for e in np.flatnonzero(active):
+                sl = slice(e * b_n, (e + 1) * b_n)
+                pool.add(e, Columns(np.arange(b_n), reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl],
+                                    sol.used[sl]), (e_n, b_n, t_n, mdps.utility.shape[1]))
         dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor
         if it > 1:  # weak duality at the prices this DP used
             gap = dual - (price_poor * allowance[:, None]).sum(1)

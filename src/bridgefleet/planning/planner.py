@@ -14,6 +14,9 @@ treatment takes most of a budget (measured on 20 default fleets: −493.4 by rat
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+
 import numba as nb
 import numpy as np
 
@@ -90,11 +93,17 @@ class LagrangianPlanner:
             simulator's continuous model; tighter for finer steps, O(1/step²) time); None: not computed.
         pool: columns of earlier price searches on the same fleet (:class:`bridgefleet.planning.columns.ColumnPool`,
             e.g. the same planner at other budgets or rules): the search starts from them and adds its own.
+        aim: the share of deck area poor each year's own plan keeps to where the budget can (the year-by-year
+            check, :mod:`bridgefleet.planning.rule`), 0–1; default the rule. Below the rule, the planner prices
+            the rule but plans each year with a margin; it can be changed between simulations (``aim``).
+
+    The prices are computed again only for a simulator whose fleet, budget or year-0 state differ from the
+    last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
     """
 
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
-                 certify_step: float | None = None, pool: ColumnPool | None = None):
+                 certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -110,9 +119,11 @@ class LagrangianPlanner:
         self.memory_mb = memory_mb
         self.progress = progress
         self.max_poor = max_poor_deck_area
+        self.aim = max_poor_deck_area if aim is None else aim
         self.pool = pool
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
+        self._start: str | None = None
 
     def prepare(self, sim: FleetSimulator) -> BoundResult:
         """Prices and bound for the fleets of ``sim`` as they are now (year 0)."""
@@ -155,10 +166,11 @@ class LagrangianPlanner:
         t = int(sim.t.max())
         if int(sim.t.min()) != t:
             raise ValueError("the lagrangian planner needs every fleet at the same year")
-        key = (id(sim), sim.num_envs)
-        if t == 0 or self._key != key:
-            self.prepare(sim)
-            self._key = key
+        if t == 0 or self._key != (id(sim), sim.num_envs):
+            key = _start_key(sim)
+            if key != self._start or self._key is None:
+                self.prepare(sim)
+            self._key, self._start = (id(sim), sim.num_envs), key
         if t >= self.mdps.horizon:
             raise ValueError(f"year {t} is beyond the {self.mdps.horizon}-year horizon the prices were computed for")
         lo, hi = self._window
@@ -174,10 +186,22 @@ class LagrangianPlanner:
         benefits(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
                  m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        if self.max_poor is None:
+        if self.aim is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
             allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
                                  poor_probability(sim.config, st.condition, st.ysm, st.rate),
-                                 self.max_poor * self._deck.sum(1), out)
+                                 self.aim * self._deck.sum(1), out)
         return out
+
+
+def _start_key(sim: FleetSimulator) -> str:
+    """A fingerprint of what the prices depend on: the config, the fleets' profile and year-0 state, the reward
+    weights and the budgets (SHA-1 of their bytes)."""
+    h = hashlib.sha1(repr(sim.config).encode())
+    parts = [getattr(sim.profile, f.name) for f in dataclasses.fields(sim.profile)]
+    parts += [sim.state.condition, sim.state.age, sim.state.ysm, sim.state.rate, sim.weight, sim.fleet_annual_budget,
+              np.array([sim.num_envs, int(sim.fixed is not None)])]
+    for a in parts:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
