@@ -358,6 +358,15 @@ def ci95(values: np.ndarray) -> float:
     return 1.96 * float(np.std(values, ddof=1)) / math.sqrt(e) if e > 1 else 0.0
 
 
+def column_generation_options(h: highspy.Highs) -> None:
+    """Quiet, and the primal simplex: columns added to a solved master LP leave its basis primal feasible, so
+    the primal simplex goes on from it (the dual simplex HiGHS chooses by default starts over; measured on the
+    least budget of dc-2019, 60 solves: 10 s of HiGHS against 27 s)."""
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("simplex_strategy", 4)  # primal
+
+
 def run_highs(h: highspy.Highs, what: str) -> highspy.HighsSolution:
     """Solve the model in ``h`` (from its last basis; once more from scratch if that does not reach an optimum,
     which is rare) and return its solution.
@@ -430,7 +439,7 @@ class _Master:
         self.n_ub = len(rhs)
         self.n_slack = len(self.poor_scale)
         self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        column_generation_options(self.h)
         lower = np.concatenate([np.full(self.n_ub, -highspy.kHighsInf), np.ones(b_n)])
         upper = np.concatenate([rhs, np.ones(b_n)])
         self.h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), dtype=np.int32),

@@ -69,11 +69,11 @@ class ColumnPool:
         old = self.fleets.get(e)
         if old is not None:
             cols = Columns(*(np.concatenate([a, b]) for a, b in zip(old.arrays(), cols.arrays(), strict=True)))
-        key = np.concatenate([cols.bridge[:, None].astype(np.float64), cols.spend, cols.count, cols.poor], 1)
-        order = np.lexsort((-cols.reward, *key.T[::-1]))  # equal keys together, best reward first
-        ks = key[order]
+        probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, shape[2]))  # a fingerprint of each column
+        key = cols.spend @ probe[0] + cols.count @ probe[1] + cols.poor @ probe[2]
+        order = np.lexsort((-cols.reward, key, cols.bridge))  # equal columns together, best reward first
         first = np.ones(len(order), dtype=bool)
-        first[1:] = (ks[1:] != ks[:-1]).any(1)
+        first[1:] = (cols.bridge[order][1:] != cols.bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
         keep = np.sort(order[first])
         extra = len(keep) - self.per_bridge * shape[1]
         if extra > 0:  # drop the oldest columns that treat

@@ -32,7 +32,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from bridgefleet.planning.bound import run_highs
+from bridgefleet.planning.bound import column_generation_options, run_highs
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
@@ -111,12 +111,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
         sol = solve(free, pc, np.zeros_like(pc), active[mdps.fleet], price_poor=pp, eval_utility=mdps.utility)
         poor = sol.exp_poor * mdps.deck[:, None]
-        if pool is not None:  # each policy's own return: its utility less the cost of its spend
-            reward = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)
-            for e in np.flatnonzero(active):
-                sl = slice(e * b_n, (e + 1) * b_n)
-                pool.add(e, Columns(np.arange(b_n), reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl],
-                                    sol.used[sl]), (e_n, b_n, t_n, mdps.utility.shape[1]))
+        reward = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)  # each policy's own return
         dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor
         if it > 1:  # weak duality at the prices this DP used
             gap = dual - (price_poor * allowance[:, None]).sum(1)
@@ -127,7 +122,8 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
                                                                         worth[better])
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(sol.exp_cost[sl], poor[sl])
+            masters[e].add(Columns(np.arange(b_n), reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl],
+                                   sol.used[sl]))
             value, kappa, mu, w, met = masters[e].solve()
             if met:
                 upper[e] = value
@@ -138,6 +134,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             active[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
         if not active.any():
             break
+    if pool is not None:  # the policies of the last LPs' mixtures, and doing nothing
+        for e, master in enumerate(masters):
+            pool.add(e, master.in_use(), (e_n, b_n, t_n, mdps.utility.shape[1]))
     certified = None
     if certify is not None:  # weak duality at the best prices, with values that bound the continuous model's
         value0 = certify.values(best_cost[mdps.fleet, mdps.agency] / disc, np.zeros((mdps.n, t_n)),
@@ -160,7 +159,7 @@ class _Master:
         self.n_ub = 2 * m + t_n
         b_n = len(agency)
         self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        column_generation_options(self.h)
         lower = np.concatenate([np.full(self.n_ub, -highspy.kHighsInf), np.ones(b_n)])
         upper = np.concatenate([np.zeros(2 * m), np.ones(t_n), np.ones(b_n)])
         self.h.addRows(len(lower), lower, upper, 0, np.zeros(len(lower), dtype=np.int32),
@@ -173,15 +172,20 @@ class _Master:
         self.n_fixed = 1 + t_n
         self.keys: set[tuple[int, float]] = set()
         self.probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, t_n))
+        self.cols: list[Columns] = []
+        self.x = np.zeros(0)  # the last solve's weight of each column
 
-    def add(self, spend: np.ndarray, poor: np.ndarray) -> None:
-        """Each bridge's policy (spend USD and poor deck area m², (B, T)) as a column unless already one."""
+    def add(self, cols: Columns) -> None:
+        """Each bridge's policy (one column per bridge: spend USD and poor deck area m², (B, T)) as a column
+        unless already one."""
+        spend, poor = cols.spend, cols.poor
         key = spend @ self.probe[0] + poor @ self.probe[1]
         new = [i for i, k in enumerate(key.tolist()) if (i, k) not in self.keys]
         if not new:
             return
         self.keys.update((i, float(key[i])) for i in new)
         idx = np.array(new)
+        self.cols.append(cols.take(idx))
         m = self.rows.shape[0]
         dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
         g = self.agency[idx]
@@ -200,9 +204,16 @@ class _Master:
         summed (what one unit of budget scale is worth under these prices), rule met)."""
         sol = run_highs(self.h, "least-budget LP")
         x = np.asarray(sol.col_value)
+        self.x = x[self.n_fixed :]
         row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
         m = self.rows.shape[0]
         kappa = np.stack([(row[a * m : (a + 1) * m] * self.scale[a]) @ self.rows for a in (0, 1)])  # (2, T)
         mu = row[2 * m :] * self.poor_scale
         met = float(x[1 : self.n_fixed].sum()) <= 1e-9
         return float(x[0]), kappa, mu, float(row[: 2 * m].sum()), met
+
+    def in_use(self) -> Columns:
+        """The columns of the last LP's mixture and the do-nothing ones (in the order added)."""
+        cols = Columns(*(np.concatenate(parts) for parts in zip(*(c.arrays() for c in self.cols), strict=True)))
+        x = np.concatenate([self.x, np.zeros(len(cols.reward) - len(self.x))])
+        return cols.take((x > 1e-9) | (cols.used == 0))

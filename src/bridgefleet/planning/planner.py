@@ -84,7 +84,7 @@ class LagrangianPlanner:
         step: rating grid step of the value tables and the reported bound, rating points.
         search_step: rating grid step of the price search (coarser is faster; the bound under budget prices
             moved by < 0.1 % between steps 0.2 and 0.025 on the default fleet). max_iter: DP solves of the
-            price search.
+            price search. tol: the search stops when the bound is within this share of the master LP's value.
         memory_mb: memory for value tables, MB.
         max_poor_deck_area: the most share of deck area poor in any year, 0–1 (0.10: FHWA's rule, 23 CFR
             490.411), priced by one more multiplier per year so the planner aims to meet it in expectation;
@@ -103,7 +103,8 @@ class LagrangianPlanner:
 
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
-                 certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None):
+                 certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
+                 tol: float = 2e-3):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -116,6 +117,7 @@ class LagrangianPlanner:
         self.step = step
         self.search_step = search_step
         self.max_iter = max_iter
+        self.tol = tol
         self.memory_mb = memory_mb
         self.progress = progress
         self.max_poor = max_poor_deck_area
@@ -136,7 +138,7 @@ class LagrangianPlanner:
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
         store = (0, self._window_years(0)) if search is not None else None  # the bound's last solve gives them
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
-                                      certify=certify, pool=self.pool, store=store)
+                                      certify=certify, pool=self.pool, store=store, tol=self.tol)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc

@@ -1,0 +1,91 @@
+"""Issue 28's targets for ``bridgefleet scenarios``: its wall time on each fleet, and the planner's least budget
+against the certified least budget.
+
+Targets (8 budget levels, 2 cores): dc-2019 ≤ 2 min, Indiana (4,794 bridges) ≤ 15 min, the default fleet ≤ 10
+min; the planner's least budget within 10 % of the certified least budget on all three. Each fleet runs
+``run_scenarios`` with its defaults (8 levels, 16 samples, bisection 3, test seeds) unless told otherwise, and
+prints one row: wall time, the certified least budget, the planner's least budget and their ratio, and the time
+of each phase (least budget, levels, bisection). Numba's compilation is not counted when the cache is warm;
+run once before timing on a fresh checkout.
+
+    python benchmarks/scenarios_targets.py --fleets default,dc-2019,indiana [--episodes 16] [--budgets ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.evaluation import scenarios
+
+INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
+TARGET_S = {"default": 600, "dc-2019": 120, "indiana": 900}
+TARGET_RATIO = 1.10
+
+
+def fleet(name: str) -> FleetConfig | None:
+    if name == "default":
+        return FleetConfig()
+    if name == "indiana":
+        if not INDIANA.is_file():
+            print(f"skipped Indiana: {INDIANA} not found")
+            return None
+        return FleetConfig(inventory=str(INDIANA), inventory_mapping="indiana")
+    return FleetConfig(inventory=name)
+
+
+class _Clock:
+    """Time spent in each phase of ``run_scenarios`` (wrapping the module's functions it calls)."""
+
+    def __init__(self):
+        self.seconds = {"least budget": 0.0, "levels + bisection": 0.0}
+        self.calls = 0
+
+    def wrap(self, name: str, fn):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - start
+                self.calls += name != "least budget"
+        return timed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fleets", default="default,dc-2019,indiana")
+    ap.add_argument("--episodes", type=int, default=16)
+    ap.add_argument("--budgets", default=None, help="comma-separated levels (default: the 8 of `scenarios`)")
+    ap.add_argument("--bisect", type=int, default=3)
+    args = ap.parse_args()
+    levels = None if args.budgets is None else [float(x) for x in args.budgets.split(",")]
+    print("| fleet | levels | wall s | target s | least budget s | levels + bisection s | simulated levels | "
+          "certified least | planner least | ratio | target ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.fleets.split(","):
+        cfg = fleet(name)
+        if cfg is None:
+            continue
+        clock = _Clock()
+        lb, sim = scenarios.least_budget, scenarios.simulate_level
+        scenarios.least_budget = clock.wrap("least budget", lb)
+        scenarios.simulate_level = clock.wrap("levels + bisection", sim)
+        try:
+            start = time.perf_counter()
+            sc = scenarios.run_scenarios(cfg, levels, episodes=args.episodes, bisect=args.bisect, progress=False)
+            wall = time.perf_counter() - start
+        finally:
+            scenarios.least_budget, scenarios.simulate_level = lb, sim
+        planner = sc.planner_least
+        ratio = "–" if planner is None else f"{planner / sc.certified:.2f}"
+        print(f"| {name} | {len(sc.levels)} | {wall:.0f} | {TARGET_S.get(name, '–')} | "
+              f"{clock.seconds['least budget']:.0f} | {clock.seconds['levels + bisection']:.0f} | {clock.calls} | "
+              f"{sc.certified:.3f} | {'none' if planner is None else f'{planner:.3f}'} | {ratio} | "
+              f"≤ {TARGET_RATIO:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
