@@ -1,6 +1,7 @@
 """The column pool: price searches on one fleet started from each other's policies (issue 28's speed)."""
 
 import numpy as np
+from test_planning import _exact_optimum
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.inventory.fleet import set_budget
@@ -9,7 +10,6 @@ from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.sim.simulator import FleetSimulator
-from test_planning import _exact_optimum
 
 SHAPE = (1, 2, 3, 10)  # one fleet of 2 bridges, 3 years, a 10-point grid
 
