@@ -9,6 +9,7 @@ of each phase (least budget, levels, bisection). Numba's compilation is not coun
 run once before timing on a fresh checkout.
 
     python benchmarks/scenarios_targets.py --fleets default,dc-2019,indiana [--episodes 16] [--budgets ...]
+        [--out DIR]
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=16)
     ap.add_argument("--budgets", default=None, help="comma-separated levels (default: the 8 of `scenarios`)")
     ap.add_argument("--bisect", type=int, default=3)
+    ap.add_argument("--out", default=None, help="folder: each fleet's scenarios.csv/.md/.json/.png in OUT/FLEET")
     args = ap.parse_args()
     levels = None if args.budgets is None else [float(x) for x in args.budgets.split(",")]
     print("| fleet | levels | wall s | target s | least budget s | levels + bisection s | simulated levels | "
@@ -79,6 +81,8 @@ def main() -> None:
             wall = time.perf_counter() - start
         finally:
             scenarios.least_budget, scenarios.simulate_level = lb, sim
+        if args.out:
+            scenarios.write_scenarios(sc, Path(args.out) / Path(name).stem)
         planner = sc.planner_least
         ratio = "–" if planner is None else f"{planner / sc.certified:.2f}"
         print(f"| {name} | {len(sc.levels)} | {wall:.0f} | {TARGET_S.get(name, '–')} | "

@@ -4,6 +4,7 @@ import numpy as np
 from test_planning import _exact_optimum
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.inventory.fleet import set_budget
 from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool, Columns
@@ -102,3 +103,16 @@ def test_a_policys_counted_return_is_its_value_plus_what_its_prices_took():
     counted = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)
     np.testing.assert_allclose(counted, sol.value0 + priced, rtol=1e-10, atol=1e-9)
     assert (sol.used != 0).any() and not (sol.used & 1).any()  # bit 0 (do nothing) is never a treatment
+
+
+def test_the_planner_prices_a_fleet_once_and_again_for_another_budget():
+    cfg = FleetConfig(n_urban=3, n_rural=3, horizon_years=5, fixed_fleet=True, fleet_seed=2)
+    planner = LagrangianPlanner(step=0.1, max_iter=10, max_poor_deck_area=0.1)
+    first = evaluate_policy(planner, cfg, 2, 0, "lagrangian")
+    priced = planner.bound
+    planner.aim = 0.04  # the same fleet at a tighter year-by-year aim: the same prices
+    tighter = evaluate_policy(planner, cfg, 2, 0, "lagrangian")
+    assert planner.bound is priced
+    assert tighter.deck_by_year[:, 0, 2].mean() <= first.deck_by_year[:, 0, 2].mean() + 1e-12
+    evaluate_policy(planner, set_budget(cfg, scale=2.0), 2, 0, "lagrangian")
+    assert planner.bound is not priced  # another budget: priced again

@@ -74,12 +74,36 @@ def _at(x, weights, taps, b, j):  # pragma: no cover - compiled
 @nb.njit(cache=True, nogil=True)
 def _expect(x, weights, taps, band, shock, tmp, out):  # pragma: no cover - compiled
     """out[j] = :func:`_at` (y, weights, taps, band[j], j): the weights of the weight group of grid point j;
-    y = x after sudden damage (x itself when its probability shock[0] is 0)."""
+    y = x after sudden damage (x itself when its probability shock[0] is 0). Computed a run of grid points of
+    one weight group at a time, tap by tap (contiguous in j, the same sums in the same order as ``_at``)."""
     if shock[0] > 0.0:
         _shock(x, shock, tmp)
         x = tmp
-    for j in range(x.shape[0]):
-        out[j] = _at(x, weights, taps, band[j], j)
+    g_n = x.shape[0]
+    x0 = x[0]
+    j0 = 0
+    while j0 < g_n:
+        b = band[j0]
+        j1 = j0 + 1
+        while j1 < g_n and band[j1] == b:
+            j1 += 1
+        kn = taps[b]
+        for j in range(j0, j1):
+            out[j] = 0.0
+        for k in range(min(kn, j1 - 1)):
+            wk = weights[b, k]
+            for j in range(max(j0, k + 1), j1):
+                out[j] += wk * x[j - k]
+        m = min(kn, j0)  # Σ_{k < min(taps, j)} w_k, the mass that stays above the floor, kept as j grows
+        cum = 0.0
+        for k in range(m):
+            cum += weights[b, k]
+        for j in range(j0, j1):
+            while m < min(kn, j):
+                cum += weights[b, m]
+                m += 1
+            out[j] += (1.0 - cum) * x0
+        j0 = j1
 
 
 @nb.njit(cache=True, nogil=True)
