@@ -78,7 +78,9 @@ class LagrangianPlanner:
 
     On a simulator at year 0 it computes the bound's prices for the fleets it sees (one fleet when the fleet
     is fixed, e.g. an inventory), then solves every bridge's DP under them and keeps the value tables of a
-    window of years within ``memory_mb`` (recomputed when the simulation leaves the window).
+    window of years within ``memory_mb`` (recomputed when the simulation leaves the window). The first
+    window's tables are kept beside the current one, so a fleet simulated again (another aim) starts without
+    a DP solve: at most twice ``memory_mb`` in all.
 
     Args:
         step: rating grid step of the value tables and the reported bound, rating points.
@@ -152,6 +154,7 @@ class LagrangianPlanner:
         self._age0 = sim.state.age.copy()
         self._window = (0, 0) if store is None else store
         self._eu = self.bound.tables
+        self._first = (self._window, self._eu)  # kept for the next simulation of the same fleet
         return self.bound
 
     def _window_years(self, t: int) -> int:
@@ -176,11 +179,16 @@ class LagrangianPlanner:
         if t >= self.mdps.horizon:
             raise ValueError(f"year {t} is beyond the {self.mdps.horizon}-year horizon the prices were computed for")
         lo, hi = self._window
-        if not lo <= t < hi:
+        (first_lo, first_hi), first_eu = self._first
+        if not lo <= t < hi and first_lo <= t < first_hi:
+            self._window, self._eu = (first_lo, first_hi), first_eu
+        elif not lo <= t < hi:
             years = self._window_years(t)
             self._eu = solve(self.mdps, self._step_cost, self._step_count, store=(t, t + years),
                              price_poor=self._step_poor).eu
             self._window = (t, t + years)
+            if t == 0:
+                self._first = (self._window, self._eu)
         st = sim.state
         replaced = st.age < self._age0 + t - 0.5  # age was reset by a replacement
         m = self.mdps
