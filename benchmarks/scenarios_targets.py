@@ -26,14 +26,14 @@ TARGET_S = {"default": 600, "dc-2019": 120, "indiana": 900}
 TARGET_RATIO = 1.10
 
 
-def fleet(name: str) -> FleetConfig | None:
+def fleet(name: str, indiana: Path) -> FleetConfig | None:
     if name == "default":
         return FleetConfig()
     if name == "indiana":
-        if not INDIANA.is_file():
-            print(f"skipped Indiana: {INDIANA} not found")
+        if not indiana.is_file():
+            print(f"skipped Indiana: {indiana} not found (--indiana PATH)")
             return None
-        return FleetConfig(inventory=str(INDIANA), inventory_mapping="indiana")
+        return FleetConfig(inventory=str(indiana), inventory_mapping="indiana")
     return FleetConfig(inventory=name)
 
 
@@ -61,6 +61,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=16)
     ap.add_argument("--budgets", default=None, help="comma-separated levels (default: the 8 of `scenarios`)")
     ap.add_argument("--bisect", type=int, default=3)
+    ap.add_argument("--indiana", type=Path, default=INDIANA, help="Indiana's 2019 NBI file (INDIANA2019.csv)")
     ap.add_argument("--out", default=None, help="folder: each fleet's scenarios.csv/.md/.json/.png in OUT/FLEET")
     args = ap.parse_args()
     levels = None if args.budgets is None else [float(x) for x in args.budgets.split(",")]
@@ -72,7 +73,7 @@ def main() -> None:
           "certified least | planner least | ratio | target ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.fleets.split(","):
-        cfg = fleet(name)
+        cfg = fleet(name, args.indiana)
         if cfg is None:
             continue
         clock = _Clock()

@@ -140,7 +140,7 @@ def test_bench_on_ray_writes_the_same_rows_as_the_process_runner(tmp_path):
 
 def test_scenario_levels_on_ray_equal_the_local_run():
     from bridgefleet.config import FleetConfig
-    from bridgefleet.evaluation.scenarios import run_scenarios
+    from bridgefleet.evaluation.scenarios import SEARCH_TOL, run_scenarios
 
     args = {"scales": [0.5, 1.0], "years": 4, "episodes": 2, "bisect": 0, "progress": False}
     cfg = FleetConfig(n_urban=3, n_rural=3)
@@ -149,5 +149,7 @@ def test_scenario_levels_on_ray_equal_the_local_run():
     for a, b in zip(local.levels, on_ray.levels, strict=True):
         np.testing.assert_array_equal(a.deck, b.deck)
         np.testing.assert_array_equal(a.agency_usd, b.agency_usd)
-        assert a.bound == b.bound and a.aim == b.aim
+        # a Ray task's price search starts from the least budget's columns only, the local run's also from the
+        # levels before it: the bounds agree within the two searches' tolerance
+        assert abs(a.bound - b.bound) <= 2 * SEARCH_TOL * abs(a.bound) and a.aim == b.aim
     assert on_ray.certified == local.certified

@@ -127,7 +127,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     level on the same fleets as the planner (one training run across budget levels: ``budget_scale_range``).
 
     ``ray``: run the levels as Ray tasks, one core each ("local": start Ray on this machine; else a cluster's
-    host:port); the least budgets stay with this process. Results equal the local run's (same seeds).
+    host:port); the least budgets stay with this process. The same fleets and seeds as the local run; each
+    task's price search starts from the least budget's columns only (the local run's also from the levels before
+    it), so its bound can differ from the local run's within the searches' tolerance (:data:`SEARCH_TOL`).
     ``certify_step``: rating grid of the certified least budget (finer is tighter and slower).
 
     Raises:
