@@ -260,7 +260,6 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     best_poor = np.zeros((e_n, t_n))
     slack = np.zeros(e_n)
     lp_value = np.full(e_n, -np.inf)
-    probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, t_n))  # fingerprints of a column's spend, count, poor
     agency = grid.agency[:b_n]
     shape = (e_n, b_n, t_n, grid.utility.shape[1])
     seeds = [None if pool is None else pool.valid(e, grid.feasible[e * b_n : (e + 1) * b_n], shape)
@@ -270,7 +269,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     if warm:  # every year's rows from the start, at the LP's prices over the pool's columns
         stage = 1
         for e, cols in enumerate(seeds):
-            masters[e].add(cols, 0, probe)
+            masters[e].add(cols, 0)
             _, ks, kn, kp, _ = masters[e].solve(0)
             cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
             if rule:
@@ -314,7 +313,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
             masters[e].add(Columns(np.arange(b_n), reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl]),
-                           it, probe)
+                           it)
             lp, ks, kn, kp, slack[e] = masters[e].solve(it)
             masters[e].prune(it, keep_iters)
             lp_value[e] = lp
@@ -471,11 +470,11 @@ class _Master:
         self.h.addCols(len(idx), -c.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
                        a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
 
-    def add(self, new: Columns, it: int, probe: np.ndarray) -> None:
+    def add(self, new: Columns, it: int) -> None:
         """Add the policies ``new`` unless already columns (a column found again keeps the better reward); a
         policy that never treats its bridge (``used`` 0: do-nothing, the column that keeps the LP feasible) is
         never pruned."""
-        key = new.spend @ probe[0] + new.count @ probe[1] + new.poor @ probe[2]
+        key = new.fingerprint()
         fresh = []
         for n, (i, k) in enumerate(zip(new.bridge.tolist(), key.tolist(), strict=True)):
             j = self.keys.get((i, k))

@@ -30,6 +30,12 @@ class Columns:
     poor: np.ndarray
     used: np.ndarray
 
+    def fingerprint(self) -> np.ndarray:
+        """float64 (K,): one number per column from its spend, treatments and poor deck area (a fixed random
+        weighting, so equal columns of a bridge have equal fingerprints and distinct ones almost surely not)."""
+        probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, self.spend.shape[1]))
+        return self.spend @ probe[0] + self.count @ probe[1] + self.poor @ probe[2]
+
     def arrays(self) -> tuple[np.ndarray, ...]:
         return self.bridge, self.reward, self.spend, self.count, self.poor, self.used
 
@@ -69,8 +75,7 @@ class ColumnPool:
         old = self.fleets.get(e)
         if old is not None:
             cols = Columns(*(np.concatenate([a, b]) for a, b in zip(old.arrays(), cols.arrays(), strict=True)))
-        probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, shape[2]))  # a fingerprint of each column
-        key = cols.spend @ probe[0] + cols.count @ probe[1] + cols.poor @ probe[2]
+        key = cols.fingerprint()
         order = np.lexsort((-cols.reward, key, cols.bridge))  # equal columns together, best reward first
         first = np.ones(len(order), dtype=bool)
         first[1:] = (cols.bridge[order][1:] != cols.bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
