@@ -53,7 +53,7 @@ def _allowance(f, e, g):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def certify_kernel(utility, gap, cost, feasible, weights, n_taps, fweights, f_taps, band, shock, shock_floor, top,
+def certify_kernel(utility, gap, cost, feasible, weights, n_taps, kind, fweights, f_taps, band, shock, shock_floor, top,
                    c0, shift, h, horizon, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top,
                    value0):  # pragma: no cover - compiled
     """Ū_0 at the initial rating of each bridge into ``value0``; see :func:`certified_values`."""
@@ -61,6 +61,7 @@ def certify_kernel(utility, gap, cost, feasible, weights, n_taps, fweights, f_ta
     r_n = weights.shape[1]
     t_n = horizon
     for n in nb.prange(n_n):
+        w_n = kind[n]
         u_next = np.zeros((r_n, t_n + 2, g_n))
         e_next = np.zeros((r_n, t_n + 2, g_n))
         u_cur = np.zeros((r_n, t_n + 2, g_n))
@@ -90,10 +91,10 @@ def certify_kernel(utility, gap, cost, feasible, weights, n_taps, fweights, f_ta
                         f[:] = f1
                         e[:] = e1
                     _allowance(f, e, g)
-                    w = weights[n, rt, kidx]
-                    nt = n_taps[n, rt, kidx]
+                    w = weights[w_n, rt, kidx]
+                    nt = n_taps[w_n, rt, kidx]
                     _expect(f, w, nt, band, _NO_SHOCK, tmp, eu[rt, r])
-                    _expect(g, fweights[n, rt, kidx], f_taps[n, rt, kidx], band, _NO_SHOCK, tmp, ee[rt, r])
+                    _expect(g, fweights[w_n, rt, kidx], f_taps[w_n, rt, kidx], band, _NO_SHOCK, tmp, ee[rt, r])
                     eul[rt, r, 0] = eu[rt, r, 0]
                     for j in range(1, g_n):
                         b = band[j - 1]
@@ -162,7 +163,7 @@ def certified_values(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.n
     n, t_n = mdps.n, mdps.horizon
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     value0 = np.zeros(n)
-    certify_kernel(mdps.utility, mdps.utility_gap, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps,
+    certify_kernel(mdps.utility, mdps.utility_gap, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind,
                    mdps.floor_weights, mdps.floor_taps, mdps.band, mdps.shock, mdps.shock_floor, mdps.top, mdps.c0,
                    mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                    np.ascontiguousarray(price_cost, dtype=np.float64),

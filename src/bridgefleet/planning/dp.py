@@ -114,7 +114,7 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0, shift, h, horizon, gamma,
+def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h, horizon, gamma,
                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
                  value0, exp_cost, exp_count, exp_poor, used, eval_utility, exp_utility):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
@@ -127,6 +127,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
     for n in nb.prange(n_n):
         if not active[n]:
             continue
+        w_n = kind[n]
         v_next = np.zeros((r_n, t_n + 2, g_n))
         v_cur = np.zeros((r_n, t_n + 2, g_n))
         eu = np.zeros((r_n, t_n + 2, g_n))
@@ -139,7 +140,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
                 for r in range(t + 2 if rt == 0 else t + 1):
                     kidx = r if r <= t else t_n + t
                     continuation(utility[n], v_next[rt, r + 1], gamma, pp, poor_top, x)
-                    _expect(x, weights[n, rt, kidx], n_taps[n, rt, kidx], band, shock, tmp, eu[rt, r])
+                    _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, r])
             if store_lo <= t < store_hi:
                 eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)
             pc = cost_lambda + price_cost[n, t]
@@ -197,10 +198,10 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, band, shock, top, c0,
                             used[n] |= 1 << a
                         kidx = r2 if r2 <= t else t_n + t
                         bj = band[j2]
-                        taps = n_taps[n, rt2, kidx, bj]
+                        taps = n_taps[w_n, rt2, kidx, bj]
                         cum = 0.0
                         for k in range(min(taps, j2)):
-                            wk = weights[n, rt2, kidx, bj, k]
+                            wk = weights[w_n, rt2, kidx, bj, k]
                             d_next[rt2, r2 + 1, j2 - k] += m * wk
                             cum += wk
                         d_next[rt2, r2 + 1, 0] += m * (1.0 - cum)
@@ -290,7 +291,7 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     exp_utility = np.zeros(n)
     ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
-    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.band, mdps.shock,
+    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,

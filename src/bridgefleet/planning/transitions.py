@@ -127,11 +127,15 @@ class BridgeMDPs:
         deck: float64 (N,), deck area, m², that FHWA's measures count (``counted_deck``: NHS bridges' deck area
             where the inventory codes them, 0 for the others).
         feasible: bool (N, 5), action allowed (its cost fits the agency's yearly budget; action 0 always).
-        weights: float64 (N, R, 2T, NB, K) deterioration weights by rate kind (0 own rate, 1 new structure after
-            a replacement; R = 1 when no bridge can be replaced), ysm after the action (index y < T is ysm y,
-            index T + t is the never-maintained ysm0 + t) and weight group of the rating after the action (one
-            group per distinct factor of ``rating_rate_factors``).
-        n_taps: int64 (N, R, 2T, NB), number of non-negligible weights of each case.
+        weights: float64 (W, R, 2T, NB, K) deterioration weights of the W distinct deterioration cases of the
+            fleet (bridges with the same rate and initial years since maintenance share one; ``kind``), by rate
+            kind (0 own rate, 1 new structure after a replacement; R = 1 when no bridge can be replaced), ysm
+            after the action (index y < T is ysm y, index T + t is the never-maintained ysm0 + t) and weight
+            group of the rating after the action (one group per distinct factor of ``rating_rate_factors``).
+        n_taps: int64 (W, R, 2T, NB), number of non-negligible weights of each case.
+        kind: int64 (N,), the row of ``weights`` (and ``n_taps``, ``floor_weights``, ``floor_taps``) of each
+            bridge. Sharing them keeps the weights' memory to the distinct cases (14 on Indiana's 4,794
+            bridges, whose rate is one per class) instead of growing with the fleet.
         band: int64 (G,), weight group of each grid rating: the distinct rate factors of the rating points.
         shock: float64 (4,): (p, w0, c1, ρ) of sudden damage (:func:`shock_weights`), p = 0 for none.
         top: int64, grid index of the new-structure rating (replacement's rating, the treatments' cap).
@@ -154,6 +158,7 @@ class BridgeMDPs:
     feasible: np.ndarray
     weights: np.ndarray
     n_taps: np.ndarray
+    kind: np.ndarray
     c0: np.ndarray
     ysm0: np.ndarray
     agency: np.ndarray
@@ -233,9 +238,11 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     feasible[:, 0] = True
     rates = np.asarray(rate, dtype=np.float64).reshape(-1)
     ysm0 = np.asarray(ysm, dtype=np.float64).reshape(-1)
+    # The distinct deterioration cases (rate, ysm0): their weights are built and kept once per case.
+    cases, kind = np.unique(np.stack([rates, ysm0], axis=1), axis=0, return_inverse=True)
     years = np.arange(t_n, dtype=np.float64)
-    ysm_after = np.concatenate([np.broadcast_to(years, (len(rates), t_n)), ysm0[:, None] + years], axis=1)
-    kinds = [rates] + ([np.full_like(rates, config.new_structure_rate)] if feasible[:, 4].any() else [])
+    ysm_after = np.concatenate([np.broadcast_to(years, (len(cases), t_n)), cases[:, 1:] + years], axis=1)
+    kinds = [cases[:, 0]] + ([np.full(len(cases), config.new_structure_rate)] if feasible[:, 4].any() else [])
     drop = np.stack([r[:, None] * (1.0 + config.ysm_acceleration * ysm_after) for r in kinds], axis=1)
     factors, group = np.unique(np.asarray(config.rating_rate_factors, dtype=np.float64), return_inverse=True)
     drop = drop[..., None] * factors
@@ -249,7 +256,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     deck = np.broadcast_to(np.asarray(deck_area if counted_deck is None else counted_deck, dtype=np.float64),
                            (e_n, b_n)).reshape(-1)
     shock = shock_weights(config.shock_probability, config.shock_mean_drop, h)
-    out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, np.asarray(condition, dtype=np.float64).reshape(-1),
+    out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, kind.reshape(-1).astype(np.int64), np.asarray(condition, dtype=np.float64).reshape(-1),
                      ysm0, agency, fleet, shift, band, shock, top, round(POOR_BELOW / h), h, t_n,
                      float(config.discount), float(config.cost_lambda))
     if certify:
