@@ -3,7 +3,8 @@ the two trainers and learners are merged.
 
 Each case runs in a fresh folder and is compared with tests/golden/<case>/: metrics.csv (text equal without its
 wall-clock column), summary.json (equal without its timing and machine fields), every tensor of final.pt
-(``torch.equal`` on the CPU that stored them, within ``TENSOR_RTOL`` on another vector unit) and final.pt's other values (steps, learning rates, best evaluation). The planner's JSON is
+(``torch.equal`` on the CPU that stored them, within ``TENSOR_RTOL`` on another vector unit) and final.pt's
+other values (steps, learning rates, best evaluation). The planner's JSON is
 compared within 1e-9 relative. Runs are pinned to device cpu, one torch thread, fp32 (amp off) and no
 torch.compile, so no hardware probe runs and nothing depends on the machine's cache of choices.
 

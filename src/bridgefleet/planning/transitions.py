@@ -256,7 +256,8 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     deck = np.broadcast_to(np.asarray(deck_area if counted_deck is None else counted_deck, dtype=np.float64),
                            (e_n, b_n)).reshape(-1)
     shock = shock_weights(config.shock_probability, config.shock_mean_drop, h)
-    out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, kind.reshape(-1).astype(np.int64), np.asarray(condition, dtype=np.float64).reshape(-1),
+    out = BridgeMDPs(utility, cost, deck, feasible, wts, n_taps, kind.reshape(-1).astype(np.int64),
+                     np.asarray(condition, dtype=np.float64).reshape(-1),
                      ysm0, agency, fleet, shift, band, shock, top, round(POOR_BELOW / h), h, t_n,
                      float(config.discount), float(config.cost_lambda))
     if certify:
