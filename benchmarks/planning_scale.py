@@ -1,0 +1,79 @@
+"""Issue 25's targets: the bound and the planner on inventories of 1×, 4× and 10× Indiana's 4,794 bridges.
+
+Builds each inventory itself (Indiana's rows repeated under new structure numbers), runs
+``bridgefleet bound --inventory FILE --mapping indiana --episodes 1`` on it in a fresh process and prints one
+row per size: bridges, wall time, its ratio to Indiana's, and the process's peak memory (``ru_maxrss``).
+Targets (2 cores): 47,940 bridges in ≤ 10 × Indiana's time; peak memory ≤ 4 GB at every size.
+
+    python benchmarks/planning_scale.py [--indiana INDIANA2019.csv] [--sizes 1,4,10] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
+TARGET_RATIO = 10.0
+TARGET_GB = 4.0
+
+
+def repeated(src: Path, times: int, dst: Path) -> int:
+    """Write ``src`` ``times`` over to ``dst``, copy k's structure numbers suffixed with k; return the rows."""
+    with src.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    fields = list(rows[0])
+    with dst.open("w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, fields)
+        out.writeheader()
+        for k in range(times):
+            for i, row in enumerate(rows):
+                out.writerow({**row, "Index": k * len(rows) + i,
+                              "STRUCTURE_NUMBER_008": row["STRUCTURE_NUMBER_008"] + (f"R{k}" if k else "")})
+    return times * len(rows)
+
+
+def run(path: Path) -> tuple[float, float, str]:
+    """Wall seconds, peak memory GB and the last line of ``bridgefleet bound`` on ``path``."""
+    cmd = [sys.executable, "-m", "bridgefleet", "bound", "--inventory", str(path), "--mapping", "indiana",
+           "--episodes", "1", "--quiet"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"bridgefleet bound failed on {path}:\n{out[-2000:]}")
+    lines = [ln for ln in out.splitlines() if "planner" in ln.lower() or "bound" in ln.lower()]
+    return wall, usage.ru_maxrss / 2**20, (lines[0].strip() if lines else "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--indiana", type=Path, default=INDIANA)
+    ap.add_argument("--sizes", default="1,4,10", help="multiples of Indiana's inventory")
+    args = ap.parse_args()
+    if not args.indiana.is_file():
+        raise SystemExit(f"{args.indiana} not found (--indiana PATH)")
+    print("| bridges | wall s | × Indiana's time | peak memory GB | target |")
+    print("|---:|---:|---:|---:|---|")
+    base = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in (int(x) for x in args.sizes.split(",")):
+            path = Path(tmp) / f"indiana-x{k}.csv"
+            n = repeated(args.indiana, k, path)
+            wall, gb, _ = run(path)
+            base = wall if base is None else base
+            ok = gb <= TARGET_GB and (k < 10 or wall <= TARGET_RATIO * base)
+            print(f"| {n:,} | {wall:.0f} | {wall / base:.1f} | {gb:.2f} | {'met' if ok else 'not met'} |", flush=True)
+            path.unlink()
+
+
+if __name__ == "__main__":
+    main()
