@@ -220,3 +220,27 @@ def test_fleet_options_say_what_is_wrong_and_the_command_line_model_wins(tmp_pat
     assert main(["evaluate", "--fleet-model", "plan-2025", "--policy", "worst_first", "--episodes", "2",
                  "--no-bound", "--quiet"]) == 0
     assert "fleet model: plan-2025" in capsys.readouterr().out
+
+
+def test_bridges_with_the_same_rate_and_years_since_maintenance_share_their_weights_and_solve_as_alone():
+    from bridgefleet.planning.dp import solve
+    from bridgefleet.planning.transitions import bridge_mdps
+
+    cfg = FleetConfig(n_urban=2, n_rural=2, horizon_years=6)
+    rate = np.array([[0.10, 0.20, 0.10, 0.20]])
+    ysm = np.array([[3.0, 3.0, 3.0, 5.0]])
+    args = dict(condition=np.array([[7.3, 6.1, 5.2, 8.0]]), deck_area=np.array([[300.0, 800.0, 120.0, 950.0]]),
+                cost_factor=np.ones((1, 4)), weight=np.array([[1.0, 2.0, 0.5, 1.5]]), target=np.full((1, 4), 7.0),
+                cap_usd=np.full((1, 4), 1e9), step=0.1)
+    fleet = bridge_mdps(cfg, ysm=ysm, rate=rate, **args)
+    assert fleet.weights.shape[0] == 3 and fleet.kind.tolist() == [0, 1, 0, 2]  # (0.1, 3), (0.2, 3), (0.2, 5)
+    price = np.full((4, 6), 2e-6)
+    together = solve(fleet, price, np.zeros((4, 6)))
+    for i in range(4):
+        one = bridge_mdps(cfg, ysm=ysm[:, i : i + 1], rate=rate[:, i : i + 1],
+                          **{k: (v[:, i : i + 1] if isinstance(v, np.ndarray) else v) for k, v in args.items()})
+        alone = solve(one, price[i : i + 1], np.zeros((1, 6)))
+        w = fleet.weights[fleet.kind[i], ..., : one.weights.shape[-1]]
+        np.testing.assert_allclose(w, one.weights[0, ..., : w.shape[-1]], rtol=1e-12, atol=1e-15)  # SIMD's last bits
+        assert together.value0[i] == pytest.approx(alone.value0[0], rel=1e-12)
+        np.testing.assert_allclose(together.exp_cost[i], alone.exp_cost[0], rtol=1e-10)
