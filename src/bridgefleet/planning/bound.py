@@ -394,6 +394,15 @@ def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, yea
     return lval
 
 
+def master_columns(coupling: np.ndarray, bridge: np.ndarray, b_n: int) -> sp.csc_matrix:
+    """The columns of a master LP, CSC (rows, k): their coupling rows ``coupling`` (k, M), then B convexity rows
+    with a 1 in row M + ``bridge`` of each column. Built sparse: a dense (k, M + B) array took k × B × 8 bytes
+    (2.9 GB for 19,176 bridges' first columns), growing with the square of the fleet."""
+    k = len(bridge)
+    conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(b_n, k))
+    return sp.vstack([sp.csc_matrix(coupling.T), conv], format="csc")
+
+
 class _Master:
     """One fleet's master LP over the distinct policies found so far for its B bridges (the columns):
 
@@ -455,7 +464,7 @@ class _Master:
             return
         c = self.cols
         g = self.agency[c.bridge[idx]]
-        dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
+        dense = np.zeros((len(idx), self.n_ub))  # the coupling rows; the convexity rows are one 1 per column
         col = 0
         for n, (rows, scale) in enumerate(self._kinds):
             use = c.spend[idx] if n < 2 else c.count[idx]
@@ -465,8 +474,7 @@ class _Master:
         if self.n_slack:
             dense[:, col : col + self.n_slack] = c.poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
-        dense[np.arange(len(idx)), self.n_ub + c.bridge[idx]] = 1.0
-        a = sp.csc_matrix(dense.T)
+        a = master_columns(dense, c.bridge[idx], len(self.agency))
         self.h.addCols(len(idx), -c.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
                        a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
 

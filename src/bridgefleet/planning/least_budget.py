@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
 
-from bridgefleet.planning.bound import column_generation_options, run_highs
+from bridgefleet.planning.bound import column_generation_options, master_columns, run_highs
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
@@ -187,15 +186,14 @@ class _Master:
         idx = np.array(new)
         self.cols.append(cols.take(idx))
         m = self.rows.shape[0]
-        dense = np.zeros((len(idx), self.n_ub + len(self.agency)))
+        dense = np.zeros((len(idx), self.n_ub))
         g = self.agency[idx]
         use = spend[idx] @ self.rows.T  # (k, M)
         for a in (0, 1):
             dense[:, a * m : (a + 1) * m] = np.where((g == a)[:, None], use * self.scale[a], 0.0)
         dense[:, 2 * m : 2 * m + self.t_n] = poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-9] = 0.0
-        dense[np.arange(len(idx)), self.n_ub + idx] = 1.0
-        a = sp.csc_matrix(dense.T)
+        a = master_columns(dense, idx, len(self.agency))
         self.h.addCols(len(idx), np.zeros(len(idx)), np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
                        a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
 
