@@ -260,4 +260,7 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--certify-step", type=float, metavar="H",
                        help="also the certified bound on a grid of step H (holds for the simulator's model whatever "
                             "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)")
+        p.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="solve the bridges' DPs in chunks as Ray tasks on the cluster at HOST:PORT ('local': "
+                            "start Ray on this machine); the price search's LP stays here; the same numbers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

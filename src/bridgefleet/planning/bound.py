@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import highspy
@@ -34,7 +35,7 @@ import scipy.sparse as sp
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import ColumnPool, Columns
-from bridgefleet.planning.dp import solve
+from bridgefleet.planning.dp import Solution, solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
 
@@ -212,7 +213,7 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
                      progress: bool = False, certify: Certifier | None = None, pool: ColumnPool | None = None,
-                     store: tuple[int, int] | None = None) -> BoundResult:
+                     store: tuple[int, int] | None = None, solver: Callable[..., Solution] = solve) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -236,6 +237,9 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         store: (lo, hi) years whose EU tables of ``mdps`` at the best prices to return in
             ``BoundResult.tables`` (what the planner acts on, :func:`bridgefleet.planning.dp.solve`); needs
             ``search`` (the final solve on ``mdps`` gives them).
+        solver: what solves the bridges' DPs, :func:`bridgefleet.planning.dp.solve` (this process, its cores) or
+            :class:`bridgefleet.planning.chunks.RaySolver` (chunks of bridges as Ray tasks on a cluster; the
+            master LPs stay here). The same results either way.
 
     Returns:
         :class:`BoundResult`.
@@ -287,7 +291,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
         spp = poor_p[grid.fleet] / disc * grid.deck[:, None] if rule else None
-        value0, exp_cost, exp_count, _, exp_poor, used, _ = solve(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        value0, exp_cost, exp_count, _, exp_poor, used, _ = solver(grid, sc, sn, active[grid.fleet], price_poor=spp)
         priced = sc * exp_cost + sn * exp_count + (spp * exp_poor if rule else 0.0)
         reward = value0 + (priced * disc).sum(1)  # the column's own return
         poor = exp_poor * grid.deck[:, None]  # m² expected poor at the end of each year
@@ -337,7 +341,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     tables = None
     if search is not None:  # the bound on the reported grid, at the best prices
         dm = mdps.gamma ** np.arange(mdps.horizon)
-        fine = solve(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
+        fine = solver(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
                      price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None, store=store)
         value0, tables = fine.value0, fine.eu
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 
 import numba as nb
 import numpy as np
 
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool
-from bridgefleet.planning.dp import solve, table_rows
+from bridgefleet.planning.dp import Solution, solve, table_rows
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
 from bridgefleet.planning.transitions import grid_points
@@ -98,6 +99,8 @@ class LagrangianPlanner:
         aim: the share of deck area poor each year's own plan keeps to where the budget can (the year-by-year
             check, :mod:`bridgefleet.planning.rule`), 0–1; default the rule. Below the rule, the planner prices
             the rule but plans each year with a margin; it can be changed between simulations (``aim``).
+        solver: what solves the bridges' DPs (``lagrangian_bound(solver=…)``): this process, or chunks of bridges
+            as Ray tasks (:class:`bridgefleet.planning.chunks.RaySolver`).
 
     The prices are computed again only for a simulator whose fleet, budget or year-0 state differ from the
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
@@ -106,7 +109,7 @@ class LagrangianPlanner:
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
                  certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
-                 tol: float = 2e-3):
+                 tol: float = 2e-3, solver: Callable[..., Solution] = solve):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -125,6 +128,7 @@ class LagrangianPlanner:
         self.max_poor = max_poor_deck_area
         self.aim = max_poor_deck_area if aim is None else aim
         self.pool = pool
+        self.solver = solver
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
         self._start: str | None = None
@@ -140,7 +144,8 @@ class LagrangianPlanner:
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
         store = (0, self._window_years(0)) if search is not None else None  # the bound's last solve gives them
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
-                                      certify=certify, pool=self.pool, store=store, tol=self.tol)
+                                      certify=certify, pool=self.pool, store=store, tol=self.tol,
+                                      solver=self.solver)
         disc = self.mdps.gamma ** np.arange(self.mdps.horizon)
         self._step_cost = self.bound.price_cost[self.mdps.fleet, self.mdps.agency] / disc
         self._step_count = self.bound.price_count[self.mdps.fleet, self.mdps.agency] / disc
@@ -184,7 +189,7 @@ class LagrangianPlanner:
             self._window, self._eu = (first_lo, first_hi), first_eu
         elif not lo <= t < hi:
             years = self._window_years(t)
-            self._eu = solve(self.mdps, self._step_cost, self._step_count, store=(t, t + years),
+            self._eu = self.solver(self.mdps, self._step_cost, self._step_count, store=(t, t + years),
                              price_poor=self._step_poor).eu
             self._window = (t, t + years)
             if t == 0:

@@ -16,6 +16,7 @@ __all__ = ["bench_on_ray", "connect", "import_ray", "run_trials", "trial"]
 
 def trial(config: dict[str, Any]) -> None:
     """One sweep trial (runs in a Ray worker): train, or resume its run folder, reporting each evaluation."""
+    import ray
     from ray import tune
 
     from bridgefleet.config.training import resolve_config
@@ -33,6 +34,7 @@ def trial(config: dict[str, Any]) -> None:
 
     (run_dir.parent).mkdir(parents=True, exist_ok=True)
     write_text(run_dir.parent / f"{run_dir.name}.pid", str(os.getpid()))
+    write_text(run_dir.parent / f"{run_dir.name}.node", ray.get_runtime_context().get_node_id())  # which machine
     with (run_dir.parent / f"{run_dir.name}.attempts").open("a", encoding="utf-8") as f:
         f.write(f"{_episodes_done(run_dir) if (run_dir / 'config.yaml').exists() else 0}\n")
     if (run_dir / "config.yaml").exists() and has_progress(run_dir):

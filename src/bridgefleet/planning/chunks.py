@@ -1,0 +1,98 @@
+"""The single-bridge DP over chunks of bridges as Ray tasks across a cluster.
+
+Given the prices, the bridges' DPs are independent (:mod:`bridgefleet.planning.dp`), so a solve splits into
+chunks of bridges that run anywhere; the price search's master LP stays with the driver. Each chunk's
+:class:`~bridgefleet.planning.transitions.BridgeMDPs` is put into Ray's object store once per fleet and reused
+by every solve of the search; a task gets only its prices. Each bridge is computed by the same kernel with the
+same numbers as in one process, so the results are identical (``tests/test_cluster.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import numpy as np
+
+from bridgefleet.planning.dp import Solution, solve
+from bridgefleet.planning.transitions import BridgeMDPs
+
+PER_BRIDGE = ("utility", "cost", "deck", "feasible", "kind", "c0", "ysm0", "agency", "fleet", "utility_gap")
+"""The fields of :class:`BridgeMDPs` with one row per bridge (the deterioration weights are per case, shared)."""
+
+
+def bridges(mdps: BridgeMDPs, part: slice) -> BridgeMDPs:
+    """The bridges ``part`` of ``mdps`` (their rows of every per-bridge field; the shared weights whole)."""
+    return dataclasses.replace(mdps, **{f: np.ascontiguousarray(getattr(mdps, f)[part]) for f in PER_BRIDGE
+                                        if getattr(mdps, f) is not None})
+
+
+def _chunk_task(mdps: BridgeMDPs, price_cost, price_count, active, store, price_poor, eval_utility):
+    """One chunk on one core of a Ray worker: its Solution and the node it ran on."""
+    import numba
+    import ray
+
+    numba.set_num_threads(1)
+    sol = solve(mdps, price_cost, price_count, active, store, price_poor, eval_utility)
+    return sol, ray.get_runtime_context().get_node_id()
+
+
+class RaySolver:
+    """:func:`bridgefleet.planning.dp.solve` with the bridges split into chunks that run as Ray tasks (one core
+    each), for ``lagrangian_bound(solver=…)`` and ``LagrangianPlanner(solver=…)``.
+
+    Args:
+        address: the Ray head, host:port (``ray start --head``; docs/sweep.md), "auto", or None to start Ray on
+            this machine with its cores.
+        chunks: chunks per solve (at most one per bridge); default: the cluster's CPUs, at most one per 64
+            bridges.
+
+    Attributes:
+        nodes: the Ray node ids the chunks ran on so far.
+
+    Raises:
+        ConnectionError: no Ray head answers at ``address``; ModuleNotFoundError: Ray is not installed.
+    """
+
+    def __init__(self, address: str | None = None, chunks: int | None = None):
+        from bridgefleet.cluster import connect, import_ray
+
+        self.ray, _ = import_ray()
+        connect(address)
+        self.chunks = chunks
+        self.cpus = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+        self.task = self.ray.remote(num_cpus=1)(_chunk_task)
+        self.nodes: set[str] = set()
+        self._refs: dict[int, tuple[BridgeMDPs, list[tuple[slice, Any]]]] = {}
+
+    def _parts(self, mdps: BridgeMDPs) -> list[tuple[slice, Any]]:
+        """The chunks of ``mdps`` in the object store: put there once, kept for the last two MDPs solved (the
+        search grid and the reported grid of one price search)."""
+        hit = self._refs.get(id(mdps))
+        if hit is not None and hit[0] is mdps:
+            return hit[1]
+        k = min(self.chunks, mdps.n) if self.chunks else min(self.cpus, max(1, mdps.n // 64))
+        edges = np.linspace(0, mdps.n, k + 1).round().astype(int)
+        parts = [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
+        if len(self._refs) >= 2:
+            self._refs.pop(next(iter(self._refs)))
+        self._refs[id(mdps)] = (mdps, [(p, self.ray.put(bridges(mdps, p))) for p in parts])
+        return self._refs[id(mdps)][1]
+
+    def __call__(self, mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray,
+                 active: np.ndarray | None = None, store: tuple[int, int] | None = None,
+                 price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None) -> Solution:
+        """As :func:`bridgefleet.planning.dp.solve` (same arguments, shapes and result)."""
+        def rows(a, p):
+            return None if a is None else np.ascontiguousarray(a[p])
+
+        parts = self._parts(mdps)
+        futures = [self.task.remote(ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
+                                    rows(price_poor, p), rows(eval_utility, p)) for p, ref in parts]
+        done = self.ray.get(futures)
+        self.nodes.update(node for _, node in done)
+        sols = [s for s, _ in done]
+        eu = None if sols[0].eu is None else np.concatenate([s.eu for s in sols])
+        return Solution(*(eu if name == "eu" else np.concatenate([getattr(s, name) for s in sols])
+                          for name in Solution._fields))

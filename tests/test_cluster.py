@@ -1,0 +1,81 @@
+"""A real two-node Ray cluster on this machine (Ray's own ``ray.cluster_utils.Cluster``: a head and a second node,
+one CPU each): a sweep and a chunked bound run on it, work lands on both nodes, and the results equal the local
+run's."""
+
+import json
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (.ci/run installs it)")
+
+import yaml  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from bridgefleet.cli import main  # noqa: E402
+from bridgefleet.config import FleetConfig  # noqa: E402
+from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound  # noqa: E402
+from bridgefleet.planning.chunks import RaySolver  # noqa: E402
+from bridgefleet.sim.simulator import FleetSimulator  # noqa: E402
+
+
+def _space(tmp_path, space):
+    """A tiny sweep (as tests/test_sweep.py's): 32 episodes of a 5-year fleet per trial."""
+    fixed = {"episodes": 32, "num_envs": 8, "eval_every": 8, "checkpoint_every": 8, "eval_episodes": 4,
+             "learning_starts": 2000, "batch_size": 512, "fleet": {"horizon_years": 5}}
+    p = tmp_path / "space.yaml"
+    p.write_text(yaml.safe_dump({"preset": "default", "fixed": fixed, "space": space}))
+    return p
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if ray.is_initialized():
+        ray.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    c.add_node(num_cpus=1)
+    ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
+    c.wait_for_nodes()
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def _fleet_bound(solver=None):
+    cfg = FleetConfig(n_urban=70, n_rural=70, horizon_years=6, fixed_fleet=True, fleet_seed=5)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    args = (cfg, sim.profile, sim.state, sim.weight, sim.annual_budget)
+    mdps, rows = fleet_mdps(*args, step=0.1, max_poor=0.1)
+    search, _ = fleet_mdps(*args, step=0.2, max_poor=0.1)
+    kw = {} if solver is None else {"solver": solver}
+    return lagrangian_bound(mdps, rows, search, max_iter=12, store=(0, 3), **kw)
+
+
+def test_a_chunked_bound_runs_on_both_nodes_and_equals_the_local_run(cluster):
+    nodes = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    assert len(nodes) == 2
+    local = _fleet_bound()
+    solver = RaySolver(cluster.address, chunks=4)
+    remote = _fleet_bound(solver)
+    assert solver.nodes == nodes  # chunks ran on the head and on the second node
+    np.testing.assert_array_equal(remote.values, local.values)
+    np.testing.assert_array_equal(remote.price_cost, local.price_cost)
+    np.testing.assert_array_equal(remote.price_poor, local.price_poor)
+    np.testing.assert_array_equal(remote.tables, local.tables)
+    assert remote.iterations == local.iterations
+
+
+def test_a_sweep_runs_its_trials_on_both_nodes_with_the_local_results(cluster, tmp_path):
+    space = _space(tmp_path, {"n_step": {"grid": [1, 3]}})
+
+    on_cluster = tmp_path / "cluster"
+    assert main(["sweep", str(space), "--out", str(on_cluster), "--no-asha", "--ray-address", cluster.address]) == 0
+    ran_on = {p.read_text().strip() for p in (on_cluster / "trials").glob("*.node")}
+    assert ran_on == {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    for trial in (on_cluster / "trials").glob("*.node"):  # each trial is the local run of its settings
+        run = trial.with_suffix("")
+        local = tmp_path / "local" / run.name
+        assert main(["train", "--config", str(run / "config.yaml"), "--out", str(local), "--quiet"]) == 0
+        want = json.loads((local / "summary.json").read_text())["final_eval_return"]
+        assert json.loads((run / "summary.json").read_text())["final_eval_return"] == want
