@@ -41,5 +41,12 @@ def connect(address: str | None, option: str = "--ray-address") -> None:
 
     for name in ("ray", "ray.tune"):  # Tune's INFO lines would bury the table the command prints
         logging.getLogger(name).setLevel(logging.WARNING)
-    ray.init(address=address, include_dashboard=False, log_to_driver=False,
-             **({} if address else {"num_cpus": len(os.sched_getaffinity(0))}))
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 **({} if address else {"num_cpus": len(os.sched_getaffinity(0))}))
+    except ConnectionError as exc:  # e.g. a head with token authentication joined without its token
+        if not address:
+            raise
+        raise ConnectionError(f"{option} {address}: {exc}. If the head was started with RAY_AUTH_MODE=token, "
+                              "set RAY_AUTH_MODE=token here too, with the head's ~/.ray/auth_token copied to this "
+                              "machine (docs/sweep.md)") from None
