@@ -108,6 +108,9 @@ def _write_json(path: str, data: dict) -> None:
 def cmd_bound(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from bridgefleet.evaluation.national import GLOB_CHARS, run_files
+    from bridgefleet.evaluation.national import markdown as national_markdown
+    from bridgefleet.evaluation.national import to_json as national_json
     from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.dp import solve
@@ -118,6 +121,16 @@ def cmd_bound(args: argparse.Namespace) -> int:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
     if args.json is not None:
         check_writable_file(args.json, "--json")
+    if args.inventory and any(c in args.inventory for c in GLOB_CHARS):  # several files: one problem each
+        rows = run_files(_fleet_config(args), args.inventory, args.episodes, args.seed, args.max_poor_deck_area,
+                         ray=args.ray_address, progress=not args.quiet, step=args.grid_step,
+                         max_iter=args.bound_iters)
+        print(f"each inventory its own problem (its agencies and sized budgets), {args.episodes} sample(s) each; "
+              "bound and planner: expected discounted return, reward units; deck area: FHWA's (NHS where coded)")
+        print(national_markdown(rows))
+        if args.json:
+            _write_json(args.json, national_json(rows))
+        return 0
     cfg, fleet = resolve_fleet(_fleet_config(args))
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])

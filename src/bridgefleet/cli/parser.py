@@ -262,5 +262,7 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
                             "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)")
         p.add_argument("--ray-address", metavar="HOST:PORT",
                        help="solve the bridges' DPs in chunks as Ray tasks on the cluster at HOST:PORT ('local': "
-                            "start Ray on this machine); the price search's LP stays here; the same numbers")
+                            "start Ray on this machine); the price search's LP stays here; the same numbers. With "
+                            "several inventories (--inventory 'DIR/*.txt': one problem per file, a table with a "
+                            "total), the files run as Ray tasks instead")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

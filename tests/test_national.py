@@ -1,0 +1,43 @@
+"""`bridgefleet bound --inventory 'DIR/*.txt'`: several inventories, each its own problem, one table with a total."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bridgefleet.cli import main
+
+DC = Path(__file__).resolve().parents[1] / "src" / "bridgefleet" / "data" / "DC19.txt"
+FAST = ["--max-urban", "20", "--episodes", "2", "--quiet", "--bound-iters", "6", "--grid-step", "0.1"]
+
+
+@pytest.fixture
+def states(tmp_path):
+    """Two small 'states': DC's bridges 1–40 and 41–80 in two NBI files."""
+    lines = DC.read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "a.txt").write_text("".join(lines[:41]), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("".join([lines[0], *lines[41:81]]), encoding="utf-8")
+    return tmp_path
+
+
+def test_each_file_is_its_own_problem_and_the_total_sums_them(states, capsys):
+    out = states / "n.json"
+    assert main(["bound", "--inventory", str(states / "*.txt"), *FAST, "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    files = data["files"]
+    assert [Path(r["file"]).name for r in files] == ["a.txt", "b.txt"]
+    assert [r["bridges"] for r in files] == [40, 40] and data["total"]["bridges"] == 80
+    for key in ("deck_m2", "budget_usd", "bound", "planner", "spend_usd"):
+        assert data["total"][key] == pytest.approx(files[0][key] + files[1][key])
+    for r in files:  # the same bound as the file alone
+        single = states / f"{Path(r['file']).stem}.json"
+        assert main(["bound", "--inventory", r["file"], *FAST, "--json", str(single)]) == 0
+        assert r["bound"] == pytest.approx(json.loads(single.read_text())["bound"]["mean"], rel=1e-12)
+    assert "| total | 80 |" in table and "a.txt" in table
+
+
+def test_a_pattern_that_matches_nothing_is_one_line(tmp_path, capsys):
+    assert main(["bound", "--inventory", str(tmp_path / "*.txt"), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "no file matches" in err and "Traceback" not in err
