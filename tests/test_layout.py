@@ -125,7 +125,7 @@ LAYERS = (
     ("training",),
     ("report", "sweep"),
     ("bench",),
-    ("cli",),
+    ("cli", "__main__"),
 )
 """The layers, lowest first: a module may import its own layer and those below (docs/architecture.md). The
 package root (``bridgefleet``: the public API and the Gymnasium registration) sits above them all."""
