@@ -398,13 +398,17 @@ def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, yea
     return lval
 
 
-def master_columns(coupling: np.ndarray, bridge: np.ndarray, b_n: int) -> sp.csc_matrix:
-    """The columns of a master LP, CSC (rows, k): their coupling rows ``coupling`` (k, M), then B convexity rows
-    with a 1 in row M + ``bridge`` of each column. Built sparse: a dense (k, M + B) array took k × B × 8 bytes
-    (2.9 GB for 19,176 bridges' first columns), growing with the square of the fleet."""
+def add_master_columns(h: highspy.Highs, cost: np.ndarray, coupling: np.ndarray, bridge: np.ndarray,
+                       b_n: int) -> None:
+    """Add k columns x ≥ 0 of objective ``cost`` (k,) to a master LP whose rows are M coupling rows, then B
+    convexity rows: column i has ``coupling[i]`` (M,) in the coupling rows and a 1 in row M + ``bridge[i]``.
+    Built sparse: a dense (k, M + B) array took k × B × 8 bytes (2.9 GB for 19,176 bridges' first columns),
+    growing with the square of the fleet."""
     k = len(bridge)
     conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(b_n, k))
-    return sp.vstack([sp.csc_matrix(coupling.T), conv], format="csc")
+    a = sp.vstack([sp.csc_matrix(coupling.T), conv], format="csc")
+    h.addCols(k, cost, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz, a.indptr[:-1].astype(np.int32),
+              a.indices.astype(np.int32), a.data)
 
 
 class _Master:
@@ -478,9 +482,7 @@ class _Master:
         if self.n_slack:
             dense[:, col : col + self.n_slack] = c.poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
-        a = master_columns(dense, c.bridge[idx], len(self.agency))
-        self.h.addCols(len(idx), -c.reward[idx], np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
-                       a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+        add_master_columns(self.h, -c.reward[idx], dense, c.bridge[idx], len(self.agency))
 
     def add(self, new: Columns, it: int) -> None:
         """Add the policies ``new`` unless already columns (a column found again keeps the better reward); a

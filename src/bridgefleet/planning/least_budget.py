@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from bridgefleet.planning.bound import column_generation_options, master_columns, run_highs
+from bridgefleet.planning.bound import add_master_columns, column_generation_options, run_highs
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
@@ -170,7 +170,6 @@ class _Master:
                        np.arange(t_n, dtype=np.int32), (2 * m + np.arange(t_n)).astype(np.int32), -np.ones(t_n))
         self.n_fixed = 1 + t_n
         self.keys: set[tuple[int, float]] = set()
-        self.probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, t_n))
         self.cols: list[Columns] = []
         self.x = np.zeros(0)  # the last solve's weight of each column
 
@@ -178,7 +177,7 @@ class _Master:
         """Each bridge's policy (one column per bridge: spend USD and poor deck area m², (B, T)) as a column
         unless already one."""
         spend, poor = cols.spend, cols.poor
-        key = spend @ self.probe[0] + poor @ self.probe[1]
+        key = cols.fingerprint()
         new = [i for i, k in enumerate(key.tolist()) if (i, k) not in self.keys]
         if not new:
             return
@@ -193,9 +192,7 @@ class _Master:
             dense[:, a * m : (a + 1) * m] = np.where((g == a)[:, None], use * self.scale[a], 0.0)
         dense[:, 2 * m : 2 * m + self.t_n] = poor[idx] * self.poor_scale
         dense[np.abs(dense) < 1e-9] = 0.0
-        a = master_columns(dense, idx, len(self.agency))
-        self.h.addCols(len(idx), np.zeros(len(idx)), np.zeros(len(idx)), np.full(len(idx), highspy.kHighsInf),
-                       a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+        add_master_columns(self.h, np.zeros(len(idx)), dense, idx, len(self.agency))
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray, float, bool]:
         """(budget scale of the LP, per-year USD prices (2, T), per-year m² prices (T,), the budget rows' duals
