@@ -173,14 +173,14 @@ def certified_values(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.n
 
 @dataclass
 class Certifier:
-    """Certified values of N bridges, built and solved in chunks of bridges whose deterioration weights (the
-    hat and whole-step weights, the bulk of the memory) fit ``memory_bytes``, so memory does not grow with the
+    """Certified values of N bridges, built and solved in chunks of bridges whose arrays (rewards on the fine
+    grid, costs, the deterioration weights of their cases) fit ``memory_bytes``, so memory does not grow with the
     fleet and a fine certificate fits a state's inventory.
 
     Attributes:
         build: the bridges of a slice of the N, as :class:`BridgeMDPs` built with ``certify`` (their ``agency``
             and ``fleet`` need not be the fleet's: only their values are used).
-        n: number of bridges. memory_bytes: the most the weights of one chunk may take (the first chunk, 64
+        n: number of bridges. memory_bytes: the most the arrays of one chunk may take (the first chunk, 64
             bridges, measures how much a bridge takes).
     """
 
@@ -200,7 +200,7 @@ class Certifier:
             m = m if reward else prices_only(m)
             out[part] = certified_values(m, price_cost[part], price_count[part],
                                          None if price_poor is None else price_poor[part])
-            per_bridge = (m.weights.nbytes + m.floor_weights.nbytes) / max(part.stop - part.start, 1)
+            per_bridge = m.nbytes / max(part.stop - part.start, 1)  # the chunk's arrays, weights included
             size = max(1, int(self.memory_bytes // max(per_bridge, 1.0)))
             lo = part.stop
         return out

@@ -181,6 +181,20 @@ class BridgeMDPs:
     def n(self) -> int:
         return len(self.c0)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all its arrays (the per-bridge ones and the shared deterioration weights)."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
+    def select(self, part: slice) -> BridgeMDPs:
+        """The bridges ``part``: their rows of every per-bridge field, the per-case weights and the grid whole."""
+        return dataclasses.replace(self, **{f: np.ascontiguousarray(getattr(self, f)[part]) for f in PER_BRIDGE
+                                            if getattr(self, f) is not None})
+
+
+PER_BRIDGE = ("utility", "cost", "deck", "feasible", "kind", "c0", "ysm0", "agency", "fleet", "utility_gap")
+"""The fields of :class:`BridgeMDPs` with one row per bridge (the deterioration weights are per case, shared)."""
+
 
 def shock_weights(probability: float, mean_drop: float, h: float, floor: bool = False) -> np.ndarray:
     """Weights of sudden damage on a grid of step h: float64 (4,) (p, w0, c1, ρ), w_k = c1 ρ^{k−1} for k ≥ 1.
