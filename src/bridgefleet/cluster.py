@@ -1,5 +1,6 @@
 """Ray, when installed (the ``[ray]`` extra): importing it with a one-line error when it is not, and starting it
-on this machine or joining a cluster. Used by ``sweep``, ``bench --ray`` and ``scenarios --ray-address``."""
+on this machine or joining a cluster, and tasks of one core each. Used by ``sweep``, ``bench --ray``,
+``scenarios --ray-address`` and ``bound --ray-address``."""
 
 from __future__ import annotations
 
@@ -50,3 +51,23 @@ def connect(address: str | None, option: str = "--ray-address") -> None:
         raise ConnectionError(f"{option} {address}: {exc}. If the head was started with RAY_AUTH_MODE=token, "
                               "set RAY_AUTH_MODE=token here too, with the head's ~/.ray/auth_token copied to this "
                               "machine (docs/sweep.md)") from None
+
+
+def on_one_core(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a Ray worker that holds one CPU, with Numba's threads limited to it."""
+    import numba
+
+    numba.set_num_threads(1)
+    return fn(*args, **kwargs)
+
+
+def one_core_tasks(address: str | None):
+    """Ray joined at ``address`` (host:port; None or "local": started on this machine) and :func:`on_one_core`
+    as a Ray task of one CPU: ``task.remote(fn, *args)``.
+
+    Raises:
+        ConnectionError, ModuleNotFoundError: as :func:`connect` and :func:`import_ray`.
+    """
+    ray, _ = import_ray()
+    connect(None if address in (None, "local") else address)
+    return ray, ray.remote(num_cpus=1)(on_one_core)

@@ -194,23 +194,14 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                      planner_least, sized, name, episodes, agents, sim.n_bridges, cfg.cost_lambda)
 
 
-def _level_task(*args) -> Level:
-    """One level in a Ray worker with one core: Numba's DP threads limited to it."""
-    import numba
-
-    numba.set_num_threads(1)
-    return simulate_level(*args)
-
-
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool) -> list[Level]:
-    from bridgefleet.cluster import connect, import_ray
+    from bridgefleet.cluster import one_core_tasks
 
-    ray_mod, _ = import_ray()
-    connect(None if address == "local" else address)
-    task = ray_mod.remote(num_cpus=1)(_level_task)
+    ray_mod, task = one_core_tasks(address)
     fleet_ref = ray_mod.put(fleet)  # the inventory's arrays once, not once per level
     pool_ref = ray_mod.put(pool)  # each task starts from the least budget's columns (its own copy)
-    return ray_mod.get([task.remote(cfg, fleet_ref, s, episodes, seed, rule, sized, pool_ref) for s in scales])
+    return ray_mod.get([task.remote(simulate_level, cfg, fleet_ref, s, episodes, seed, rule, sized, pool_ref)
+                        for s in scales])
 
 
 def _meets(level: Level, rule: float) -> bool:

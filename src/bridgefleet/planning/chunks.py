@@ -9,7 +9,6 @@ same numbers as in one process, so the results are identical (``tests/test_clust
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import Any
 
@@ -18,24 +17,12 @@ import numpy as np
 from bridgefleet.planning.dp import Solution, solve
 from bridgefleet.planning.transitions import BridgeMDPs
 
-PER_BRIDGE = ("utility", "cost", "deck", "feasible", "kind", "c0", "ysm0", "agency", "fleet", "utility_gap")
-"""The fields of :class:`BridgeMDPs` with one row per bridge (the deterioration weights are per case, shared)."""
 
-
-def bridges(mdps: BridgeMDPs, part: slice) -> BridgeMDPs:
-    """The bridges ``part`` of ``mdps`` (their rows of every per-bridge field; the shared weights whole)."""
-    return dataclasses.replace(mdps, **{f: np.ascontiguousarray(getattr(mdps, f)[part]) for f in PER_BRIDGE
-                                        if getattr(mdps, f) is not None})
-
-
-def _chunk_task(mdps: BridgeMDPs, price_cost, price_count, active, store, price_poor, eval_utility):
-    """One chunk on one core of a Ray worker: its Solution and the node it ran on."""
-    import numba
+def _solve_here(mdps: BridgeMDPs, *args) -> tuple[Solution, str]:
+    """One chunk's :func:`bridgefleet.planning.dp.solve` and the Ray node it ran on."""
     import ray
 
-    numba.set_num_threads(1)
-    sol = solve(mdps, price_cost, price_count, active, store, price_poor, eval_utility)
-    return sol, ray.get_runtime_context().get_node_id()
+    return solve(mdps, *args), ray.get_runtime_context().get_node_id()
 
 
 class RaySolver:
@@ -43,8 +30,8 @@ class RaySolver:
     each), for ``lagrangian_bound(solver=…)`` and ``LagrangianPlanner(solver=…)``.
 
     Args:
-        address: the Ray head, host:port (``ray start --head``; docs/sweep.md), "auto", or None to start Ray on
-            this machine with its cores.
+        address: the Ray head, host:port (``ray start --head``; docs/sweep.md), "auto", or None / "local" to
+            start Ray on this machine with its cores.
         chunks: chunks per solve (at most one per bridge); default: the cluster's CPUs, at most one per 64
             bridges.
 
@@ -56,13 +43,11 @@ class RaySolver:
     """
 
     def __init__(self, address: str | None = None, chunks: int | None = None):
-        from bridgefleet.cluster import connect, import_ray
+        from bridgefleet.cluster import one_core_tasks
 
-        self.ray, _ = import_ray()
-        connect(address)
+        self.ray, self.task = one_core_tasks(address)
         self.chunks = chunks
         self.cpus = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
-        self.task = self.ray.remote(num_cpus=1)(_chunk_task)
         self.nodes: set[str] = set()
         self._refs: dict[int, tuple[BridgeMDPs, list[tuple[slice, Any]]]] = {}
 
@@ -77,7 +62,7 @@ class RaySolver:
         parts = [slice(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
         if len(self._refs) >= 2:
             self._refs.pop(next(iter(self._refs)))
-        self._refs[id(mdps)] = (mdps, [(p, self.ray.put(bridges(mdps, p))) for p in parts])
+        self._refs[id(mdps)] = (mdps, [(p, self.ray.put(mdps.select(p))) for p in parts])
         return self._refs[id(mdps)][1]
 
     def __call__(self, mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray,
@@ -88,7 +73,7 @@ class RaySolver:
             return None if a is None else np.ascontiguousarray(a[p])
 
         parts = self._parts(mdps)
-        futures = [self.task.remote(ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
+        futures = [self.task.remote(_solve_here, ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
                                     rows(price_poor, p), rows(eval_utility, p)) for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)
