@@ -113,7 +113,6 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.national import to_json as national_json
     from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.planning.bound import ci95
-    from bridgefleet.planning.dp import solve
     from bridgefleet.planning.planner import LagrangianPlanner
     from bridgefleet.sim.simulator import FleetSimulator
 
@@ -134,14 +133,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
     cfg, fleet = resolve_fleet(_fleet_config(args))
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])
-    solver = solve
-    if args.ray_address:
+    on_ray = {}
+    if args.ray_address:  # the DP in chunks of bridges as Ray tasks
         from bridgefleet.planning.chunks import RaySolver
 
-        solver = RaySolver(None if args.ray_address == "local" else args.ray_address)
+        on_ray["solver"] = RaySolver(args.ray_address)
     planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
-                                max_poor_deck_area=args.max_poor_deck_area, certify_step=args.certify_step,
-                                solver=solver)
+                                max_poor_deck_area=args.max_poor_deck_area, certify_step=args.certify_step, **on_ray)
     b = planner.prepare(sim)
     fleets = len(b.values)
     what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"

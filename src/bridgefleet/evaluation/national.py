@@ -66,18 +66,11 @@ def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None 
     weight = sim.fhwa_weight()[0]
     today = band_shares(sim.state.condition[0], weight)
     pl = LagrangianPlanner(max_poor_deck_area=max_poor, **planner)
-    res = evaluate_policy(pl, cfg, episodes, seed, "lagrangian", FleetSimulator(cfg, episodes, fleet))
+    res = evaluate_policy(pl, cfg, episodes, seed, "lagrangian", sim)  # from the same year-0 state
     year = min(10, cfg.horizon_years) - 1
     return FileRow(str(cfg.inventory), sim.n_bridges, float(weight.sum()), float(today[0]), float(today[2]),
                    float(sum(cfg.budgets_usd)), pl.bound.mean, res.mean_return, float(res.agency_usd.mean()),
                    float(res.deck_by_year[:, year, 2].mean()))
-
-
-def _file_task(*args, **kwargs) -> FileRow:
-    import numba
-
-    numba.set_num_threads(1)
-    return file_row(*args, **kwargs)
 
 
 def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor: float | None = None,
@@ -87,12 +80,10 @@ def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor
     files = inventory_files(pattern)
     cfgs = [cfg.replace(inventory=f) for f in files]
     if ray is not None:
-        from bridgefleet.cluster import connect, import_ray
+        from bridgefleet.cluster import one_core_tasks
 
-        ray_mod, _ = import_ray()
-        connect(None if ray == "local" else ray)
-        task = ray_mod.remote(num_cpus=1)(_file_task)
-        return ray_mod.get([task.remote(c, episodes, seed, max_poor, **planner) for c in cfgs])
+        ray_mod, task = one_core_tasks(ray)
+        return ray_mod.get([task.remote(file_row, c, episodes, seed, max_poor, **planner) for c in cfgs])
     if progress:
         from tqdm import tqdm
 
