@@ -7,7 +7,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.inventory.fleet import set_budget
 from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound
-from bridgefleet.planning.columns import ColumnPool, Columns
+from bridgefleet.planning.columns import ColumnPool, Columns, MasterUnits
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.sim.simulator import FleetSimulator
@@ -46,6 +46,41 @@ def test_a_column_found_again_keeps_its_better_reward_and_every_bridge_needs_a_d
     lonely = ColumnPool()
     lonely.add(0, _cols([0, 1], [-3.0, -1.0], [0, 1 << 2]), SHAPE)  # bridge 1 has no do-nothing column
     assert lonely.valid(0, np.ones((2, 5), bool), SHAPE) is None  # the master LP would be infeasible
+
+
+def test_a_large_fleet_enters_its_master_lp_in_blocks_of_alike_bridges_of_one_agency():
+    agency = np.array([0, 0, 1, 1, 1, 0, 1])
+    rating = np.array([5.0, 9.0, 4.0, 8.0, 6.0, 7.0, 3.0])
+    units = MasterUnits.of(agency, (rating,), most=4)  # 7 bridges, ≤ 4 rows: blocks of ⌈7 / 3⌉ = 3
+    # urban by rating: bridges 0 (5), 5 (7), 1 (9) → one block; rural: 6 (3), 2 (4), 4 (6) | 3 (8)
+    np.testing.assert_array_equal(units.unit, [0, 0, 1, 2, 1, 0, 1])
+    np.testing.assert_array_equal(units.agency, [0, 1, 1])
+    spend = np.arange(14.0).reshape(7, 2)
+    cols = units.columns(np.arange(7.0), spend, spend * 0, spend * 2, np.array([0, 2, 0, 16, 4, 2, 0]))
+    np.testing.assert_array_equal(cols.reward, [0 + 1 + 5, 2 + 4 + 6, 3])
+    np.testing.assert_array_equal(cols.spend, [[12, 15], [24, 27], [6, 7]])
+    np.testing.assert_array_equal(cols.poor, 2 * cols.spend)
+    np.testing.assert_array_equal(cols.used, [2, 4, 16])  # the actions any bridge of the block may take
+    feasible = np.ones((7, 5), dtype=bool)
+    feasible[4, 3] = False
+    np.testing.assert_array_equal(units.feasible(feasible)[:, 3], [True, False, True])
+    alone = MasterUnits.of(agency, (rating,), most=7)
+    assert alone.identity and alone.unit.tolist() == list(range(7))
+
+
+def test_a_blocked_master_lp_still_gives_a_bound_close_to_the_per_bridge_one():
+    cfg = FleetConfig(n_urban=10, n_rural=10, horizon_years=10, fixed_fleet=True, fleet_seed=3)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    mdps, rows = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.fleet_annual_budget, step=0.2)
+    per_bridge = lagrangian_bound(mdps, rows, max_iter=60)
+    blocked = lagrangian_bound(mdps, rows, max_iter=60, master_units=5)  # blocks of ⌈20 / 4⌉ = 5 bridges
+    # A restricted master LP's value is at most min L (the full master's), and every L(κ) is at least it.
+    assert blocked.values[0] >= per_bridge.lp_values[0] - 1e-6
+    assert blocked.lp_values[0] <= per_bridge.values[0] + 1e-6
+    assert blocked.lp_values[0] != per_bridge.lp_values[0]  # another master LP
+    assert abs(blocked.values[0] - per_bridge.values[0]) <= 5e-3 * abs(per_bridge.values[0]), (
+        blocked.values, per_bridge.values)
 
 
 def test_a_warm_search_gives_the_cold_bound_in_fewer_solves():

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.certify import Certifier
-from bridgefleet.planning.columns import ColumnPool, Columns
+from bridgefleet.planning.columns import MASTER_UNITS, ColumnPool, Columns, MasterUnits
 from bridgefleet.planning.dp import Solution, solve
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
@@ -213,7 +213,8 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
 def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
                      progress: bool = False, certify: Certifier | None = None, pool: ColumnPool | None = None,
-                     store: tuple[int, int] | None = None, solver: Callable[..., Solution] = solve) -> BoundResult:
+                     store: tuple[int, int] | None = None, solver: Callable[..., Solution] = solve,
+                     master_units: int = MASTER_UNITS) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -240,6 +241,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         solver: what solves the bridges' DPs, :func:`bridgefleet.planning.dp.solve` (this process, its cores) or
             :class:`bridgefleet.planning.chunks.RaySolver` (chunks of bridges as Ray tasks on a cluster; the
             master LPs stay here). The same results either way.
+        master_units: the most convexity rows of a fleet's master LP; a larger fleet's bridges enter it in
+            blocks (:class:`bridgefleet.planning.columns.MasterUnits`), so its time stays linear in the fleet.
 
     Returns:
         :class:`BoundResult`.
@@ -264,12 +267,13 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     best_poor = np.zeros((e_n, t_n))
     slack = np.zeros(e_n)
     lp_value = np.full(e_n, -np.inf)
-    agency = grid.agency[:b_n]
-    shape = (e_n, b_n, t_n, grid.utility.shape[1])
-    seeds = [None if pool is None else pool.valid(e, grid.feasible[e * b_n : (e + 1) * b_n], shape)
-             for e in range(e_n)]
+    units = [MasterUnits.of(grid.agency[sl], (grid.kind[sl], grid.c0[sl], grid.ysm0[sl], grid.cost[sl, 4]),
+                            master_units) for sl in (slice(e * b_n, (e + 1) * b_n) for e in range(e_n))]
+    shape = (e_n, units[0].n, t_n, grid.utility.shape[1])
+    seeds = [None if pool is None else pool.valid(e, units[e].feasible(grid.feasible[e * b_n : (e + 1) * b_n]),
+                                                  shape) for e in range(e_n)]
     warm = all(c is not None for c in seeds)  # every fleet starts from its pool's columns
-    masters = [_Master(e, agency, stages[1 if warm else 0], t_n) for e in range(e_n)]
+    masters = [_Master(e, units[e].agency, stages[1 if warm else 0], t_n) for e in range(e_n)]
     if warm:  # every year's rows from the start, at the LP's prices over the pool's columns
         stage = 1
         for e, cols in enumerate(seeds):
@@ -316,8 +320,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                 active &= gap > tol
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(Columns(np.arange(b_n), reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl]),
-                           it)
+            masters[e].add(units[e].columns(reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl]), it)
             lp, ks, kn, kp, slack[e] = masters[e].solve(it)
             masters[e].prune(it, keep_iters)
             lp_value[e] = lp

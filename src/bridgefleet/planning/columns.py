@@ -15,6 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
+
+MASTER_UNITS = 6000
+"""The most convexity rows of one fleet's master LP (:class:`MasterUnits`): Indiana's 4,794 bridges keep one
+each; larger fleets share them in blocks of similar bridges, so the master LP's simplex work (which grows with
+the square of its rows and columns) stops growing with the fleet."""
 
 
 @dataclass
@@ -85,3 +91,78 @@ class ColumnPool:
             treat = np.flatnonzero(cols.used[keep] != 0)
             keep = np.delete(keep, treat[:extra])
         self.fleets[e] = cols.take(keep)
+
+
+@dataclass
+class MasterUnits:
+    """How one fleet's B bridges enter its master LP: as U ≤ ``MASTER_UNITS`` units (blocks of bridges of one
+    agency, alike in deterioration case, rating, years since maintenance and replacement cost), each with one
+    convexity row; a DP solve gives each unit one column, the sum of its bridges' policies.
+
+    Any prices are still valued by every bridge's own DP (L(κ) is a bound whatever the master LP), so blocks
+    change only how fast the search finds good prices, never what a bound is worth: a blocked master is the
+    partially aggregated Dantzig–Wolfe master of the same relaxation, whose cutting-plane model of L is coarser
+    (Vanderbeck, "On Dantzig–Wolfe decomposition in integer programming", Operations Research 48(1), 2000).
+
+    Attributes:
+        unit: int64 (B,), each bridge's unit 0 … U − 1. agency: int64 (U,), each unit's agency.
+    """
+
+    unit: np.ndarray
+    agency: np.ndarray
+
+    @classmethod
+    def of(cls, agency: np.ndarray, key: tuple[np.ndarray, ...], most: int = MASTER_UNITS) -> MasterUnits:
+        """Units of one fleet: one per bridge when B ≤ ``most``, else blocks of ⌈B / (most − 1)⌉ bridges in the
+        order of ``key`` (arrays (B,), the first the most significant) within each agency (so at most ``most``
+        blocks in all, the two agencies' last blocks partly filled).
+
+        Args:
+            agency: int64 (B,), 0 urban, 1 rural. key: arrays (B,) the bridges are sorted by.
+        """
+        b_n = len(agency)
+        if b_n <= most:
+            return cls(np.arange(b_n), np.asarray(agency, dtype=np.int64))
+        size = -(-b_n // max(most - 1, 1))
+        order = np.lexsort((*reversed(key), agency))
+        unit = np.empty(b_n, dtype=np.int64)
+        first = 0
+        agencies = []
+        for g in (0, 1):
+            mine = order[agency[order] == g]
+            blocks = -(-len(mine) // size)
+            unit[mine] = first + np.arange(len(mine)) // size
+            agencies += [g] * blocks
+            first += blocks
+        return cls(unit, np.array(agencies, dtype=np.int64))
+
+    @property
+    def n(self) -> int:
+        return len(self.agency)
+
+    @property
+    def identity(self) -> bool:
+        return self.n == len(self.unit)
+
+    def columns(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, poor: np.ndarray,
+                used: np.ndarray) -> Columns:
+        """One column per unit from one policy per bridge: reward (B,), spend/count/poor (B, T) summed over the
+        unit's bridges, used (B,) or-ed (the actions any of them may take)."""
+        if self.identity:
+            return Columns(np.arange(self.n), reward, spend, count, poor, used)
+        s = self._sum()
+        bits = np.zeros(self.n, dtype=np.int64)
+        np.bitwise_or.at(bits, self.unit, used)
+        return Columns(np.arange(self.n), s @ reward, s @ spend, s @ count, s @ poor, bits)
+
+    def feasible(self, feasible: np.ndarray) -> np.ndarray:
+        """bool (U, 5): the actions every bridge of the unit may take, from ``feasible`` (B, 5)."""
+        if self.identity:
+            return feasible
+        ok = np.ones((self.n, feasible.shape[1]), dtype=bool)
+        np.logical_and.at(ok, self.unit, feasible)
+        return ok
+
+    def _sum(self) -> sp.csr_matrix:
+        b_n = len(self.unit)
+        return sp.csr_matrix((np.ones(b_n), (self.unit, np.arange(b_n))), shape=(self.n, b_n))

@@ -33,7 +33,7 @@ import numpy as np
 
 from bridgefleet.planning.bound import add_master_columns, column_generation_options, run_highs
 from bridgefleet.planning.certify import Certifier
-from bridgefleet.planning.columns import ColumnPool, Columns
+from bridgefleet.planning.columns import MASTER_UNITS, ColumnPool, Columns, MasterUnits
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
@@ -64,7 +64,8 @@ class LeastBudget:
 
 def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
                  max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5,
-                 certify: Certifier | None = None, pool: ColumnPool | None = None) -> LeastBudget:
+                 certify: Certifier | None = None, pool: ColumnPool | None = None,
+                 master_units: int = MASTER_UNITS) -> LeastBudget:
     """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
     meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
 
@@ -80,6 +81,8 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         pool: where to keep the policies found, valued with the bridges' rewards
             (:class:`bridgefleet.planning.columns.ColumnPool`): cheap policies that meet the rule, from which the
             bound's price search at a budget can start (``lagrangian_bound(pool=…)``).
+        master_units: the most convexity rows of a fleet's master LP (larger fleets in blocks of bridges,
+            :class:`bridgefleet.planning.columns.MasterUnits`; the lower end is still every bridge's own DP's).
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].
@@ -96,7 +99,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     one = rows.sum(1)  # budgets each row allows, per unit budget (t + 1 cumulative, else 1)
     deck = mdps.deck.reshape(e_n, b_n)
     allowance = max_poor * deck.sum(1)  # m² per year
-    masters = [_Master(mdps.agency[:b_n], rows, one, np.asarray(share, float), allowance[e], t_n) for e in range(e_n)]
+    units = [MasterUnits.of(mdps.agency[sl], (mdps.kind[sl], mdps.c0[sl], mdps.ysm0[sl], mdps.cost[sl, 4]),
+                            master_units) for sl in (slice(e * b_n, (e + 1) * b_n) for e in range(e_n))]
+    masters = [_Master(units[e].agency, rows, one, np.asarray(share, float), allowance[e], t_n) for e in range(e_n)]
     lower = np.zeros(e_n)
     upper = np.full(e_n, np.inf)
     price_cost = np.zeros((e_n, 2, t_n))  # undiscounted per-year prices of one USD (urban, rural)
@@ -121,8 +126,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
                                                                         worth[better])
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(Columns(np.arange(b_n), reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl],
-                                   sol.used[sl]))
+            masters[e].add(units[e].columns(reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl], sol.used[sl]))
             value, kappa, mu, w, met = masters[e].solve()
             if met:
                 upper[e] = value
@@ -135,7 +139,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             break
     if pool is not None:  # the policies of the last LPs' mixtures, and doing nothing
         for e, master in enumerate(masters):
-            pool.add(e, master.in_use(), (e_n, b_n, t_n, mdps.utility.shape[1]))
+            pool.add(e, master.in_use(), (e_n, units[0].n, t_n, mdps.utility.shape[1]))
     certified = None
     if certify is not None:  # weak duality at the best prices, with values that bound the continuous model's
         value0 = certify.values(best_cost[mdps.fleet, mdps.agency] / disc, np.zeros((mdps.n, t_n)),
