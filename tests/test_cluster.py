@@ -22,8 +22,8 @@ from bridgefleet.sim.simulator import FleetSimulator  # noqa: E402
 def _space(tmp_path, space):
     """A tiny sweep (as tests/test_sweep.py's): 32 episodes of a 5-year fleet per trial, one torch thread and
     fp32 (``amp: auto`` probes the machine's speed, which another load on it can change)."""
-    fixed = {"amp": False, "threads": 1, "episodes": 32, "num_envs": 8, "eval_every": 8, "checkpoint_every": 8, "eval_episodes": 4,
-             "learning_starts": 2000, "batch_size": 512, "fleet": {"horizon_years": 5}}
+    fixed = {"amp": False, "threads": 1, "episodes": 32, "num_envs": 8, "eval_every": 8, "checkpoint_every": 8,
+             "eval_episodes": 4, "learning_starts": 2000, "batch_size": 512, "fleet": {"horizon_years": 5}}
     p = tmp_path / "space.yaml"
     p.write_text(yaml.safe_dump({"preset": "default", "fixed": fixed, "space": space}))
     return p
