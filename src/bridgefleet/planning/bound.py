@@ -267,8 +267,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     best_poor = np.zeros((e_n, t_n))
     slack = np.zeros(e_n)
     lp_value = np.full(e_n, -np.inf)
-    units = [MasterUnits.of(grid.agency[sl], (grid.kind[sl], grid.c0[sl], grid.ysm0[sl], grid.cost[sl, 4]),
-                            master_units) for sl in (slice(e * b_n, (e + 1) * b_n) for e in range(e_n))]
+    units = MasterUnits.per_fleet(grid, master_units)
     shape = (e_n, units[0].n, t_n, grid.utility.shape[1])
     seeds = [None if pool is None else pool.valid(e, units[e].feasible(grid.feasible[e * b_n : (e + 1) * b_n]),
                                                   shape) for e in range(e_n)]
@@ -430,8 +429,7 @@ class _Master:
     def __init__(self, e: int, agency: np.ndarray, rows: _Rows, t_n: int):
         self.e = e
         self.agency = agency
-        z = np.zeros((0, t_n))
-        self.cols = Columns(np.zeros(0, dtype=np.int64), np.zeros(0), z, z, z, np.zeros(0, dtype=np.int64))
+        self.cols = Columns.empty(t_n)
         self.key = np.zeros(0)
         self.last = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
         self.keys: dict[tuple[int, float], int] = {}
@@ -505,8 +503,7 @@ class _Master:
             return
         idx = np.array(fresh)
         k0 = len(self.cols.reward)
-        self.cols = Columns(*(np.concatenate([a, b[idx]]) for a, b in zip(self.cols.arrays(), new.arrays(),
-                                                                        strict=True)))
+        self.cols = self.cols + new.take(idx)
         self.key = np.concatenate([self.key, key[idx]])
         self.last = np.concatenate([self.last, np.where(new.used[idx] == 0, np.inf, float(it))])
         self._add_cols(np.arange(k0, len(self.cols.reward)))

@@ -77,7 +77,5 @@ class RaySolver:
                                     rows(price_poor, p), rows(eval_utility, p)) for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)
-        sols = [s for s, _ in done]
-        eu = None if sols[0].eu is None else np.concatenate([s.eu for s in sols])
-        return Solution(*(eu if name == "eu" else np.concatenate([getattr(s, name) for s in sols])
-                          for name in Solution._fields))
+        sols = [s for s, _ in done]  # every field is per bridge (eu None without ``store``)
+        return Solution(*(None if field[0] is None else np.concatenate(field) for field in zip(*sols, strict=True)))

@@ -13,6 +13,7 @@ from a pool, Lübbecke & Desrosiers, "Selected topics in column generation", Ope
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +42,16 @@ class Columns:
         weighting, so equal columns of a bridge have equal fingerprints and distinct ones almost surely not)."""
         probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, self.spend.shape[1]))
         return self.spend @ probe[0] + self.count @ probe[1] + self.poor @ probe[2]
+
+    @classmethod
+    def empty(cls, t_n: int) -> Columns:
+        """No columns, over T = ``t_n`` years."""
+        z = np.zeros((0, t_n))
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0), z, z, z, np.zeros(0, dtype=np.int64))
+
+    def __add__(self, other: Columns) -> Columns:
+        """These columns, then ``other``'s."""
+        return Columns(*(np.concatenate([a, b]) for a, b in zip(self.arrays(), other.arrays(), strict=True)))
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         return self.bridge, self.reward, self.spend, self.count, self.poor, self.used
@@ -80,7 +91,7 @@ class ColumnPool:
             self.shape, self.fleets = shape, {}
         old = self.fleets.get(e)
         if old is not None:
-            cols = Columns(*(np.concatenate([a, b]) for a, b in zip(old.arrays(), cols.arrays(), strict=True)))
+            cols = old + cols
         key = cols.fingerprint()
         order = np.lexsort((-cols.reward, key, cols.bridge))  # equal columns together, best reward first
         first = np.ones(len(order), dtype=bool)
@@ -136,6 +147,17 @@ class MasterUnits:
             first += blocks
         return cls(unit, np.array(agencies, dtype=np.int64))
 
+    @classmethod
+    def per_fleet(cls, mdps, most: int = MASTER_UNITS) -> list[MasterUnits]:
+        """The units of each fleet of ``mdps`` (:class:`~bridgefleet.planning.transitions.BridgeMDPs`, fleets of
+        equal size one after another), bridges alike in deterioration case, rating, years since maintenance and
+        replacement cost."""
+        e_n = int(mdps.fleet.max()) + 1
+        b_n = mdps.n // e_n
+        parts = (slice(e * b_n, (e + 1) * b_n) for e in range(e_n))
+        return [cls.of(mdps.agency[p], (mdps.kind[p], mdps.c0[p], mdps.ysm0[p], mdps.cost[p, 4]), most)
+                for p in parts]
+
     @property
     def n(self) -> int:
         return len(self.agency)
@@ -150,7 +172,7 @@ class MasterUnits:
         unit's bridges, used (B,) or-ed (the actions any of them may take)."""
         if self.identity:
             return Columns(np.arange(self.n), reward, spend, count, poor, used)
-        s = self._sum()
+        s = self._sum
         bits = np.zeros(self.n, dtype=np.int64)
         np.bitwise_or.at(bits, self.unit, used)
         return Columns(np.arange(self.n), s @ reward, s @ spend, s @ count, s @ poor, bits)
@@ -163,6 +185,8 @@ class MasterUnits:
         np.logical_and.at(ok, self.unit, feasible)
         return ok
 
+    @cached_property
     def _sum(self) -> sp.csr_matrix:
+        """(U, B) ones: a unit's sum over its bridges."""
         b_n = len(self.unit)
         return sp.csr_matrix((np.ones(b_n), (self.unit, np.arange(b_n))), shape=(self.n, b_n))

@@ -104,8 +104,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     one = rows.sum(1)  # budgets each row allows, per unit budget (t + 1 cumulative, else 1)
     deck = mdps.deck.reshape(e_n, b_n)
     allowance = max_poor * deck.sum(1)  # m² per year
-    units = [MasterUnits.of(mdps.agency[sl], (mdps.kind[sl], mdps.c0[sl], mdps.ysm0[sl], mdps.cost[sl, 4]),
-                            master_units) for sl in (slice(e * b_n, (e + 1) * b_n) for e in range(e_n))]
+    units = MasterUnits.per_fleet(mdps, master_units)
     masters = [_Master(units[e].agency, rows, one, np.asarray(share, float), allowance[e], t_n) for e in range(e_n)]
     lower = np.zeros(e_n)
     upper = np.full(e_n, np.inf)
@@ -180,7 +179,7 @@ class _Master:
                        np.arange(t_n, dtype=np.int32), (2 * m + np.arange(t_n)).astype(np.int32), -np.ones(t_n))
         self.n_fixed = 1 + t_n
         self.keys: set[tuple[int, float]] = set()
-        self.cols: list[Columns] = []
+        self.cols = Columns.empty(t_n)
         self.x = np.zeros(0)  # the last solve's weight of each column
         self.idle = np.zeros(0, dtype=np.int64)  # solves since the LP last used each column
 
@@ -194,7 +193,7 @@ class _Master:
             return
         self.keys.update((i, float(key[i])) for i in new)
         idx = np.array(new)
-        self.cols.append(cols.take(idx))
+        self.cols = self.cols + cols.take(idx)
         self.idle = np.concatenate([self.idle, np.zeros(len(idx), dtype=np.int64)])
         m = self.rows.shape[0]
         dense = np.zeros((len(idx), self.n_ub))
@@ -223,24 +222,15 @@ class _Master:
     def prune(self, keep_iters: int) -> None:
         """Drop the columns that treat and that the LP has not used in its last ``keep_iters`` solves (the
         do-nothing ones, which keep it feasible, stay); a policy found again later is added again."""
-        cols = self._all()
-        drop = (self.idle >= keep_iters) & (cols.used != 0)
+        drop = (self.idle >= keep_iters) & (self.cols.used != 0)
         if not drop.any():
             return
         self.h.deleteCols(int(drop.sum()), (self.n_fixed + np.flatnonzero(drop)).astype(np.int32))
         keep = ~drop
-        self.cols, self.x, self.idle = [cols.take(keep)], self.x[keep], self.idle[keep]
-        key = self.cols[0].fingerprint()
-        self.keys = set(zip(self.cols[0].bridge.tolist(), key.tolist(), strict=True))
-
-    def _all(self) -> Columns:
-        if len(self.cols) != 1:
-            self.cols = [Columns(*(np.concatenate(parts) for parts in zip(*(c.arrays() for c in self.cols),
-                                                                          strict=True)))]
-        return self.cols[0]
+        self.cols, self.x, self.idle = self.cols.take(keep), self.x[keep], self.idle[keep]
+        self.keys = set(zip(self.cols.bridge.tolist(), self.cols.fingerprint().tolist(), strict=True))
 
     def in_use(self) -> Columns:
         """The columns of the last LP's mixture and the do-nothing ones (in the order added)."""
-        cols = Columns(*(np.concatenate(parts) for parts in zip(*(c.arrays() for c in self.cols), strict=True)))
-        x = np.concatenate([self.x, np.zeros(len(cols.reward) - len(self.x))])
-        return cols.take((x > 1e-9) | (cols.used == 0))
+        x = np.concatenate([self.x, np.zeros(len(self.cols.reward) - len(self.x))])
+        return self.cols.take((x > 1e-9) | (self.cols.used == 0))
