@@ -28,6 +28,24 @@ def test_probability_of_ending_the_year_poor_by_hand():
     assert q[0, 0, 0] < s[0, 0, 0] < 0.8 * q[0, 0, 0] + 0.2 + 1e-12
 
 
+def test_sudden_damage_adds_the_convolution_of_the_gamma_and_the_exponential_drop():
+    from scipy.integrate import quad
+    from scipy.stats import gamma
+
+    # P(poor) = (1 − p) P(D > x) + p P(D + J > x); P(D + J ≤ x) = ∫_0^x f_J(j) F_D(x − j) dj by adaptive
+    # quadrature, against the closed form (θ < jm / 2) and the Gauss–Legendre one (a drop of 1.5 a year at CV 1.0:
+    # θ = 1.5 ≥ jm / 2).
+    for cv, rate, c in ((0.5, 0.3, 5.7), (0.2, 0.1, 7.0), (1.0, 1.5, 6.5)):
+        cfg = FleetConfig(deterioration_cv=cv, shock_probability=0.1, shock_mean_drop=1.174, ysm_acceleration=0.0,
+                          rating_rate_factors=(1.0,) * 9)
+        x, k, theta = c - 5.0, 1 / cv**2, rate * cv**2
+        conv = quad(lambda j, x=x, k=k, theta=theta: np.exp(-j / 1.174) / 1.174 * gamma.cdf(x - j, k, scale=theta),
+                    0, x, epsabs=1e-13)[0]
+        want = 0.9 * gamma.sf(x, k, scale=theta) + 0.1 * (1 - conv)
+        got = poor_probability(cfg, np.array([[c]]), np.zeros((1, 1)), np.full((1, 1), rate))[0, 0, 0]
+        np.testing.assert_allclose(got, want, rtol=1e-6 if cv < 1 else 1e-4)
+
+
 def test_the_plan_treats_the_bridge_the_rule_needs_instead_of_the_better_one():
     # Two bridges of one agency, both poor at year end unless treated; the budget pays for one treatment.
     # The knapsack alone treats the small one (benefit 5 against 1); the rule (≤ 50 % of 1,000 m² poor) needs
