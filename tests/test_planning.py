@@ -177,15 +177,24 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
 
 
 def test_the_planner_decides_the_same_whatever_window_of_years_its_memory_holds():
-    # A small memory_mb solves the DP in many windows (each from the horizon down to its first year only, with
-    # the rows a window can reach); the decisions must be those of one window holding every year.
+    from bridgefleet.planning.dp import solve
+
+    # A small memory_mb solves the DP in many windows (each down to its first year only, with the rows a window
+    # can reach); the decisions must be those of one window holding every year. At 0.05 MB each window is solved
+    # from the horizon; at 1 MB the windows [0, 5), [5, 8), [8, 10), [10, 12) and V kept at years 8 and 10, from
+    # which the second and third windows are solved (3 + 2 + 2 years instead of 7 + 4 + 2).
     cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=12)
     whole = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=1024), cfg, episodes=3, seed=5)
-    windows = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=0.05), cfg, episodes=3, seed=5)
-    np.testing.assert_array_equal(windows.returns, whole.returns)
-    planner = LagrangianPlanner(max_iter=4, memory_mb=0.05)
-    evaluate_policy(planner, cfg, episodes=3, seed=5)
-    assert planner._window[1] - planner._window[0] < 12  # it did run in windows
+    for mb, starts, keep, tops in ((0.05, list(range(13)), (), [None] * 11), (1.0, [0, 5, 8, 10, 12], (8, 10),
+                                                                             [8, 10, None])):
+        planner = LagrangianPlanner(max_iter=4, memory_mb=mb)
+        calls = []
+        planner.solver = lambda *a, calls=calls, **k: calls.append(k) or solve(*a, **k)
+        windows = evaluate_policy(planner, cfg, episodes=3, seed=5)
+        np.testing.assert_array_equal(windows.returns, whole.returns)
+        assert planner._starts == starts and planner._keep == keep
+        later = [k for k in calls if k.get("store") and k["store"][0] > 0]  # the windows after the first
+        assert [None if k["start"] is None else k["start"][0] for k in later] == tops
 
 
 def test_a_fixed_fleet_simulated_again_starts_from_the_kept_first_window():

@@ -68,6 +68,8 @@ class BoundResult:
             simulator's) whatever the grid; ``values`` bound the grid model, whose error has no sign.
         tables: float32 EU tables of the reported grid at the best prices for the years asked
             (``lagrangian_bound(store=…)``, :func:`bridgefleet.planning.dp.solve`), or None.
+        kept: float32 values V_c of the same solve at the years asked (``lagrangian_bound(keep=…)``,
+            ``Solution.kept``), or None.
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -84,6 +86,7 @@ class BoundResult:
     rule_met: np.ndarray | None = None
     certified: np.ndarray | None = None
     tables: np.ndarray | None = None
+    kept: np.ndarray | None = None
 
     @property
     def meets_rule(self) -> bool:
@@ -214,7 +217,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
                      progress: bool = False, certify: Certifier | None = None, pool: ColumnPool | None = None,
                      store: tuple[int, int] | None = None, solver: Callable[..., Solution] = solve,
-                     master_units: int = MASTER_UNITS) -> BoundResult:
+                     master_units: int = MASTER_UNITS, keep: tuple[int, ...] = ()) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -237,7 +240,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             (every year's rows, at the master LP's prices), and it keeps this search's columns for the next.
         store: (lo, hi) years whose EU tables of ``mdps`` at the best prices to return in
             ``BoundResult.tables`` (what the planner acts on, :func:`bridgefleet.planning.dp.solve`); needs
-            ``search`` (the final solve on ``mdps`` gives them).
+            ``search`` (the final solve on ``mdps`` gives them). keep: years whose values V_c that solve returns
+            in ``BoundResult.kept`` (the planner's checkpoints, ``dp.solve(keep=…)``).
         solver: what solves the bridges' DPs, :func:`bridgefleet.planning.dp.solve` (this process, its cores) or
             :class:`bridgefleet.planning.chunks.RaySolver` (chunks of bridges as Ray tasks on a cluster; the
             master LPs stay here). The same results either way.
@@ -294,7 +298,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
         spp = poor_p[grid.fleet] / disc * grid.deck[:, None] if rule else None
-        value0, exp_cost, exp_count, _, exp_poor, used, _ = solver(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        sol = solver(grid, sc, sn, active[grid.fleet], price_poor=spp)
+        value0, exp_cost, exp_count, exp_poor, used = sol.value0, sol.exp_cost, sol.exp_count, sol.exp_poor, sol.used
         priced = sc * exp_cost + sn * exp_count + (spp * exp_poor if rule else 0.0)
         reward = value0 + (priced * disc).sum(1)  # the column's own return
         poor = exp_poor * grid.deck[:, None]  # m² expected poor at the end of each year
@@ -340,12 +345,13 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         for e, master in enumerate(masters):
             pool.add(e, master.cols, shape)
     values = best
-    tables = None
+    tables = kept = None
     if search is not None:  # the bound on the reported grid, at the best prices
         dm = mdps.gamma ** np.arange(mdps.horizon)
         fine = solver(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
-                     price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None, store=store)
-        value0, tables = fine.value0, fine.eu
+                     price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None, store=store,
+                     keep=keep)
+        value0, tables, kept = fine.value0, fine.eu, fine.kept
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     certified = None
     if certify is not None:
@@ -354,7 +360,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
-                       best_poor if rule else None, slack if rule else None, met, certified, tables)
+                       best_poor if rule else None, slack if rule else None, met, certified, tables, kept)
 
 
 def ci95(values: np.ndarray) -> float:

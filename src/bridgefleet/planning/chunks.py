@@ -67,14 +67,16 @@ class RaySolver:
 
     def __call__(self, mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray,
                  active: np.ndarray | None = None, store: tuple[int, int] | None = None,
-                 price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None) -> Solution:
+                 price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None,
+                 keep: tuple[int, ...] = (), start: tuple[int, np.ndarray] | None = None) -> Solution:
         """As :func:`bridgefleet.planning.dp.solve` (same arguments, shapes and result)."""
         def rows(a, p):
             return None if a is None else np.ascontiguousarray(a[p])
 
         parts = self._parts(mdps)
         futures = [self.task.remote(_solve_here, ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
-                                    rows(price_poor, p), rows(eval_utility, p)) for p, ref in parts]
+                                    rows(price_poor, p), rows(eval_utility, p), keep,
+                                    None if start is None else (start[0], rows(start[1], p))) for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)
         sols = [s for s, _ in done]  # every field is per bridge (eu None without ``store``)

@@ -116,14 +116,18 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h, horizon, gamma,
                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
-                 value0, exp_cost, exp_count, exp_poor, used, eval_utility, exp_utility):  # pragma: no cover - compiled
+                 value0, exp_cost, exp_count, exp_poor, used, eval_utility, exp_utility, t_top, v_start, keep_years,
+                 v_keep):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
     t_n = horizon
     rows_out = eu_out.shape[3]
-    # Storing tables for a window of years: the years before it are not needed, nor the forward pass.
+    # Storing tables for a window of years: the years before it are not needed, nor the forward pass. From a
+    # kept V_{t_top} (t_top < horizon) the years from t_top on are not solved again.
     t_stop = store_lo if store_hi > store_lo else 0
+    rows_start = v_start.shape[2]
+    rows_keep = v_keep.shape[3]
     for n in nb.prange(n_n):
         if not active[n]:
             continue
@@ -134,7 +138,9 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
         act = np.zeros((t_n, r_n, t_n + 2, g_n), dtype=np.int8)
         x = np.empty(g_n)
         tmp = np.empty(g_n)
-        for t in range(t_n - 1, t_stop - 1, -1):
+        if t_top < t_n:
+            v_next[:, :rows_start] = v_start[n]
+        for t in range(t_top - 1, t_stop - 1, -1):
             pp = price_poor[n, t]
             for rt in range(r_n):
                 for r in range(t + 2 if rt == 0 else t + 1):
@@ -164,7 +170,10 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
                         v_cur[rt, r, j] = best
                         act[t, rt, r, j] = ba
             v_next, v_cur = v_cur, v_next
-        if t_stop > 0:
+            for k in range(keep_years.shape[0]):
+                if keep_years[k] == t:
+                    v_keep[n, k] = v_next[:, :rows_keep].astype(np.float32)
+        if t_stop > 0 or t_top < t_n:
             continue
         # v_next now holds V_0; the initial state is row 1 (ysm0), own rate, between two grid points.
         pos = c0[n] / h
@@ -236,6 +245,7 @@ class Solution(NamedTuple):
     exp_poor: np.ndarray
     used: np.ndarray
     exp_utility: np.ndarray
+    kept: np.ndarray | None = None
 
 
 def table_rows(hi: int, horizon: int) -> int:
@@ -246,7 +256,8 @@ def table_rows(hi: int, horizon: int) -> int:
 
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
           store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
-          eval_utility: np.ndarray | None = None) -> Solution:
+          eval_utility: np.ndarray | None = None, keep: tuple[int, ...] = (),
+          start: tuple[int, np.ndarray] | None = None) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
 
     With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
@@ -262,6 +273,12 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
             the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
         eval_utility: float64 (N, G), the utility on the grid the policy's ``exp_utility`` is counted in
             (default the MDPs' own; the least budget's policies, found with no reward, are valued with it).
+        keep: years c whose values V_c (at the start of year c, before its action) to return in ``kept``: the
+            checkpoints from which the planner solves its later windows of tables without going back to the
+            horizon (Griewank's checkpointing of a backward sweep).
+        start: (c, V_c) as kept, float32 (N, R, ≥ c + 2, G): the backward pass starts at year c − 1 from V_c, the
+            years from c on are not solved again (and value0, exp_cost, exp_count are left at 0). The tables
+            then rest on V_c rounded to float32.
 
     Returns:
         :class:`Solution`: value0 float64 (N,): optimal expected discounted return from the initial state, prices
@@ -273,7 +290,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor;
         used int64 (N,): the actions the policy takes with positive probability, bit a for action a (0: it
         never treats the bridge); exp_utility float64 (N,): Σ_t γ^t E[u(rating at the end of year t)] under
-        the policy, with u = ``eval_utility`` (its return is this − cost_lambda × the discounted spend).
+        the policy, with u = ``eval_utility`` (its return is this − cost_lambda × the discounted spend);
+        kept float32 (N, len(keep), R, max(keep) + 2, G) or None: V_c of each year c in ``keep`` by rate kind, row
+        (1 … c + 1 as in eu) and grid rating.
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
@@ -291,9 +310,23 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     exp_utility = np.zeros(n)
     ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
+    keep_years = np.asarray(sorted(keep), dtype=np.int64)
+    if len(keep_years) and not (keep_years[0] > 0 and keep_years[-1] < t_n):
+        raise ValueError(f"keep = {keep}: checkpoint years must lie in 1 … {t_n - 1}")
+    kept = np.zeros((n, len(keep_years), r_n, int(keep_years[-1]) + 2 if len(keep_years) else 1, g_n),
+                    dtype=np.float32)
+    t_top, v_start = t_n, np.zeros((1, 1, 1, 1), dtype=np.float32)
+    if start is not None:
+        t_top, v_start = int(start[0]), np.ascontiguousarray(start[1], dtype=np.float32)
+        if not (lo < t_top <= t_n and v_start.shape[0] == n and v_start.shape[2] >= min(t_top + 2, t_n + 2)):
+            raise ValueError(f"start year {t_top} with V of shape {v_start.shape}: needs lo < c ≤ {t_n} and V of "
+                             f"{n} bridges with ≥ c + 2 rows")
+        v_start = v_start[:, :, : min(t_top + 2, t_n + 2)]
     solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
-                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility)
-    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility)
+                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility, t_top, np.ascontiguousarray(v_start),
+                 keep_years, kept)
+    return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility,
+                    kept if len(keep_years) else None)
