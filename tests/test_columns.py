@@ -151,3 +151,23 @@ def test_the_planner_prices_a_fleet_once_and_again_for_another_budget():
     assert tighter.deck_by_year[:, 0, 2].mean() <= first.deck_by_year[:, 0, 2].mean() + 1e-12
     evaluate_policy(planner, set_budget(cfg, scale=2.0), 2, 0, "lagrangian")
     assert planner.bound is not priced  # another budget: priced again
+
+
+def test_a_pool_handing_the_same_policy_twice_starts_the_same_search():
+    # Equal columns of one bridge must reach the master LP once (with the better reward) whichever way they come:
+    # a pool whose columns were repeated (the second copy a worse reward) starts the same search as the pool.
+    cfg = FleetConfig(n_urban=3, n_rural=3, horizon_years=8, fixed_fleet=True, fleet_seed=2)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    mdps, rows = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.fleet_annual_budget, step=0.2,
+                            max_poor=0.1)
+    pool = ColumnPool()
+    lagrangian_bound(mdps, rows, max_iter=8, pool=pool)
+    cols = pool.fleets[0]
+    twice = ColumnPool(shape=pool.shape, fleets={0: cols + Columns(cols.bridge, cols.reward - 1.0, cols.spend,
+                                                                       cols.count, cols.poor, cols.used)})
+    a = lagrangian_bound(mdps, rows, max_iter=8, pool=ColumnPool(shape=pool.shape, fleets={0: cols}))
+    b = lagrangian_bound(mdps, rows, max_iter=8, pool=twice)
+    assert a.iterations == b.iterations and a.values[0] == b.values[0]
+    # the fingerprint of a column does not depend on where it sits among others
+    assert np.array_equal(cols.fingerprint()[::-1], cols.take(np.arange(len(cols.reward))[::-1]).fingerprint())

@@ -41,7 +41,9 @@ class Columns:
         """float64 (K,): one number per column from its spend, treatments and poor deck area (a fixed random
         weighting, so equal columns of a bridge have equal fingerprints and distinct ones almost surely not)."""
         probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, self.spend.shape[1]))
-        return self.spend @ probe[0] + self.count @ probe[1] + self.poor @ probe[2]
+        # Row by row (numpy's sum over each row), not a BLAS product: a BLAS kernel may round a row differently
+        # by where it sits in the matrix, and equal columns must get equal fingerprints wherever they are.
+        return (self.spend * probe[0] + self.count * probe[1] + self.poor * probe[2]).sum(1)
 
     @classmethod
     def empty(cls, t_n: int) -> Columns:
