@@ -85,9 +85,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             solves (measured on dc-2019, 60 solves: HiGHS 11.2 s with every column kept, 2.1 s pruned).
         master_units: the most convexity rows of a fleet's master LP (larger fleets in blocks of bridges,
             :class:`bridgefleet.planning.columns.MasterUnits`; the lower end is still every bridge's own DP's).
-            The bound's (the same blocks), so the pool's columns fit the levels' price searches: on Indiana
-            1,500 rows took the search from 274 s to 172 s (HiGHS 107 → 12 s) but its block columns could not
-            start the levels' per-bridge searches.
+            The bound's (the same blocks), so the pool's columns fit the levels' price searches.
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].

@@ -84,8 +84,9 @@ class LagrangianPlanner:
     solved back from the nearest kept value table V_c at or after its end, not from the horizon: the first
     solve keeps V_c at the window boundaries that cut the most re-solving within another ``memory_mb``
     (checkpoints of the backward sweep, Griewank 1992; on Indiana's 4,794 bridges at step 0.05 the later
-    windows re-solve 1.9 horizons' worth of rows per simulation without them, 0.8 with them). The first window's tables are kept beside the current one, so
-    a fleet simulated again (another aim) starts without a DP solve: at most three times ``memory_mb`` in all.
+    windows re-solve 1.9 horizons' worth of rows per simulation without them, 0.8 with them). The first
+    window's tables are kept beside the current one, so a fleet simulated again (another aim) starts without a
+    DP solve: at most three times ``memory_mb`` in all.
 
     Args:
         step: rating grid step of the value tables and the reported bound, rating points.
