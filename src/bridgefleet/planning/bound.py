@@ -496,20 +496,20 @@ class _Master:
         policy that never treats its bridge (``used`` 0: do-nothing, the column that keeps the LP feasible) is
         never pruned."""
         key = new.fingerprint()
-        fresh: dict[tuple[int, float], int] = {}  # new columns: (bridge, fingerprint) → the best of ``new``'s
+        once = new.distinct(key)  # a policy handed twice in one batch (the pool's) reaches the LP once
+        new, key = new.take(once), key[once]
+        fresh = []
         for n, (i, k) in enumerate(zip(new.bridge.tolist(), key.tolist(), strict=True)):
             j = self.keys.get((i, k))
             if j is None:
-                if (i, k) not in fresh or new.reward[n] > new.reward[fresh[(i, k)]]:
-                    fresh[(i, k)] = n
+                self.keys[(i, k)] = len(self.cols.reward) + len(fresh)
+                fresh.append(n)
             elif new.reward[n] > self.cols.reward[j]:
                 self.cols.reward[j] = new.reward[n]
                 self.h.changeColCost(self.n_slack + j, -new.reward[n])
         if not fresh:
             return
-        idx = np.array(sorted(fresh.values()))
-        self.keys.update((ik, len(self.cols.reward) + m) for m, ik in
-                         enumerate(zip(new.bridge[idx].tolist(), key[idx].tolist(), strict=True)))
+        idx = np.array(fresh)
         k0 = len(self.cols.reward)
         self.cols = self.cols + new.take(idx)
         self.key = np.concatenate([self.key, key[idx]])

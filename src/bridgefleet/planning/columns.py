@@ -47,6 +47,14 @@ class Columns:
         # by where it sits in the matrix, and equal columns must get equal fingerprints wherever they are.
         return (self.spend * probe[0] + self.count * probe[1] + self.poor * probe[2]).sum(1)
 
+    def distinct(self, key: np.ndarray) -> np.ndarray:
+        """int64 (K',): the columns to keep of equal ones (same bridge and ``key``, :meth:`fingerprint`), the best
+        reward of each, in the order given."""
+        order = np.lexsort((-self.reward, key, self.bridge))  # equal columns together, best reward first
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (self.bridge[order][1:] != self.bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
+        return np.sort(order[first])
+
     @classmethod
     def empty(cls, t_n: int) -> Columns:
         """No columns, over T = ``t_n`` years."""
@@ -96,11 +104,7 @@ class ColumnPool:
         old = self.fleets.get(e)
         if old is not None:
             cols = old + cols
-        key = cols.fingerprint()
-        order = np.lexsort((-cols.reward, key, cols.bridge))  # equal columns together, best reward first
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = (cols.bridge[order][1:] != cols.bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
-        keep = np.sort(order[first])
+        keep = cols.distinct(cols.fingerprint())
         extra = len(keep) - self.per_bridge * shape[1]
         if extra > 0:  # drop the oldest columns that treat
             treat = np.flatnonzero(cols.used[keep] != 0)

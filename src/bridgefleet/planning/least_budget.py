@@ -178,6 +178,7 @@ class _Master:
         self.n_fixed = 1 + t_n
         self.keys: set[tuple[int, float]] = set()
         self.cols = Columns.empty(t_n)
+        self.key = np.zeros(0)  # each column's fingerprint
         self.x = np.zeros(0)  # the last solve's weight of each column
         self.idle = np.zeros(0, dtype=np.int64)  # solves since the LP last used each column
 
@@ -192,6 +193,7 @@ class _Master:
         self.keys.update((i, float(key[i])) for i in new)
         idx = np.array(new)
         self.cols = self.cols + cols.take(idx)
+        self.key = np.concatenate([self.key, key[idx]])
         self.idle = np.concatenate([self.idle, np.zeros(len(idx), dtype=np.int64)])
         m = self.rows.shape[0]
         dense = np.zeros((len(idx), self.n_ub))
@@ -225,8 +227,8 @@ class _Master:
             return
         self.h.deleteCols(int(drop.sum()), (self.n_fixed + np.flatnonzero(drop)).astype(np.int32))
         keep = ~drop
-        self.cols, self.x, self.idle = self.cols.take(keep), self.x[keep], self.idle[keep]
-        self.keys = set(zip(self.cols.bridge.tolist(), self.cols.fingerprint().tolist(), strict=True))
+        self.cols, self.key, self.x, self.idle = self.cols.take(keep), self.key[keep], self.x[keep], self.idle[keep]
+        self.keys = set(zip(self.cols.bridge.tolist(), self.key.tolist(), strict=True))
 
     def in_use(self) -> Columns:
         """The columns of the last LP's mixture and the do-nothing ones (in the order added)."""
