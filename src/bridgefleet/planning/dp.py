@@ -317,16 +317,16 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
                     dtype=np.float32)
     t_top, v_start = t_n, np.zeros((1, 1, 1, 1), dtype=np.float32)
     if start is not None:
-        t_top, v_start = int(start[0]), np.ascontiguousarray(start[1], dtype=np.float32)
-        if not (lo < t_top <= t_n and v_start.shape[0] == n and v_start.shape[2] >= min(t_top + 2, t_n + 2)):
-            raise ValueError(f"start year {t_top} with V of shape {v_start.shape}: needs lo < c ≤ {t_n} and V of "
+        t_top, v = int(start[0]), start[1]
+        if not (lo < t_top <= t_n and v.shape[0] == n and v.shape[2] >= min(t_top + 2, t_n + 2)):
+            raise ValueError(f"start year {t_top} with V of shape {v.shape}: needs lo < c ≤ {t_n} and V of "
                              f"{n} bridges with ≥ c + 2 rows")
-        v_start = v_start[:, :, : min(t_top + 2, t_n + 2)]
+        v_start = np.ascontiguousarray(v[:, :, : min(t_top + 2, t_n + 2)], dtype=np.float32)  # one copy
     solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
                  mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
                  np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
-                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility, t_top, np.ascontiguousarray(v_start),
-                 keep_years, kept)
+                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility, t_top, v_start, keep_years,
+                 kept)
     return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility,
                     kept if len(keep_years) else None)

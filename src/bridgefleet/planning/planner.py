@@ -170,15 +170,15 @@ class LagrangianPlanner:
         self._first = (self._window, self._eu)  # kept for the next simulation of the same fleet
         return self.bound
 
-    def _per_row(self) -> int:
-        """Bytes of one row of the tables of one year, all bridges: N × R × G float32."""
+    def _budget_rows(self) -> int:
+        """How many rows of one year's tables of all bridges (N × R × G float32 each) fit ``memory_mb``."""
         m = self.mdps
-        return m.n * m.weights.shape[1] * m.utility.shape[1] * 4
+        return int(self.memory_mb * 2**20 // (m.n * m.weights.shape[1] * m.utility.shape[1] * 4))
 
     def _window_years(self, t: int) -> int:
         """The most years from t whose value tables fit ``memory_mb`` (later windows reach more rows)."""
         m = self.mdps
-        budget = self.memory_mb * 2**20 // self._per_row()
+        budget = self._budget_rows()
         years = 1
         while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
             years += 1
@@ -195,7 +195,7 @@ class LagrangianPlanner:
         """Window boundaries at which to keep V_c, chosen greedily to cut the rows re-solved over a simulation
         (a year t costs its t + 2 rows) while the kept tables, len × (max c + 2) rows, fit ``memory_mb``."""
         t_n = self.mdps.horizon
-        budget = self.memory_mb * 2**20 // self._per_row()
+        budget = self._budget_rows()
 
         def cost(keep: set[int]) -> int:
             total = 0
@@ -210,11 +210,11 @@ class LagrangianPlanner:
             fits = [c for c in starts[1:-1] if c not in keep and (len(keep) + 1) * (max(keep | {c}) + 2) <= budget]
             if not fits:
                 break
-            c = min(fits, key=lambda c: cost(keep | {c}))
-            if cost(keep | {c}) >= best:
+            trial, c = min((cost(keep | {c}), c) for c in fits)
+            if trial >= best:
                 break
             keep.add(c)
-            best = cost(keep)
+            best = trial
         return tuple(sorted(keep))
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
