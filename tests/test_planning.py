@@ -176,25 +176,72 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
     assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err
 
 
+def _windows(calls: list[dict]) -> list[tuple]:
+    """(store, start year, layout base) of each window solve the planner made."""
+    return [(k["store"], k.get("start") and k["start"][0], k.get("layout") and k["layout"].base) for k in calls
+            if k.get("store")]
+
+
 def test_the_planner_decides_the_same_whatever_window_of_years_its_memory_holds():
     from bridgefleet.planning.dp import solve
 
-    # A small memory_mb solves the DP in many windows (each down to its first year only, with the rows a window
-    # can reach); the decisions must be those of one window holding every year. At 0.05 MB each window is solved
-    # from the horizon; at 1 MB the windows [0, 5), [5, 8), [8, 10), [10, 12) and V kept at years 8 and 10, from
-    # which the second and third windows are solved (3 + 2 + 2 years instead of 7 + 4 + 2).
+    # A small memory_mb solves the DP in many windows, each down to its first year only and, after the first,
+    # with only the rows the fleets' states there can reach; the decisions must be those of one window holding
+    # every year. At 0.05 MB every window is one year solved from the horizon; at 1 MB the first window holds
+    # years 0–5 and the first solve keeps V at years 7 and 9, from which the next two windows are solved.
     cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=12)
     whole = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=1024), cfg, episodes=3, seed=5)
-    for mb, starts, keep, tops in ((0.05, list(range(13)), (), [None] * 11), (1.0, [0, 5, 8, 10, 12], (8, 10),
-                                                                             [8, 10, None])):
+    one_year = [((0, 1), None, None)] + [((t, t + 1), None, t) for t in range(1, 12)]
+    for mb, keep, windows in ((0.05, (), one_year),
+                              (1.0, (7, 9), [((0, 6), None, None), ((6, 7), 7, 6), ((7, 9), 9, 7), ((9, 12), None, 9)])):
         planner = LagrangianPlanner(max_iter=4, memory_mb=mb)
         calls = []
         planner.solver = lambda *a, calls=calls, **k: calls.append(k) or solve(*a, **k)
-        windows = evaluate_policy(planner, cfg, episodes=3, seed=5)
-        np.testing.assert_array_equal(windows.returns, whole.returns)
-        assert planner._starts == starts and planner._keep == keep
-        later = [k for k in calls if k.get("store") and k["store"][0] > 0]  # the windows after the first
-        assert [None if k["start"] is None else k["start"][0] for k in later] == tops
+        got = evaluate_policy(planner, cfg, episodes=3, seed=5)
+        np.testing.assert_array_equal(got.returns, whole.returns)
+        assert planner._keep == keep and _windows(calls) == windows
+
+
+@pytest.mark.parametrize("budget", [None, 5e6])  # 5e6: replacements fit the budget (a second rate kind)
+def test_windows_of_a_fixed_fleet_hold_only_the_rows_its_samples_reach_and_decide_the_same(budget):
+    from bridgefleet.planning.dp import solve
+
+    # Six samples of one fleet: a bridge's window from year t holds its distinct rows there (up to six) and the
+    # rows of the treatments after t, solved back from a kept V_c gathered into that layout.
+    cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=12, fixed_fleet=True, fleet_seed=4,
+                      **({} if budget is None else {"annual_budget_usd": budget}))
+    whole = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=1024), cfg, episodes=6, seed=5)
+    for mb in (0.01, 0.05, 0.2):
+        planner = LagrangianPlanner(max_iter=4, memory_mb=mb)
+        calls = []
+        planner.solver = lambda *a, calls=calls, **k: calls.append(k) or solve(*a, **k)
+        got = evaluate_policy(planner, cfg, episodes=6, seed=5)
+        np.testing.assert_array_equal(got.returns, whole.returns)
+        windows = _windows(calls)
+        assert windows[0][2] is None and all(base == lo for (lo, _), _, base in windows[1:])
+        assert any(start is not None for _, start, _ in windows) == (mb > 0.01)
+    assert max(k["layout"].diag.shape[2] for k in calls if k.get("layout")) > 1  # several rows a bridge
+
+
+def test_a_layout_holds_the_triangle_then_each_bridges_rows_and_gathers_them_from_every_row():
+    from bridgefleet.planning.dp import Layout
+    from bridgefleet.planning.planner import state_layout
+
+    # Two samples of three bridges at year 4 (one rate kind): bridge 0 at rows 2 and 5 (never maintained),
+    # bridge 1 at row 3 twice, bridge 2 at rows 1 and 5.
+    row = np.array([[2, 3, 1], [5, 3, 5]])
+    lay = state_layout(4, np.zeros_like(row), row, np.array([[0, 1, 2], [0, 1, 2]]), 3, 1)
+    assert lay.base == 4 and lay.diag[:, 0].tolist() == [[2, 5], [3, -1], [1, 5]]
+    # year 6 (slot 2): rows 0, 1, 2 (treated since year 4), then each diagonal two years on
+    assert lay.rows(6)[:, 0].tolist() == [[0, 1, 2, 4, 7], [0, 1, 2, 5, -1], [0, 1, 2, 3, 7]]
+    assert lay.entries(4, 7) == 3 + 4 + 5 and lay.entries(5, 7) == 4 + 5  # slot s: s + 1 + 2 entries
+    v = np.arange(3 * 1 * 8 * 2, dtype=np.float32).reshape(3, 1, 8, 2)  # V_6 with every row 0 … 7
+    got = lay.gather(v, 6)
+    np.testing.assert_array_equal(got[0, 0, :, 0], v[0, 0, [0, 1, 2, 4, 7], 0])
+    np.testing.assert_array_equal(got[1, 0, :4, 1], v[1, 0, [0, 1, 2, 5], 1])
+    full = Layout.full(3, 2)  # every row: 0 … t then the never-maintained t + 1
+    assert full.rows(3)[0, 0].tolist() == [0, 1, 2, 3, 4] and full.rows(3)[0, 1].tolist() == [0, 1, 2, 3, -1]
+    assert full.entries(0, 3) == 2 + 3 + 4
 
 
 def test_a_fixed_fleet_simulated_again_starts_from_the_kept_first_window():

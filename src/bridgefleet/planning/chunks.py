@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.planning.dp import Solution, solve
+from bridgefleet.planning.dp import Layout, Solution, solve
 from bridgefleet.planning.transitions import BridgeMDPs
 
 
@@ -68,7 +68,8 @@ class RaySolver:
     def __call__(self, mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray,
                  active: np.ndarray | None = None, store: tuple[int, int] | None = None,
                  price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None,
-                 keep: tuple[int, ...] = (), start: tuple[int, np.ndarray] | None = None) -> Solution:
+                 keep: tuple[int, ...] = (), start: tuple[int, np.ndarray] | None = None,
+                 layout: Layout | None = None) -> Solution:
         """As :func:`bridgefleet.planning.dp.solve` (same arguments, shapes and result)."""
         def rows(a, p):
             return None if a is None else np.ascontiguousarray(a[p])
@@ -76,7 +77,9 @@ class RaySolver:
         parts = self._parts(mdps)
         futures = [self.task.remote(_solve_here, ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
                                     rows(price_poor, p), rows(eval_utility, p), keep,
-                                    None if start is None else (start[0], rows(start[1], p))) for p, ref in parts]
+                                    None if start is None else (start[0], rows(start[1], p)),
+                                    None if layout is None else layout._replace(diag=rows(layout.diag, p)))
+                   for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)
         sols = [s for s, _ in done]  # every field is per bridge (eu None without ``store``)

@@ -113,6 +113,92 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
         out[j] = utility[j] + gamma * v_next[j] - (price_poor if j < poor_top else 0.0)
 
 
+@nb.njit(cache=True, nogil=True)
+def slot_offset(s, d):  # pragma: no cover - compiled
+    """Entries of the slots before slot s in a :class:`Layout` with d diagonals: slot i holds i + 1 + d."""
+    return s * (s + 1) // 2 + s * d
+
+
+@nb.njit(cache=True, nogil=True)
+def _layout_row(k, s, diag_rt):  # pragma: no cover - compiled
+    """The row (years since maintenance) of entry k of slot s in a :class:`Layout`; −1: an unused diagonal."""
+    if k <= s:
+        return k
+    y = diag_rt[k - s - 1]
+    return y + s if y >= 0 else -1
+
+
+@nb.njit(cache=True, nogil=True)
+def _best_action(eu, rt, k, j, feasible_n, cost_n, shift, top, pc, pn, r_n):  # pragma: no cover - compiled
+    """(V, action) at entry k, grid point j: no action, a rating gain (1–3) or a replacement (4)."""
+    best = eu[rt, k, j]
+    ba = 0
+    for a in range(1, 4):
+        if feasible_n[a]:
+            q = eu[rt, 0, max(min(j + shift[a], top), j)] - pc * cost_n[a] - pn
+            if q > best:
+                best = q
+                ba = a
+    if r_n == 2 and feasible_n[4]:
+        q = eu[1, 0, top] - pc * cost_n[4] - pn
+        if q > best:
+            best = q
+            ba = 4
+    return best, ba
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, shift, horizon, gamma,
+                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, base, diag, store_lo, store_hi,
+                  t_top, v_start, eu_out):  # pragma: no cover - compiled
+    """The EU tables of years [store_lo, store_hi) in the compact :class:`Layout` (base, diag), solved back from
+    V_{t_top} (v_start in the same layout; zeros at the horizon); see :func:`solve`."""
+    n_n, g_n = utility.shape
+    r_n = weights.shape[1]
+    d_n = diag.shape[2]
+    k_top = t_top - base + 1 + d_n
+    o_lo = slot_offset(store_lo - base, d_n)
+    for n in nb.prange(n_n):
+        if not active[n]:
+            continue
+        w_n = kind[n]
+        v_next = np.zeros((r_n, k_top + 1, g_n))
+        v_cur = np.zeros((r_n, k_top + 1, g_n))
+        eu = np.zeros((r_n, k_top, g_n))
+        x = np.empty(g_n)
+        tmp = np.empty(g_n)
+        if t_top < horizon:
+            v_next[:, :k_top] = v_start[n]
+        for t in range(t_top - 1, store_lo - 1, -1):
+            s = t - base
+            k_n = s + 1 + d_n
+            pp = price_poor[n, t]
+            for rt in range(r_n):
+                for k in range(k_n):
+                    r = _layout_row(k, s, diag[n, rt])
+                    if r < 0 or (rt == 1 and r > t):
+                        continue
+                    kidx = r if r <= t else horizon + t
+                    # row r + 1 of year t + 1 is entry k + 1 there (one more triangle entry before the diagonals)
+                    continuation(utility[n], v_next[rt, k + 1], gamma, pp, poor_top, x)
+                    _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, k])
+            if t < store_hi:
+                o = slot_offset(s, d_n) - o_lo
+                eu_out[n, :, o : o + k_n] = eu[:, :k_n].astype(np.float32)
+            if t == store_lo:
+                break
+            pc = cost_lambda + price_cost[n, t]
+            pn = price_count[n, t]
+            for rt in range(r_n):
+                for k in range(1, k_n):
+                    r = _layout_row(k, s, diag[n, rt])
+                    if r < 0 or (rt == 1 and r > t):
+                        continue
+                    for j in range(g_n):
+                        v_cur[rt, k, j] = _best_action(eu, rt, k, j, feasible[n], cost[n], shift, top, pc, pn, r_n)[0]
+            v_next, v_cur = v_cur, v_next
+
+
 @nb.njit(cache=True, nogil=True, parallel=True)
 def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h, horizon, gamma,
                  cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
@@ -122,7 +208,6 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
     t_n = horizon
-    rows_out = eu_out.shape[3]
     # Storing tables for a window of years: the years before it are not needed, nor the forward pass. From a
     # kept V_{t_top} (t_top < horizon) the years from t_top on are not solved again.
     t_stop = store_lo if store_hi > store_lo else 0
@@ -147,28 +232,16 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
                     kidx = r if r <= t else t_n + t
                     continuation(utility[n], v_next[rt, r + 1], gamma, pp, poor_top, x)
                     _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, r])
-            if store_lo <= t < store_hi:
-                eu_out[n, t - store_lo] = eu[:, :rows_out].astype(np.float32)
+            if store_lo <= t < store_hi:  # the flat layout of :class:`Layout` from year 0: rows 0 … t + 1
+                o = slot_offset(t, 1) - slot_offset(store_lo, 1)
+                eu_out[n, :, o : o + t + 2] = eu[:, : t + 2].astype(np.float32)
             pc = cost_lambda + price_cost[n, t]
             pn = price_count[n, t]
             for rt in range(r_n):
                 for r in range(1, t + 2 if rt == 0 else t + 1):
                     for j in range(g_n):
-                        best = eu[rt, r, j]
-                        ba = 0
-                        for a in range(1, 4):
-                            if feasible[n, a]:
-                                q = eu[rt, 0, max(min(j + shift[a], top), j)] - pc * cost[n, a] - pn
-                                if q > best:
-                                    best = q
-                                    ba = a
-                        if r_n == 2 and feasible[n, 4]:
-                            q = eu[1, 0, top] - pc * cost[n, 4] - pn
-                            if q > best:
-                                best = q
-                                ba = 4
-                        v_cur[rt, r, j] = best
-                        act[t, rt, r, j] = ba
+                        v_cur[rt, r, j], act[t, rt, r, j] = _best_action(eu, rt, r, j, feasible[n], cost[n], shift,
+                                                                         top, pc, pn, r_n)
             v_next, v_cur = v_cur, v_next
             for k in range(keep_years.shape[0]):
                 if keep_years[k] == t:
@@ -248,16 +321,56 @@ class Solution(NamedTuple):
     kept: np.ndarray | None = None
 
 
-def table_rows(hi: int, horizon: int) -> int:
-    """Rows of the EU tables a window of years ending before ``hi`` can reach: at year t a bridge was maintained
-    at most t years ago (rows 1 … t), just now (row 0) or never (row t + 1)."""
-    return min(hi + 1, horizon + 2)
+class Layout(NamedTuple):
+    """Which rows of the EU tables a window of years holds, flat: the planner's tables hold only the rows the
+    fleets' states at the window's first year can reach.
+
+    From year ``base`` on, a bridge was maintained since (rows 0 … t − base at year t: the triangle, row 0
+    "just maintained") or still is in a state it had at ``base`` (row y + t − base for each of its rows y
+    there: its diagonals, the never-maintained row among them). Slot s = t − base holds s + 1 + D entries: the
+    triangle rows, then the diagonals. EU tables in a layout are float32 (N, R, E, G) with the slots of a window
+    [lo, hi) one after the other (E = :meth:`entries`). The full layout (:meth:`full`: base 0, diagonal row 1,
+    the initial state) holds every row, 0 … t + 1; a window whose fleets' states fall on few rows holds far
+    fewer (2 a year for one fleet, against t + 2).
+
+    Attributes:
+        base: the layout's first year.
+        diag: int64 (N, R, D), each bridge's rows at ``base`` by rate kind (0 own, 1 replaced), ≥ 1; −1 unused.
+    """
+
+    base: int
+    diag: np.ndarray
+
+    @staticmethod
+    def full(n: int, r_n: int) -> Layout:
+        """Every row from year 0 (base 0, the initial state's row 1 for the own rate kind)."""
+        diag = np.full((n, r_n, 1), -1, dtype=np.int64)
+        diag[:, 0] = 1
+        return Layout(0, diag)
+
+    def entries(self, lo: int, hi: int) -> int:
+        """Entries of the slots of years [lo, hi)."""
+        d = self.diag.shape[2]
+        return int(slot_offset(hi - self.base, d) - slot_offset(lo - self.base, d))
+
+    def rows(self, t: int) -> np.ndarray:
+        """int64 (N, R, t − base + 1 + D): the row of each entry of year t's slot (−1: an unused diagonal)."""
+        s = t - self.base
+        n, r_n, _ = self.diag.shape
+        tri = np.broadcast_to(np.arange(s + 1), (n, r_n, s + 1))
+        return np.concatenate([tri, np.where(self.diag >= 0, self.diag + s, -1)], axis=2)
+
+    def gather(self, v: np.ndarray, c: int) -> np.ndarray:
+        """Year c's values V_c in this layout, float32 (N, R, c − base + 1 + D, G), from V_c kept with every row
+        (float32 (N, R, ≥ c + 2, G), :func:`solve`'s ``kept``)."""
+        idx = np.maximum(self.rows(c), 0)
+        return np.take_along_axis(v, idx[..., None], axis=2)
 
 
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
           store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
           eval_utility: np.ndarray | None = None, keep: tuple[int, ...] = (),
-          start: tuple[int, np.ndarray] | None = None) -> Solution:
+          start: tuple[int, np.ndarray] | None = None, layout: Layout | None = None) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
 
     With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
@@ -271,23 +384,26 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         active: bool (N,), bridges to solve (default all); outputs of the others are left at 0.
         store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner); with lo > 0
             the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
+        layout: the rows of the tables to solve and return (:class:`Layout`, base ≤ lo; needs ``store``, no
+            ``keep``; ``start`` in it): only what the planner's states can reach from the layout's base, no forward
+            pass (value0 and the expectations left at 0); default every row (:meth:`Layout.full`).
         eval_utility: float64 (N, G), the utility on the grid the policy's ``exp_utility`` is counted in
             (default the MDPs' own; the least budget's policies, found with no reward, are valued with it).
         keep: years c whose values V_c (at the start of year c, before its action) to return in ``kept``: the
             checkpoints from which the planner solves its later windows of tables without going back to the
             horizon (Griewank's checkpointing of a backward sweep).
-        start: (c, V_c) as kept, float32 (N, R, ≥ c + 2, G): the backward pass starts at year c − 1 from V_c, the
-            years from c on are not solved again (and value0, exp_cost, exp_count are left at 0). The tables
-            then rest on V_c rounded to float32.
+        start: (c, V_c) as kept, float32 (N, R, ≥ c + 2, G), or with ``layout`` as :meth:`Layout.gather` gives it:
+            the backward pass starts at year c − 1 from V_c, the years from c on are not solved again (and value0,
+            exp_cost, exp_count are left at 0). The tables then rest on V_c rounded to float32.
 
     Returns:
         :class:`Solution`: value0 float64 (N,): optimal expected discounted return from the initial state, prices
         included;
         exp_cost float64 (N, T): expected USD spent per year under the optimal policy;
         exp_count float64 (N, T): expected treatments per year;
-        eu float32 (N, hi − lo, R, min(hi + 1, T + 2), G) or None: EU_t by rate kind, row (0 just maintained,
-        1 … t maintained y years ago, t + 1 never maintained: rows above hi are never reached in the window)
-        and grid rating, for t in [lo, hi); exp_poor float64 (N, T): probability of ending each year poor;
+        eu float32 (N, R, E, G) or None: EU_t for t in [lo, hi) by rate kind, entry of ``layout`` (default the
+        full one: rows 0 just maintained, 1 … t maintained y years ago, t + 1 never maintained, year after year)
+        and grid rating; exp_poor float64 (N, T): probability of ending each year poor;
         used int64 (N,): the actions the policy takes with positive probability, bit a for action a (0: it
         never treats the bridge); exp_utility float64 (N,): Σ_t γ^t E[u(rating at the end of year t)] under
         the policy, with u = ``eval_utility`` (its return is this − cost_lambda × the discounted spend);
@@ -299,9 +415,10 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     r_n = mdps.weights.shape[1]
     active = np.ones(n, dtype=bool) if active is None else np.ascontiguousarray(active, dtype=bool)
     lo, hi = store if store is not None else (0, 0)
-    rows = table_rows(hi, t_n)
-    eu = np.zeros((n, hi - lo, r_n, rows, g_n), dtype=np.float32) if hi > lo else np.zeros((1, 1, 1, 1, 1),
-                                                                                             np.float32)
+    if layout is not None:
+        return _solve_window(mdps, price_cost, price_count, active, lo, hi, price_poor, start, layout)
+    eu = np.zeros((n, r_n, Layout.full(0, r_n).entries(lo, hi), g_n), dtype=np.float32) if hi > lo else np.zeros(
+        (1, 1, 1, 1), np.float32)
     value0 = np.zeros(n)
     exp_cost = np.zeros((n, t_n))
     exp_count = np.zeros((n, t_n))
@@ -330,3 +447,32 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
                  kept)
     return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility,
                     kept if len(keep_years) else None)
+
+
+def _solve_window(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray, lo: int,
+                  hi: int, price_poor: np.ndarray | None, start: tuple[int, np.ndarray] | None,
+                  layout: Layout) -> Solution:
+    """:func:`solve` with a ``layout``: the window's tables only."""
+    n, t_n = mdps.n, mdps.horizon
+    g_n = mdps.utility.shape[1]
+    r_n = mdps.weights.shape[1]
+    diag = np.ascontiguousarray(layout.diag, dtype=np.int64)
+    if not (0 <= layout.base <= lo < hi <= t_n and diag.shape[:2] == (n, r_n)):
+        raise ValueError(f"layout from year {layout.base}, window [{lo}, {hi}), diagonals {diag.shape}: needs "
+                         f"base ≤ lo < hi ≤ {t_n} and diagonals of {n} bridges × {r_n} rate kinds")
+    t_top, v_start = t_n, np.zeros((1, 1, 1, 1), dtype=np.float32)
+    if start is not None:
+        t_top = int(start[0])
+        want = (n, r_n, t_top - layout.base + 1 + diag.shape[2], g_n)
+        if not (hi <= t_top <= t_n and start[1].shape == want):
+            raise ValueError(f"start year {t_top} with V of shape {start[1].shape}: needs hi ≤ c ≤ {t_n} and {want}")
+        v_start = np.ascontiguousarray(start[1], dtype=np.float32)
+    eu = np.zeros((n, r_n, layout.entries(lo, hi), g_n), dtype=np.float32)
+    pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
+    window_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
+                  mdps.top, mdps.shift, t_n, mdps.gamma, mdps.cost_lambda,
+                  np.ascontiguousarray(price_cost, dtype=np.float64),
+                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, layout.base, diag,
+                  lo, hi, t_top, v_start, eu)
+    zero = np.zeros((n, t_n))
+    return Solution(np.zeros(n), zero, zero.copy(), eu, zero.copy(), np.zeros(n, dtype=np.int64), np.zeros(n))

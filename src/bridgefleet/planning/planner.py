@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 from collections.abc import Callable
 
 import numba as nb
@@ -24,7 +23,7 @@ import numpy as np
 
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool
-from bridgefleet.planning.dp import Solution, solve, table_rows
+from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
 from bridgefleet.planning.transitions import grid_points
@@ -45,34 +44,76 @@ def _interp(row, x, h):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
-def benefits(eu, slot, t, cond, ysm, replaced, ysm0, index, cost, feasible, gain, h, cost_lambda, top,
-             ben):  # pragma: no cover - compiled
-    """Benefit of each action over doing nothing, float64 (E, B, 5) into ``ben`` (−inf: not available).
+def state_rows(t, ysm, replaced, ysm0, index, r_n, rt_out, row_out):  # pragma: no cover - compiled
+    """Each bridge's rate kind and row of the DP's tables at year t, int64 (E, B) into ``rt_out``, ``row_out``.
 
-    Q(a) − Q(0) from the tables EU of the later years' prices, without this year's price: this year's budget
-    is met exactly by :func:`bridgefleet.planning.knapsack.allocate`, not priced. eu: float32
-    (M, S, R, T+2, G) tables of the window; index: int (E, B) row of each bridge in the tables (and in cost,
-    feasible, ysm0); cond, ysm: float32 (E, B); replaced: bool (E, B).
+    Rate kind 1 once replaced (where the MDPs have it); row t + 1 if never maintained since the start (ysm =
+    ysm0 + t), else the years since maintenance, 1 … t + 1. ysm: float32 (E, B); replaced: bool (E, B);
+    index: int (E, B), the bridge's row of the MDPs.
     """
-    e_n, b_n = cond.shape
-    r_n = eu.shape[2]
+    e_n, b_n = ysm.shape
     for e in range(e_n):
         for j in range(b_n):
             m = index[e, j]
             rt = 1 if (replaced[e, j] and r_n == 2) else 0
             y = ysm[e, j]
-            # row t + 1: never maintained since the start; else maintained y years ago
-            row = t + 1 if rt == 0 and abs(y - (ysm0[m] + t)) < 0.5 else min(max(int(y + 0.5), 1), t + 1)
+            rt_out[e, j] = rt
+            row_out[e, j] = t + 1 if rt == 0 and abs(y - (ysm0[m] + t)) < 0.5 else min(max(int(y + 0.5), 1), t + 1)
+
+
+@nb.njit(cache=True, nogil=True)
+def benefits(eu, base, lo, diag, t, cond, rt_of, row_of, index, cost, feasible, gain, h, cost_lambda, top,
+             ben):  # pragma: no cover - compiled
+    """Benefit of each action over doing nothing, float64 (E, B, 5) into ``ben`` (−inf: not available; NaN: the
+    state is not in the window's tables).
+
+    Q(a) − Q(0) from the tables EU of the later years' prices, without this year's price: this year's budget
+    is met exactly by :func:`bridgefleet.planning.knapsack.allocate`, not priced. eu: float32 (M, R, E, G),
+    the tables of the window [lo, …) in the :class:`bridgefleet.planning.dp.Layout` (base, diag); index: int
+    (E, B) row of each bridge in the tables (and in cost, feasible, diag); cond: float32 (E, B); rt_of, row_of:
+    int (E, B), :func:`state_rows`.
+    """
+    e_n, b_n = cond.shape
+    r_n = eu.shape[1]
+    d_n = diag.shape[2]
+    s = t - base
+    off = slot_offset(s, d_n) - slot_offset(lo - base, d_n)
+    for e in range(e_n):
+        for j in range(b_n):
+            m = index[e, j]
+            rt = rt_of[e, j]
+            row = row_of[e, j]
+            k = row if row <= s else -1
+            for d in range(d_n):
+                if k < 0 and diag[m, rt, d] >= 0 and diag[m, rt, d] + s == row:
+                    k = s + 1 + d
+            if k < 0:
+                for a in range(5):
+                    ben[e, j, a] = np.nan
+                continue
             c = cond[e, j]
-            q0 = _interp(eu[m, slot, rt, row], c, h)
+            q0 = _interp(eu[m, rt, off + k], c, h)
             ben[e, j, 0] = 0.0
             for a in range(1, 5):
                 ben[e, j, a] = -np.inf
                 if not feasible[m, a] or (a == 4 and r_n < 2):
                     continue
-                v = (eu[m, slot, 1, 0, top] if a == 4
-                     else _interp(eu[m, slot, rt, 0], max(min(c + gain[a], top * h), c), h))
+                v = (eu[m, 1, off, top] if a == 4
+                     else _interp(eu[m, rt, off], max(min(c + gain[a], top * h), c), h))
                 ben[e, j, a] = v - cost_lambda * cost[m, a] - q0
+
+
+def state_layout(t: int, rt: np.ndarray, row: np.ndarray, index: np.ndarray, n: int, r_n: int) -> Layout:
+    """The :class:`bridgefleet.planning.dp.Layout` from year t of the states (rt, row) int (E, B) of bridges
+    ``index`` int (E, B) of n: each bridge's distinct rows at t are its diagonals."""
+    span = t + 3
+    key = np.unique((index.ravel() * r_n + rt.ravel()) * span + row.ravel())
+    group, rows = key // span, key % span  # group = bridge × R + rate kind
+    first = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
+    rank = np.arange(len(key)) - np.repeat(first, np.diff(np.r_[first, len(key)]))
+    diag = np.full((n * r_n, int(rank.max()) + 1), -1, dtype=np.int64)
+    diag[group, rank] = rows
+    return Layout(t, diag.reshape(n, r_n, -1))
 
 
 class LagrangianPlanner:
@@ -147,9 +188,10 @@ class LagrangianPlanner:
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
-        self._starts = self._schedule()
-        self._keep = self._checkpoints(self._starts)
-        store = (0, self._starts[1]) if search is not None else None  # the bound's last solve gives them
+        self._full = Layout.full(self.mdps.n, self.mdps.weights.shape[1])
+        first_hi = self._window_end(0, self._full, ())
+        self._keep = self._checkpoints(first_hi)
+        store = (0, first_hi) if search is not None else None  # the bound's last solve gives them
         self.bound = lagrangian_bound(self.mdps, rows, search, max_iter=self.max_iter, progress=self.progress,
                                       certify=certify, pool=self.pool, store=store, tol=self.tol,
                                       solver=self.solver, keep=self._keep if search is not None else ())
@@ -166,8 +208,8 @@ class LagrangianPlanner:
         self._deck = self.mdps.deck[self._index]  # (E, B) m² the rule counts
         self._age0 = sim.state.age.copy()
         self._window = (0, 0) if store is None else store
-        self._eu = self.bound.tables
-        self._first = (self._window, self._eu)  # kept for the next simulation of the same fleet
+        self._eu, self._layout = self.bound.tables, self._full
+        self._first = (self._window, self._eu, self._layout)  # kept for the next simulation of the same fleet
         return self.bound
 
     def _budget_rows(self) -> int:
@@ -175,47 +217,69 @@ class LagrangianPlanner:
         m = self.mdps
         return int(self.memory_mb * 2**20 // (m.n * m.weights.shape[1] * m.utility.shape[1] * 4))
 
-    def _window_years(self, t: int) -> int:
-        """The most years from t whose value tables fit ``memory_mb`` (later windows reach more rows)."""
-        m = self.mdps
-        budget = self._budget_rows()
-        years = 1
-        while years < m.horizon - t and (years + 1) * table_rows(t + years + 1, m.horizon) <= budget:
-            years += 1
-        return years
-
-    def _schedule(self) -> list[int]:
-        """The first year of each window of tables, then the horizon: [0, w_1, …, T]."""
-        starts = [0]
-        while starts[-1] < self.mdps.horizon:
-            starts.append(starts[-1] + self._window_years(starts[-1]))
-        return starts
-
-    def _checkpoints(self, starts: list[int]) -> tuple[int, ...]:
-        """Window boundaries at which to keep V_c, chosen greedily to cut the rows re-solved over a simulation
-        (a year t costs its t + 2 rows) while the kept tables, len × (max c + 2) rows, fit ``memory_mb``."""
+    def _window_end(self, t: int, layout: Layout, keep: tuple[int, ...]) -> int:
+        """The end of the window of tables from year t in ``layout``: the most years whose entries fit
+        ``memory_mb`` (at least one), ending at the next checkpoint in ``keep`` after t if it comes first."""
         t_n = self.mdps.horizon
         budget = self._budget_rows()
+        hi = t + 1
+        while hi < t_n and layout.entries(t, hi + 1) <= budget:
+            hi += 1
+        return min([hi] + [c for c in keep if c > t])
 
-        def cost(keep: set[int]) -> int:
-            total = 0
-            for lo, hi in itertools.pairwise(starts[1:]):
+    def _checkpoints(self, first_hi: int) -> tuple[int, ...]:
+        """Years at which the first solve keeps V_c (every row, c + 2 a year, all within ``memory_mb``), chosen
+        greedily to cut the entries the later windows re-solve over a simulation, predicted for one state per
+        bridge (a window from year lo solved back from c costs y − lo + 2 entries a year y in [lo, c))."""
+        t_n = self.mdps.horizon
+        budget = self._budget_rows()
+        one = Layout(0, np.ones((1, 1, 1), dtype=np.int64))
+
+        def cost(keep: tuple[int, ...]) -> int:
+            total, lo = 0, first_hi
+            while lo < t_n:
+                hi = self._window_end(lo, one._replace(base=lo), keep)
                 top = min([c for c in keep if c >= hi], default=t_n)
-                total += sum(y + 2 for y in range(lo, top))
+                total += sum(y - lo + 2 for y in range(lo, top))
+                lo = hi
             return total
 
-        keep: set[int] = set()
+        keep: tuple[int, ...] = ()
         best = cost(keep)
         while True:
-            fits = [c for c in starts[1:-1] if c not in keep and (len(keep) + 1) * (max(keep | {c}) + 2) <= budget]
+            fits = [tuple(sorted((*keep, c))) for c in range(first_hi + 1, t_n) if c not in keep]
+            fits = [k for k in fits if len(k) * (k[-1] + 2) <= budget]
             if not fits:
                 break
-            trial, c = min((cost(keep | {c}), c) for c in fits)
+            trial, more = min((cost(k), k) for k in fits)
             if trial >= best:
                 break
-            keep.add(c)
-            best = trial
-        return tuple(sorted(keep))
+            keep, best = more, trial
+        return keep
+
+    def _solve_window(self, t: int, rt: np.ndarray, row: np.ndarray) -> None:
+        """Solve the window of tables from year t: every row at year 0 (keeping the checkpoints V_c), later
+        only the rows the states (rt, row) int (E, B) can reach, from the nearest kept V_c after the window."""
+        m = self.mdps
+        if t == 0:
+            layout, keep = self._full, (self._keep if self._kept is None else ())
+        else:
+            layout, keep = state_layout(t, rt, row, self._index, m.n, m.weights.shape[1]), ()
+            if layout.diag.shape[2] > t:  # the states cover more rows than there are: every row is fewer
+                layout = self._full
+        hi = self._window_end(t, layout, self._keep)
+        after = [k for k, c in enumerate(self._keep) if c >= hi] if self._kept is not None else []
+        start = None
+        if after:
+            c, v = self._keep[after[0]], self._kept[:, after[0]]
+            start = (c, v if t == 0 else layout.gather(v, c))
+        sol = self.solver(m, self._step_cost, self._step_count, store=(t, hi), price_poor=self._step_poor, keep=keep,
+                          start=start, layout=None if t == 0 else layout)
+        self._eu, self._window, self._layout = sol.eu, (t, hi), layout
+        if keep:
+            self._kept = sol.kept
+        if t == 0:
+            self._first = (self._window, self._eu, self._layout)
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         t = int(sim.t.max())
@@ -228,28 +292,23 @@ class LagrangianPlanner:
             self._key, self._start = (id(sim), sim.num_envs), key
         if t >= self.mdps.horizon:
             raise ValueError(f"year {t} is beyond the {self.mdps.horizon}-year horizon the prices were computed for")
-        lo, hi = self._window
-        (first_lo, first_hi), first_eu = self._first
-        if not lo <= t < hi and first_lo <= t < first_hi:
-            self._window, self._eu = (first_lo, first_hi), first_eu
-        elif not lo <= t < hi:
-            hi = min(c for c in self._starts if c > t)
-            after = [k for k, c in enumerate(self._keep) if c >= hi] if self._kept is not None else []
-            start = None if not after else (self._keep[after[0]], self._kept[:, after[0]])
-            keep = self._keep if (self._kept is None and t == 0) else ()
-            sol = self.solver(self.mdps, self._step_cost, self._step_count, store=(t, hi), price_poor=self._step_poor,
-                              keep=keep, start=start)
-            self._eu, self._window = sol.eu, (t, hi)
-            if keep:
-                self._kept = sol.kept
-            if t == 0:
-                self._first = (self._window, self._eu)
         st = sim.state
-        replaced = st.age < self._age0 + t - 0.5  # age was reset by a replacement
         m = self.mdps
+        r_n = m.weights.shape[1]
+        replaced = st.age < self._age0 + t - 0.5  # age was reset by a replacement
+        rt, row = (np.empty((sim.num_envs, sim.n_bridges), dtype=np.int64) for _ in range(2))
+        state_rows(t, st.ysm, replaced, m.ysm0, self._index, r_n, rt, row)
+        lo, hi = self._window
+        (first_lo, first_hi), first_eu, first_layout = self._first
+        if not lo <= t < hi and first_lo <= t < first_hi:
+            self._window, self._eu, self._layout = (first_lo, first_hi), first_eu, first_layout
+        elif not lo <= t < hi:
+            self._solve_window(t, rt, row)
         ben = np.empty((sim.num_envs, sim.n_bridges, 5))
-        benefits(self._eu, t - self._window[0], t, st.condition, st.ysm, replaced, m.ysm0, self._index, m.cost,
-                 m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
+        benefits(self._eu, self._layout.base, self._window[0], self._layout.diag, t, st.condition, rt, row,
+                 self._index, m.cost, m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
+        if np.isnan(ben).any():  # pragma: no cover - a state outside the window's layout is a bug
+            raise RuntimeError(f"year {t}: a bridge's state is not in the planner's tables")
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
         if self.aim is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
