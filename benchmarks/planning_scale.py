@@ -1,12 +1,15 @@
 """Issue 25's targets: the bound and the planner on inventories of 1×, 4× and 10× Indiana's 4,794 bridges.
 
-Builds each inventory itself (Indiana's rows repeated under new structure numbers), runs
-``bridgefleet bound --inventory FILE --mapping indiana --episodes 1`` on it in a fresh process and prints one
-row per size: bridges, wall time, its ratio to Indiana's, and the process's peak memory (``ru_maxrss``). A
-warm-up on dc-2019 first compiles Numba's kernels (cached afterwards), so the timings do not include it.
-Targets (2 cores): 47,940 bridges in ≤ 10 × Indiana's time; peak memory ≤ 4 GB at every size.
+Builds each inventory itself (Indiana's rows repeated under new structure numbers) and runs, each in a fresh
+process, ``bridgefleet bound --inventory FILE --mapping indiana --episodes 1`` (the bound's price search and
+the planner's first window of value tables) and ``bridgefleet evaluate --inventory FILE --mapping indiana
+--policy lagrangian --episodes 1`` (the bound and the planner simulated over the 30 years: every later window of
+its value tables too). One row per size and command: bridges, wall time, its ratio to Indiana's, and the
+process's peak memory (``ru_maxrss``). A warm-up on dc-2019 first compiles Numba's kernels (cached
+afterwards), so the timings do not include it. Targets (2 cores): bound + planner on 47,940 bridges in
+≤ 10 × Indiana's time; peak memory ≤ 4 GB at every size.
 
-    python benchmarks/planning_scale.py [--indiana INDIANA2019.csv] [--sizes 1,4,10]
+    python benchmarks/planning_scale.py [--indiana INDIANA2019.csv] [--sizes 1,4,10] [--commands bound,evaluate]
 """
 
 from __future__ import annotations
@@ -41,10 +44,14 @@ def repeated(src: Path, times: int, dst: Path) -> int:
     return times * len(rows)
 
 
-def run(path: Path | str, mapping: str | None = "indiana") -> tuple[float, float, str]:
-    """Wall seconds, peak memory GB and "K DP solves, S s" (the bound's search) of ``bridgefleet bound`` on
-    ``path`` in a fresh process."""
-    cmd = [sys.executable, "-m", "bridgefleet", "bound", "--inventory", str(path), "--episodes", "1", "--quiet"]
+COMMANDS = {"bound": ["bound", "--episodes", "1"],
+            "evaluate": ["evaluate", "--policy", "lagrangian", "--episodes", "1"]}
+
+
+def run(path: Path | str, mapping: str | None = "indiana", command: str = "bound") -> tuple[float, float, str]:
+    """Wall seconds, peak memory GB and, for ``bound``, "K DP solves in S s" (its search) of ``bridgefleet
+    COMMAND`` on ``path`` in a fresh process."""
+    cmd = [sys.executable, "-m", "bridgefleet", *COMMANDS[command], "--inventory", str(path), "--quiet"]
     cmd += ["--mapping", mapping] if mapping else []
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -52,7 +59,7 @@ def run(path: Path | str, mapping: str | None = "indiana") -> tuple[float, float
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
-        raise SystemExit(f"bridgefleet bound failed on {path}:\n{out[-2000:]}")
+        raise SystemExit(f"bridgefleet {command} failed on {path}:\n{out[-2000:]}")
     found = re.search(r"(\d+) DP solves, ([\d.]+) s", out)
     return wall, usage.ru_maxrss / 2**20, f"{found[1]} DP solves in {found[2]} s" if found else ""
 
@@ -61,22 +68,29 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--indiana", type=Path, default=INDIANA)
     ap.add_argument("--sizes", default="1,4,10", help="multiples of Indiana's inventory")
+    ap.add_argument("--commands", default="bound,evaluate", help="bound (the prices), evaluate (bound + planner)")
     args = ap.parse_args()
     if not args.indiana.is_file():
         raise SystemExit(f"{args.indiana} not found (--indiana PATH)")
+    commands = args.commands.split(",")
+    for c in commands:
+        if c not in COMMANDS:
+            raise SystemExit(f"--commands {c}: one of {', '.join(COMMANDS)}")
     run("dc-2019", None)  # warm-up: Numba compiles here on a fresh checkout
-    print("| bridges | wall s | × Indiana's time | peak memory GB | the bound's search | target |")
-    print("|---:|---:|---:|---:|---|---|")
-    base = None
+    run("dc-2019", None, "evaluate")
+    print("| bridges | command | wall s | × Indiana's time | peak memory GB | the bound's search | target |")
+    print("|---:|---|---:|---:|---:|---|---|")
+    base: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for k in (int(x) for x in args.sizes.split(",")):
             path = Path(tmp) / f"indiana-x{k}.csv"
             n = repeated(args.indiana, k, path)
-            wall, gb, search = run(path)
-            base = wall if base is None else base
-            ok = gb <= TARGET_GB and (k < 10 or wall <= TARGET_RATIO * base)
-            print(f"| {n:,} | {wall:.0f} | {wall / base:.1f} | {gb:.2f} | {search} | {'met' if ok else 'not met'} |",
-                  flush=True)
+            for c in commands:
+                wall, gb, search = run(path, command=c)
+                base.setdefault(c, wall)
+                ok = gb <= TARGET_GB and (k < 10 or wall <= TARGET_RATIO * base[c])
+                print(f"| {n:,} | {c} | {wall:.0f} | {wall / base[c]:.1f} | {gb:.2f} | {search} | "
+                      f"{'met' if ok else 'not met'} |", flush=True)
             path.unlink()
 
 

@@ -121,12 +121,14 @@ class LagrangianPlanner:
 
     On a simulator at year 0 it computes the bound's prices for the fleets it sees (one fleet when the fleet
     is fixed, e.g. an inventory), then solves every bridge's DP under them and keeps the value tables of a
-    window of years within ``memory_mb``, recomputed when the simulation leaves the window. A later window is
-    solved back from the nearest kept value table V_c at or after its end, not from the horizon: the first
-    solve keeps V_c at the window boundaries that cut the most re-solving within another ``memory_mb``
-    (checkpoints of the backward sweep, Griewank 1992; on Indiana's 4,794 bridges at step 0.05 the later
-    windows re-solve 1.9 horizons' worth of rows per simulation without them, 0.8 with them). The first
-    window's tables are kept beside the current one, so a fleet simulated again (another aim) starts without a
+    window of years within ``memory_mb``, recomputed when the simulation leaves the window. A later window from
+    year t holds only the rows the fleets' states there can reach (:class:`bridgefleet.planning.dp.Layout`: for
+    one fleet s + 2 rows at year t + s instead of t + s + 2) and is solved back from the nearest kept value table
+    V_c at or after its end, not from the horizon: the first solve keeps V_c at the years that cut the most
+    re-solving within another ``memory_mb`` (checkpoints of the backward sweep, Griewank 1992; on Indiana's 4,794
+    bridges at step 0.05 one simulation's later windows re-solve 0.08 horizons' worth of rows, 1.9 with every row
+    and no checkpoints; docs/planning.md). The first window's tables are kept beside the current one, so a fleet
+    simulated again (another aim) starts without a
     DP solve: at most three times ``memory_mb`` in all.
 
     Args:
