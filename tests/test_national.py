@@ -28,8 +28,9 @@ def test_each_file_is_its_own_problem_and_the_total_sums_them(states, capsys):
     files = data["files"]
     assert [Path(r["file"]).name for r in files] == ["a.txt", "b.txt"]
     assert [r["bridges"] for r in files] == [40, 40] and data["total"]["bridges"] == 80
-    for key in ("deck_m2", "budget_usd", "bound", "planner", "spend_usd"):
+    for key in ("deck_m2", "budget_usd", "bound", "planner", "spend_usd", "seconds"):
         assert data["total"][key] == pytest.approx(files[0][key] + files[1][key])
+    assert all(r["seconds"] > 0 for r in files)  # each file's own wall time
     for r in files:  # the same bound as the file alone
         single = states / f"{Path(r['file']).stem}.json"
         assert main(["bound", "--inventory", r["file"], *FAST, "--json", str(single)]) == 0

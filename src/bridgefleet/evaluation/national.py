@@ -7,6 +7,7 @@ planner; the table has a row per file and a total. With a Ray cluster the files 
 from __future__ import annotations
 
 import glob
+import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -31,6 +32,7 @@ class FileRow:
         annual budget, USD a year. bound: the upper bound on the expected discounted return, reward units.
         planner: the planner's mean discounted return over the episodes. spend_usd: its mean agency spend,
         USD a year. poor_y10: its mean share of counted deck area poor at the end of year 10 (or the last).
+        seconds: wall time of the file's bound and planner, s.
     """
 
     file: str
@@ -43,6 +45,7 @@ class FileRow:
     planner: float
     spend_usd: float
     poor_y10: float
+    seconds: float = 0.0
 
 
 def inventory_files(pattern: str) -> list[str]:
@@ -60,6 +63,7 @@ def inventory_files(pattern: str) -> list[str]:
 def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None = None,
              **planner: float) -> FileRow:
     """The bound and the planner on one inventory (``cfg.inventory``), over ``episodes`` deterioration samples."""
+    start = time.perf_counter()
     cfg, fleet = resolve_fleet(cfg)
     sim = FleetSimulator(cfg, episodes, fleet)
     sim.reset(None, [seed + i for i in range(episodes)])
@@ -70,7 +74,7 @@ def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None 
     year = min(10, cfg.horizon_years) - 1
     return FileRow(str(cfg.inventory), sim.n_bridges, float(weight.sum()), float(today[0]), float(today[2]),
                    float(sum(cfg.budgets_usd)), pl.bound.mean, res.mean_return, float(res.agency_usd.mean()),
-                   float(res.deck_by_year[:, year, 2].mean()))
+                   float(res.deck_by_year[:, year, 2].mean()), time.perf_counter() - start)
 
 
 def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor: float | None = None,
@@ -101,19 +105,19 @@ def total(rows: list[FileRow]) -> FileRow:
 
     return FileRow("total", sum(r.bridges for r in rows), float(deck.sum()), mean("good"), mean("poor"),
                    sum(r.budget_usd for r in rows), sum(r.bound for r in rows), sum(r.planner for r in rows),
-                   sum(r.spend_usd for r in rows), mean("poor_y10"))
+                   sum(r.spend_usd for r in rows), mean("poor_y10"), sum(r.seconds for r in rows))
 
 
 def markdown(rows: list[FileRow]) -> str:
     """The table: a row per file and the total."""
     lines = ["| file | bridges | counted deck area m² | good today | poor today | sized budget USD/yr | bound | "
-             "planner | planner spend USD/yr | planner poor, year 10 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "planner | planner spend USD/yr | planner poor, year 10 | wall s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in [*rows, total(rows)]:
         name = r.file.replace("|", "\\|")
         lines.append(f"| {name} | {r.bridges:,} | {r.deck_m2:,.0f} | {r.good:.1%} | {r.poor:.1%} | "
                      f"{r.budget_usd:,.0f} | {r.bound:,.2f} | {r.planner:,.2f} | {r.spend_usd:,.0f} | "
-                     f"{r.poor_y10:.1%} |")
+                     f"{r.poor_y10:.1%} | {r.seconds:,.0f} |")
     return "\n".join(lines)
 
 
