@@ -192,8 +192,8 @@ def test_the_planner_decides_the_same_whatever_window_of_years_its_memory_holds(
     cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=12)
     whole = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=1024), cfg, episodes=3, seed=5)
     one_year = [((0, 1), None, None)] + [((t, t + 1), None, t) for t in range(1, 12)]
-    for mb, keep, windows in ((0.05, (), one_year),
-                              (1.0, (7, 9), [((0, 6), None, None), ((6, 7), 7, 6), ((7, 9), 9, 7), ((9, 12), None, 9)])):
+    kept = [((0, 6), None, None), ((6, 7), 7, 6), ((7, 9), 9, 7), ((9, 12), None, 9)]
+    for mb, keep, windows in ((0.05, (), one_year), (1.0, (7, 9), kept)):
         planner = LagrangianPlanner(max_iter=4, memory_mb=mb)
         calls = []
         planner.solver = lambda *a, calls=calls, **k: calls.append(k) or solve(*a, **k)

@@ -275,6 +275,7 @@ class LagrangianPlanner:
         if after:
             c, v = self._keep[after[0]], self._kept[:, after[0]]
             start = (c, v if t == 0 else layout.gather(v, c))
+        self._eu = None  # the last window's tables go before the next's are made (the first's stay in _first)
         sol = self.solver(m, self._step_cost, self._step_count, store=(t, hi), price_poor=self._step_poor, keep=keep,
                           start=start, layout=None if t == 0 else layout)
         self._eu, self._window, self._layout = sol.eu, (t, hi), layout
