@@ -1,6 +1,6 @@
 """A real two-node Ray cluster on this machine (Ray's own ``ray.cluster_utils.Cluster``: a head and a second node,
-one CPU each): a sweep and a chunked bound run on it and work lands on both nodes; the chunked bound equals the
-local run's, and so does each trial of the sweep."""
+one CPU each): a sweep, a chunked bound and the planner's chunked windows run on it and work lands on both nodes;
+the chunked bound and the planner's decisions equal the local run's, and so does each trial of the sweep."""
 
 import json
 
@@ -14,8 +14,10 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from bridgefleet.cli import main  # noqa: E402
 from bridgefleet.config import FleetConfig  # noqa: E402
+from bridgefleet.evaluation.evaluate import evaluate_policy  # noqa: E402
 from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound  # noqa: E402
 from bridgefleet.planning.chunks import RaySolver  # noqa: E402
+from bridgefleet.planning.planner import LagrangianPlanner  # noqa: E402
 from bridgefleet.sim.simulator import FleetSimulator  # noqa: E402
 
 
@@ -65,6 +67,18 @@ def test_a_chunked_bound_runs_on_both_nodes_and_equals_the_local_run(cluster):
     np.testing.assert_array_equal(remote.price_poor, local.price_poor)
     np.testing.assert_array_equal(remote.tables, local.tables)
     assert remote.iterations == local.iterations
+
+
+def test_the_planners_windows_run_in_chunks_on_both_nodes_and_decide_as_the_local_run(cluster):
+    # 0.05 MB holds one year of these 40 bridges' tables: every later window is a chunked solve in its own layout
+    # (three samples of a fixed fleet: up to three rows a bridge).
+    cfg = FleetConfig(n_urban=20, n_rural=20, horizon_years=6, fixed_fleet=True, fleet_seed=5)
+    local = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=0.05), cfg, episodes=3, seed=5)
+    solver = RaySolver(cluster.address, chunks=4)
+    remote = evaluate_policy(LagrangianPlanner(max_iter=4, memory_mb=0.05, solver=solver), cfg, episodes=3, seed=5)
+    assert solver.nodes == {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    np.testing.assert_array_equal(remote.returns, local.returns)
+    np.testing.assert_array_equal(remote.deck_by_year, local.deck_by_year)
 
 
 def test_a_sweep_runs_its_trials_on_both_nodes(cluster, tmp_path):

@@ -152,7 +152,8 @@ def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, t
                   cost_lambda, price_cost, price_count, price_poor, poor_top, active, base, diag, store_lo, store_hi,
                   t_top, v_start, eu_out):  # pragma: no cover - compiled
     """The EU tables of years [store_lo, store_hi) in the compact :class:`Layout` (base, diag), solved back from
-    V_{t_top} (v_start in the same layout; zeros at the horizon); see :func:`solve`."""
+    V_{t_top} (v_start with every row, as kept; read in the layout's rows, no copy; zeros at the horizon); see
+    :func:`solve`."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
     d_n = diag.shape[2]
@@ -168,7 +169,11 @@ def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, t
         x = np.empty(g_n)
         tmp = np.empty(g_n)
         if t_top < horizon:
-            v_next[:, :k_top] = v_start[n]
+            for rt in range(r_n):
+                for k in range(k_top):
+                    r = _layout_row(k, t_top - base, diag[n, rt])
+                    if 0 <= r < v_start.shape[2]:
+                        v_next[rt, k] = v_start[n, rt, r]
         for t in range(t_top - 1, store_lo - 1, -1):
             s = t - base
             k_n = s + 1 + d_n
@@ -353,19 +358,6 @@ class Layout(NamedTuple):
         d = self.diag.shape[2]
         return int(slot_offset(hi - self.base, d) - slot_offset(lo - self.base, d))
 
-    def rows(self, t: int) -> np.ndarray:
-        """int64 (N, R, t − base + 1 + D): the row of each entry of year t's slot (−1: an unused diagonal)."""
-        s = t - self.base
-        n, r_n, _ = self.diag.shape
-        tri = np.broadcast_to(np.arange(s + 1), (n, r_n, s + 1))
-        return np.concatenate([tri, np.where(self.diag >= 0, self.diag + s, -1)], axis=2)
-
-    def gather(self, v: np.ndarray, c: int) -> np.ndarray:
-        """Year c's values V_c in this layout, float32 (N, R, c − base + 1 + D, G), from V_c kept with every row
-        (float32 (N, R, ≥ c + 2, G), :func:`solve`'s ``kept``)."""
-        idx = np.maximum(self.rows(c), 0)
-        return np.take_along_axis(v, idx[..., None], axis=2)
-
 
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
           store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
@@ -392,9 +384,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         keep: years c whose values V_c (at the start of year c, before its action) to return in ``kept``: the
             checkpoints from which the planner solves its later windows of tables without going back to the
             horizon (Griewank's checkpointing of a backward sweep).
-        start: (c, V_c) as kept, float32 (N, R, ≥ c + 2, G), or with ``layout`` as :meth:`Layout.gather` gives it:
-            the backward pass starts at year c − 1 from V_c, the years from c on are not solved again (and value0,
-            exp_cost, exp_count are left at 0). The tables then rest on V_c rounded to float32.
+        start: (c, V_c) as kept, float32 (N, R, ≥ c + 2, G): the backward pass starts at year c − 1 from V_c, the
+            years from c on are not solved again (and value0, exp_cost, exp_count are left at 0). The tables then
+            rest on V_c rounded to float32. With ``layout`` only its rows are read (a view, not copied).
 
     Returns:
         :class:`Solution`: value0 float64 (N,): optimal expected discounted return from the initial state, prices
@@ -462,11 +454,11 @@ def _solve_window(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndar
                          f"base ≤ lo < hi ≤ {t_n} and diagonals of {n} bridges × {r_n} rate kinds")
     t_top, v_start = t_n, np.zeros((1, 1, 1, 1), dtype=np.float32)
     if start is not None:
-        t_top = int(start[0])
-        want = (n, r_n, t_top - layout.base + 1 + diag.shape[2], g_n)
-        if not (hi <= t_top <= t_n and start[1].shape == want):
-            raise ValueError(f"start year {t_top} with V of shape {start[1].shape}: needs hi ≤ c ≤ {t_n} and {want}")
-        v_start = np.ascontiguousarray(start[1], dtype=np.float32)
+        t_top, v_start = int(start[0]), start[1]
+        if not (hi <= t_top <= t_n and v_start.dtype == np.float32 and v_start.shape[:2] == (n, r_n)
+                and v_start.shape[2] >= min(t_top + 2, t_n + 2) and v_start.shape[3] == g_n):
+            raise ValueError(f"start year {t_top} with V of shape {v_start.shape}: needs hi ≤ c ≤ {t_n} and float32 V "
+                             f"of {n} bridges × {r_n} rate kinds × ≥ c + 2 rows × {g_n} grid points")
     eu = np.zeros((n, r_n, layout.entries(lo, hi), g_n), dtype=np.float32)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     window_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,

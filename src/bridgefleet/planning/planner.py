@@ -273,8 +273,7 @@ class LagrangianPlanner:
         after = [k for k, c in enumerate(self._keep) if c >= hi] if self._kept is not None else []
         start = None
         if after:
-            c, v = self._keep[after[0]], self._kept[:, after[0]]
-            start = (c, v if t == 0 else layout.gather(v, c))
+            start = (self._keep[after[0]], self._kept[:, after[0]])  # a view: the window's DP reads its rows
         self._eu = None  # the last window's tables go before the next's are made (the first's stay in _first)
         sol = self.solver(m, self._step_cost, self._step_count, store=(t, hi), price_poor=self._step_poor, keep=keep,
                           start=start, layout=None if t == 0 else layout)
