@@ -336,7 +336,7 @@ class Layout(NamedTuple):
     triangle rows, then the diagonals. EU tables in a layout are float32 (N, R, E, G) with the slots of a window
     [lo, hi) one after the other (E = :meth:`entries`). The full layout (:meth:`full`: base 0, diagonal row 1,
     the initial state) holds every row, 0 … t + 1; a window whose fleets' states fall on few rows holds far
-    fewer (2 a year for one fleet, against t + 2).
+    fewer (s + 2 at slot s for one fleet, against base + s + 2).
 
     Attributes:
         base: the layout's first year.
@@ -377,7 +377,7 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
         store: (lo, hi) years whose expected-continuation tables EU_t to return (for the planner); with lo > 0
             the years before lo are not solved and value0, exp_cost and exp_count are left at 0.
         layout: the rows of the tables to solve and return (:class:`Layout`, base ≤ lo; needs ``store``, no
-            ``keep``; ``start`` in it): only what the planner's states can reach from the layout's base, no forward
+            ``keep``): only what the planner's states can reach from the layout's base, no forward
             pass (value0 and the expectations left at 0); default every row (:meth:`Layout.full`).
         eval_utility: float64 (N, G), the utility on the grid the policy's ``exp_utility`` is counted in
             (default the MDPs' own; the least budget's policies, found with no reward, are valued with it).
@@ -408,6 +408,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     active = np.ones(n, dtype=bool) if active is None else np.ascontiguousarray(active, dtype=bool)
     lo, hi = store if store is not None else (0, 0)
     if layout is not None:
+        if keep or eval_utility is not None:
+            raise ValueError("a layout solves a window's tables only: no keep, no eval_utility")
         return _solve_window(mdps, price_cost, price_count, active, lo, hi, price_poor, start, layout)
     eu = np.zeros((n, r_n, Layout.full(0, r_n).entries(lo, hi), g_n), dtype=np.float32) if hi > lo else np.zeros(
         (1, 1, 1, 1), np.float32)
