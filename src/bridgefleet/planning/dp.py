@@ -147,6 +147,37 @@ def _best_action(eu, rt, k, j, feasible_n, cost_n, shift, top, pc, pn, r_n):  # 
     return best, ba
 
 
+@nb.njit(cache=True, nogil=True)
+def _year(n, t, s, diag_n, utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, horizon, gamma,
+          cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act_t, x, tmp,
+          values):  # pragma: no cover - compiled
+    """One year t of the backward pass of bridge n over the entries of slot s of a :class:`Layout` (diagonals
+    diag_n (R, D)): EU_t from V_{t+1} (entry k + 1 there); with ``values``, V_t and its actions (act_t) too."""
+    r_n = eu.shape[0]
+    k_n = s + 1 + diag_n.shape[1]
+    pp = price_poor[n, t]
+    for rt in range(r_n):
+        for k in range(k_n):
+            r = _layout_row(k, s, diag_n[rt])
+            if r < 0 or (rt == 1 and r > t):
+                continue
+            kidx = r if r <= t else horizon + t
+            continuation(utility[n], v_next[rt, k + 1], gamma, pp, poor_top, x)
+            _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, k])
+    if not values:
+        return
+    pc = cost_lambda + price_cost[n, t]
+    pn = price_count[n, t]
+    for rt in range(r_n):
+        for k in range(1, k_n):
+            r = _layout_row(k, s, diag_n[rt])
+            if r < 0 or (rt == 1 and r > t):
+                continue
+            for j in range(eu.shape[2]):
+                v_cur[rt, k, j], act_t[rt, k, j] = _best_action(eu, rt, k, j, feasible[n], cost[n], shift, top, pc,
+                                                                pn, r_n)
+
+
 @nb.njit(cache=True, nogil=True, parallel=True)
 def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, shift, horizon, gamma,
                   cost_lambda, price_cost, price_count, price_poor, poor_top, active, base, diag, store_lo, store_hi,
@@ -174,33 +205,16 @@ def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, t
                     r = _layout_row(k, t_top - base, diag[n, rt])
                     if 0 <= r < v_start.shape[2]:
                         v_next[rt, k] = v_start[n, rt, r]
+        act_t = np.zeros((r_n, k_top, g_n), dtype=np.int8)  # not read: the window has no forward pass
         for t in range(t_top - 1, store_lo - 1, -1):
             s = t - base
             k_n = s + 1 + d_n
-            pp = price_poor[n, t]
-            for rt in range(r_n):
-                for k in range(k_n):
-                    r = _layout_row(k, s, diag[n, rt])
-                    if r < 0 or (rt == 1 and r > t):
-                        continue
-                    kidx = r if r <= t else horizon + t
-                    # row r + 1 of year t + 1 is entry k + 1 there (one more triangle entry before the diagonals)
-                    continuation(utility[n], v_next[rt, k + 1], gamma, pp, poor_top, x)
-                    _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, k])
+            _year(n, t, s, diag[n], utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, horizon,
+                  gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act_t, x, tmp,
+                  t > store_lo)
             if t < store_hi:
                 o = slot_offset(s, d_n) - o_lo
                 eu_out[n, :, o : o + k_n] = eu[:, :k_n].astype(np.float32)
-            if t == store_lo:
-                break
-            pc = cost_lambda + price_cost[n, t]
-            pn = price_count[n, t]
-            for rt in range(r_n):
-                for k in range(1, k_n):
-                    r = _layout_row(k, s, diag[n, rt])
-                    if r < 0 or (rt == 1 and r > t):
-                        continue
-                    for j in range(g_n):
-                        v_cur[rt, k, j] = _best_action(eu, rt, k, j, feasible[n], cost[n], shift, top, pc, pn, r_n)[0]
             v_next, v_cur = v_cur, v_next
 
 
@@ -218,6 +232,8 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
     t_stop = store_lo if store_hi > store_lo else 0
     rows_start = v_start.shape[2]
     rows_keep = v_keep.shape[3]
+    full = np.full((r_n, 1), -1, dtype=np.int64)  # Layout.full: entry t + 1 of year t is the never-maintained row
+    full[0, 0] = 1
     for n in nb.prange(n_n):
         if not active[n]:
             continue
@@ -231,22 +247,11 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
         if t_top < t_n:
             v_next[:, :rows_start] = v_start[n]
         for t in range(t_top - 1, t_stop - 1, -1):
-            pp = price_poor[n, t]
-            for rt in range(r_n):
-                for r in range(t + 2 if rt == 0 else t + 1):
-                    kidx = r if r <= t else t_n + t
-                    continuation(utility[n], v_next[rt, r + 1], gamma, pp, poor_top, x)
-                    _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, r])
+            _year(n, t, t, full, utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, t_n, gamma,
+                  cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act[t], x, tmp, True)
             if store_lo <= t < store_hi:  # the flat layout of :class:`Layout` from year 0: rows 0 … t + 1
                 o = slot_offset(t, 1) - slot_offset(store_lo, 1)
                 eu_out[n, :, o : o + t + 2] = eu[:, : t + 2].astype(np.float32)
-            pc = cost_lambda + price_cost[n, t]
-            pn = price_count[n, t]
-            for rt in range(r_n):
-                for r in range(1, t + 2 if rt == 0 else t + 1):
-                    for j in range(g_n):
-                        v_cur[rt, r, j], act[t, rt, r, j] = _best_action(eu, rt, r, j, feasible[n], cost[n], shift,
-                                                                         top, pc, pn, r_n)
             v_next, v_cur = v_cur, v_next
             for k in range(keep_years.shape[0]):
                 if keep_years[k] == t:
