@@ -43,6 +43,8 @@ def main() -> None:
     ap.add_argument("--test-episodes", type=int, default=20, help="test fleets for the final comparison")
     ap.add_argument("--budget-range", default=None, help="lo,hi: every run trains across budget levels "
                     "(budget_scale_range; `bridgefleet scenarios RUN` then compares it at each level)")
+    ap.add_argument("--user-cost-feature", default="on", help="comma-separated off/on: the network also sees the "
+                    "bridge's user cost while poor (user_cost_feature)")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
@@ -59,9 +61,10 @@ def main() -> None:
         results, bound = evaluate_with_bound(fc, ["do_nothing"], args.test_episodes, TEST_SEED)
         planner = next(r for r in results if r.policy == "lagrangian")
         p_units, p_usd = bound_gap(planner, bound[0], n_bridges, fc.cost_lambda)
-        for scale in args.scales.split(","):
+        for scale, ucf in ((s, u) for s in args.scales.split(",") for u in args.user_cost_feature.split(",")):
             for seed in map(int, args.seeds.split(",")):
                 over = {"seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
+                        "user_cost_feature": ucf == "on",
                         "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping}
                 if args.episodes:
                     over["episodes"] = args.episodes
@@ -69,7 +72,8 @@ def main() -> None:
                     over["budget_scale_range"] = [float(x) for x in args.budget_range.split(",")]
                 cfg = resolve_config("default", None, over)
                 t0 = time.perf_counter()
-                run, summary = train(cfg, out / f"{Path(fleet_name).stem}-{scale}-s{seed}", progress=False)
+                name = f"{Path(fleet_name).stem}-{scale}-u{ucf}-s{seed}"
+                run, summary = train(cfg, out / name, progress=False)
                 secs = time.perf_counter() - t0
                 _, policy = load_policy(run, "cpu")
                 agent = evaluate_policy(policy, fc, args.test_episodes, TEST_SEED, "agent")
@@ -77,8 +81,10 @@ def main() -> None:
                 best, final = summary["best_eval_return"], summary["final_eval_return"]
                 drop = (best - final) / max(abs(best), 1e-9)
                 used = summary.get("reward_scale", cfg.reward_scale)
-                row = [fleet_name, scale, seed, f"{used:.4g}", f"{best:.2f}", f"{final:.2f}", f"{drop:.1%}",
-                       f"{secs:.0f}", f"{a_units:.3f}", f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}"]
+                row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
+                       f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{a_units:.3f}", f"{a_usd:,.0f}",
+                       f"{p_units:.3f}",
+                       f"{p_usd:,.0f}"]
                 rows.append(row)
                 print("| " + " | ".join(map(str, row)) + " |", flush=True)
     with (out / "learner_scale.csv").open("w", newline="", encoding="utf-8") as f:

@@ -7,18 +7,19 @@ import numpy as np
 import pytest
 import torch
 
-from bridgefleet.agents.bridge import N_FEATURES, action_costs, bridge_features, decide
+from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
-from bridgefleet.training.bridge_run import SPEC, BridgeTrainer
+from bridgefleet.training.bridge_run import BridgeTrainer, spec
 from bridgefleet.training.runner import resume, train
 
 # 96 episodes of 10 years on 8 fleets: about 3 s on 2 cores, and the agent already beats doing nothing.
 TINY = {"agent": "bridge", "bridge_hidden": [32, 32], "batch_size": 256, "learning_starts": 500,
-        "buffer_capacity": 20_000, "num_envs": 8, "episodes": 96, "eval_every": 48, "eval_episodes": 4,
+        "user_cost_feature": True, "buffer_capacity": 20_000, "num_envs": 8, "episodes": 96, "eval_every": 48,
+        "eval_episodes": 4,
         "checkpoint_every": 48, "n_step": 3, "reward_scale": 1.0, "lr": 3e-3, "target_sync_every": 50,
         "threads": 1, "fleet": {"horizon_years": 10}}
 
@@ -35,6 +36,25 @@ def test_features_and_costs_have_the_documented_shapes_and_values():
     np.testing.assert_allclose(cost[..., 0], 0.0)
     np.testing.assert_allclose(cost[0, 0, 2], sim.unit_costs[2] * sim.profile.deck_area[0, 0]
                                * sim.profile.cost_factor[0, 0])
+    # the user cost of a poor year over the agency's annual budget, log(1 + x): by hand for bridge 0 (urban)
+    x = sim.user_cost[0, 0] / sim.fleet_annual_budget[0, 0]
+    assert x > 0 and abs(f[0, 0, 13] - np.log1p(x)) < 1e-6
+
+
+def test_a_network_without_the_user_cost_input_reads_the_first_thirteen_features(tmp_path):
+    cfg = TrainConfig.from_dict({**TINY, "user_cost_feature": False})
+    tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
+    assert tr.learners["bridge"].online.torso[0].in_features == BASE_FEATURES == N_FEATURES - 1
+    sim = FleetSimulator(cfg.fleet, 2)
+    sim.reset(None, [3, 4])
+    feats = bridge_features(sim, action_costs(sim))
+    policy = tr.policy()
+    changed = feats.copy()
+    changed[..., BASE_FEATURES:] += 5.0  # what this network does not read cannot move its Q-values
+    np.testing.assert_array_equal(policy.q_values(feats), policy.q_values(changed))
+    on = BridgeTrainer(TrainConfig.from_dict(dict(TINY)), tmp_path / "s", progress=False)
+    assert on.learners["bridge"].online.torso[0].in_features == N_FEATURES
+    assert on.policy().q_values(feats).shape == (2, sim.n_bridges, 5)
 
 
 def test_decisions_fit_each_agency_budget_and_exploration_forces_actions():
@@ -72,7 +92,8 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     batch = tr.sample("bridge", 64)
     np.testing.assert_allclose(batch["next_obs"][:, 0], np.minimum(batch["obs"][:, 0] + 2, 2))
     assert (batch["next_action"] == 3).all()
-    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in SPEC.values()) == 66
+    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in spec(13).values()) == 66
+    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in spec(14).values()) == 70
 
 
 def test_next_index_follows_the_ring_across_a_wrap(tmp_path):

@@ -21,10 +21,14 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
-N_FEATURES = 13
+N_FEATURES = 14
 """Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
 1 rural), years left / horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 /
-annual budget of the agency (capped at 10)."""
+annual budget of the agency (capped at 10), log(1 + the bridge's yearly user cost while poor / annual budget of
+the agency). Networks of runs with ``user_cost_feature`` off (and of every run before it) read the first
+:data:`BASE_FEATURES`."""
+BASE_FEATURES = 13
+"""The inputs without the user cost (runs before ``user_cost_feature``)."""
 BUDGET_FEATURE_CAP = 3.0
 
 
@@ -60,6 +64,9 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
     # limits one bridge, and an unbounded input would ask the network to extrapolate (measured: +10 points).
     f[..., 8] = np.minimum(sim.budget[:, ag] / per_bridge, BUDGET_FEATURE_CAP)
     f[..., 9:13] = np.minimum(cost[..., 1:] / per_bridge[..., None], 10.0)
+    # What a poor year costs its users (AADT × truck share × detour: NBI items 29, 109, 19) varies 1,000-fold
+    # across an inventory and is not a function of the other inputs; log: dc-2019 spans 0–46 annual budgets.
+    f[..., 13] = np.log1p(sim.user_cost / per_bridge)
     return f
 
 
@@ -67,13 +74,15 @@ class BridgeQNetwork(nn.Module):
     """MLP from one bridge's features to Q over the 5 actions; ``dueling`` splits it into V + A − mean(A)
     (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge.
 
-    Input float32 (N, N_FEATURES); output float32 (N, 5).
+    Input float32 (N, n_features); output float32 (N, 5).
     """
 
-    def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False):
+    def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False, n_features: int = N_FEATURES):
         super().__init__()
+        self.n_features = n_features
+        """Inputs read: the first n_features of :func:`bridge_features`."""
         layers: list[nn.Module] = []
-        width = N_FEATURES
+        width = n_features
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU(inplace=True)]  # in place: 6 % faster update (AVX2 fp32)
             width = h
@@ -116,7 +125,10 @@ class BridgePolicy:
 
     @torch.no_grad()
     def q_values(self, feats: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(feats.reshape(-1, N_FEATURES)).to(self.device)
+        """Q float32 (E, B, 5) of :func:`bridge_features` float32 (E, B, N_FEATURES) (the network reads its first
+        n_features)."""
+        n_in = getattr(self.net, "n_features", BASE_FEATURES)
+        x = torch.from_numpy(np.ascontiguousarray(feats[..., :n_in]).reshape(-1, n_in)).to(self.device)
         return self.net(x).cpu().numpy().reshape(*feats.shape[:2], 5)
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -124,9 +136,15 @@ class BridgePolicy:
         return decide(self.q_values(bridge_features(sim, cost)), cost, sim)
 
 
+def n_features(cfg: TrainConfig) -> int:
+    """Inputs of the run's network: :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES
+
+
 def build_learner(cfg: TrainConfig, amp: bool | None = None) -> DQNLearner:
     """The per-bridge learner of a run: a :class:`BridgeQNetwork` of ``cfg.bridge_hidden`` with SARSA targets
     (the next year's funded action), seeded by ``cfg.seed``; ``amp`` as resolved for this machine."""
     torch.manual_seed(cfg.seed)
-    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling),
+    n_in = n_features(cfg)
+    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, n_in),
                       cfg.learner_config(cfg.bridge_hidden, amp, target="sarsa"))

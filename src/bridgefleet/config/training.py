@@ -119,6 +119,9 @@ class TrainConfig:
     every episode (e.g. [0.25, 2], the levels of ``scenarios``), so one run decides at any budget (the agent
     sees the level through its budget and cost-to-budget features). None: the sized budget. Evaluations during
     training stay at the sized budget. Per-bridge agent only."""
+    user_cost_feature: bool = False
+    """Per-bridge agent: the network also sees the bridge's yearly user cost while poor
+    (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
@@ -289,10 +292,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     # final validation return fell 4.0 % and 5.9 % below its best with 1.0, 0.1 % and 0.0 % with auto, and the
     # test gap to the bound went 5.09 → 4.57 and 4.43 → 3.42 per bridge; on the default fleet 0.62 → 0.69 and
     # 0.49 → 0.60 (a little worse), no collapse with either.
+    # user_cost_feature (new): the network sees what a poor year costs each bridge's users (AADT × truck share ×
+    # detour, which the other inputs do not give); benchmarks/learner_scale.py, docs/benchmarks.md.
     "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 2048, "lr": 1e-3,
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
-                "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3},
+                "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
+                "user_cost_feature": True},
 }
 
 
@@ -302,7 +308,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     # learns one reward per bridge with one network.
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
-    "fleet": ("bridge_hidden", "budget_scale_range"),
+    "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""

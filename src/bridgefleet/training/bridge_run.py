@@ -19,18 +19,21 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.agents.bridge import N_FEATURES, BridgePolicy, action_costs, bridge_features, build_learner, decide
+from bridgefleet.agents import bridge as bridge_agent
+from bridgefleet.agents.bridge import BridgePolicy, action_costs, bridge_features, build_learner, decide
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.config.seeds import TRAINING_STRIDE
 from bridgefleet.replay import PrioritizedReplayBuffer, ReplayBuffer
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.loop import Trainer
 
-SPEC = {"obs": ((N_FEATURES,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
-        "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
-"""One transition in the replay: 13 × 4 + 1 + 4 + 4 + 1 + 4 = 66 bytes. The bootstrap state and action are
-not stored twice: ``next_index`` is the replay slot of the transition n years later of the same bridge, written
-in the same episode batch (so overwritten after this one, never before)."""
+
+def spec(n_in: int) -> dict[str, tuple[tuple[int, ...], type]]:
+    """One transition in the replay: n_in × 4 + 1 + 4 + 4 + 1 + 4 bytes (70 with 14 features). The bootstrap
+    state and action are not stored twice: ``next_index`` is the replay slot of the transition n years later of
+    the same bridge, written in the same episode batch (so overwritten after this one, never before)."""
+    return {"obs": ((n_in,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
+            "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
 
 
 class BridgeTrainer(Trainer):
@@ -39,6 +42,7 @@ class BridgeTrainer(Trainer):
     agent = "bridge"
 
     def setup(self) -> None:
+        self.n_in = bridge_agent.n_features(self.cfg)
         self.sim = FleetSimulator(self.fleet_cfg, self.cfg.num_envs, self.fleet)
 
     def build_learners(self, amp: bool) -> dict[str, DQNLearner]:
@@ -48,25 +52,25 @@ class BridgeTrainer(Trainer):
         cfg = self.cfg
         rng = np.random.default_rng(0)
         b = cfg.batch_size
-        batch = {"obs": rng.random((b, N_FEATURES), dtype=np.float32),
+        batch = {"obs": rng.random((b, self.n_in), dtype=np.float32),
                  "action": rng.integers(0, 5, b).astype(np.int8), "reward": rng.random(b, dtype=np.float32),
-                 "next_obs": rng.random((b, N_FEATURES), dtype=np.float32),
+                 "next_obs": rng.random((b, self.n_in), dtype=np.float32),
                  "next_action": rng.integers(0, 5, b).astype(np.int8), "done": np.zeros(b, dtype=np.uint8),
                  "discount": np.full(b, 0.9, dtype=np.float32)}
-        key = f"bridge {N_FEATURES}-{'-'.join(map(str, cfg.bridge_hidden))}-5 batch {b}"
+        key = f"bridge {self.n_in}-{'-'.join(map(str, cfg.bridge_hidden))}-5 batch {b}"
         return (lambda amp: build_learner(cfg, amp)), batch, key
 
     def build_replays(self) -> dict[str, ReplayBuffer]:
         cfg, fc = self.cfg, self.fleet_cfg
         if not cfg.per:
-            return {"bridge": ReplayBuffer(cfg.buffer_capacity, SPEC)}
+            return {"bridge": ReplayBuffer(cfg.buffer_capacity, spec(self.n_in))}
         # β is annealed over the updates that sample: they start after the first episode that brings the
         # replay to learning_starts transitions (episodes are added whole), so β reaches 1 by the end.
         vec_eps = -(-cfg.schedule_total // cfg.num_envs)
         per_ep = cfg.num_envs * (fc.n_urban + fc.n_rural) * fc.horizon_years
         first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
         steps = int((vec_eps - first) * fc.horizon_years * cfg.updates_per_step)
-        return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, SPEC, alpha=cfg.per_alpha,
+        return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, spec(self.n_in), alpha=cfg.per_alpha,
                                                   beta_start=cfg.per_beta_start, beta_end=1.0,
                                                   beta_steps=max(1, steps))}
 
@@ -75,8 +79,8 @@ class BridgeTrainer(Trainer):
         return BridgePolicy(learner.acting, learner.device)
 
     def q_values(self, feats: np.ndarray) -> np.ndarray:
-        """Q float32 (E, B, 5) of features float32 (E, B, N_FEATURES), from the acting network."""
-        q = self.learners["bridge"].q_values(feats.reshape(-1, N_FEATURES))
+        """Q float32 (E, B, 5) of the network's features float32 (E, B, n_in), from the acting network."""
+        q = self.learners["bridge"].q_values(feats.reshape(-1, self.n_in))
         return q.cpu().numpy().reshape(*feats.shape[:2], 5)
 
     def run_episode(self, epsilon: float) -> np.ndarray:
@@ -89,7 +93,7 @@ class BridgeTrainer(Trainer):
         gamma = self.fleet_cfg.discount
         episode: tuple[list, list, list] = ([], [], [])
         for year in range(self.fleet_cfg.horizon_years):
-            feats = bridge_features(sim, cost)
+            feats = np.ascontiguousarray(bridge_features(sim, cost)[..., : self.n_in])
             q = self.q_values(feats)
             explore = self.rng.random(q.shape[:2]) < epsilon
             actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
@@ -128,7 +132,7 @@ class BridgeTrainer(Trainer):
             return np.broadcast_to(x[:, None, None], actions.shape).reshape(-1)
 
         n_items = actions.size
-        slots = replay.add({"obs": feats.reshape(-1, N_FEATURES), "action": actions.reshape(-1),
+        slots = replay.add({"obs": feats.reshape(-1, self.n_in), "action": actions.reshape(-1),
                             "reward": ret.reshape(-1), "next_index": np.zeros(n_items, np.int32),
                             "done": per_year((ahead >= t_n).astype(np.uint8)), "discount": per_year(gamma**m)})
         # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
@@ -138,4 +142,5 @@ class BridgeTrainer(Trainer):
         replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)[skip:] - skip]
 
     def summary_extra(self) -> dict[str, Any]:
-        return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s)) for s, d in SPEC.values()))}
+        return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s))
+                                                for s, d in spec(self.n_in).values()))}
