@@ -36,9 +36,11 @@ def test_features_and_costs_have_the_documented_shapes_and_values():
     np.testing.assert_allclose(cost[..., 0], 0.0)
     np.testing.assert_allclose(cost[0, 0, 2], sim.unit_costs[2] * sim.profile.deck_area[0, 0]
                                * sim.profile.cost_factor[0, 0])
-    # the user cost of a poor year over the agency's annual budget, log(1 + x): by hand for bridge 0 (urban)
-    x = sim.user_cost[0, 0] / sim.fleet_annual_budget[0, 0]
-    assert x > 0 and abs(f[0, 0, 13] - np.log1p(x)) < 1e-6
+    # the user cost of a poor year over the agency's annual budget per bridge, log(1 + x): by hand for bridge 0
+    # (urban: n_urban bridges share its budget) and the last (rural)
+    x = sim.user_cost[0, 0] / (sim.fleet_annual_budget[0, 0] / sim.n_urban)
+    y = sim.user_cost[0, -1] / (sim.fleet_annual_budget[0, 1] / (sim.n_bridges - sim.n_urban))
+    assert x > 0 and abs(f[0, 0, 13] - np.log1p(x)) < 1e-5 and abs(f[0, -1, 13] - np.log1p(y)) < 1e-5
 
 
 def test_a_network_without_the_user_cost_input_reads_the_first_thirteen_features(tmp_path):

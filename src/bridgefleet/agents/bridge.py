@@ -24,8 +24,8 @@ from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCA
 N_FEATURES = 14
 """Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
 1 rural), years left / horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 /
-annual budget of the agency (capped at 10), log(1 + the bridge's yearly user cost while poor / annual budget of
-the agency). Networks of runs with ``user_cost_feature`` off (and of every run before it) read the first
+annual budget of the agency (capped at 10), log(1 + the bridge's yearly user cost while poor / the agency's annual
+budget per bridge). Networks of runs with ``user_cost_feature`` off (and of every run before it) read the first
 :data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
@@ -65,8 +65,10 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
     f[..., 8] = np.minimum(sim.budget[:, ag] / per_bridge, BUDGET_FEATURE_CAP)
     f[..., 9:13] = np.minimum(cost[..., 1:] / per_bridge[..., None], 10.0)
     # What a poor year costs its users (AADT × truck share × detour: NBI items 29, 109, 19) varies 1,000-fold
-    # across an inventory and is not a function of the other inputs; log: dc-2019 spans 0–46 annual budgets.
-    f[..., 13] = np.log1p(sim.user_cost / per_bridge)
+    # across an inventory and is not a function of the other inputs. Against the agency's budget per bridge, so
+    # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
+    n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
+    f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
     return f
 
 
