@@ -293,9 +293,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # test gap to the bound went 5.09 → 4.57 and 4.43 → 3.42 per bridge; on the default fleet 0.62 → 0.69 and
     # 0.49 → 0.60 (a little worse), no collapse with either.
     # user_cost_feature (new): the network sees what a poor year costs each bridge's users (AADT × truck share ×
-    # detour, which the other inputs do not give). Test-fleet gap to the bound per bridge, seeds 0 and 1
-    # (benchmarks/learner_scale.py, docs/benchmarks.md "The user cost as an input"): dc-2019 4.57 → 2.53 and
-    # 3.42 → 2.78, Indiana (seed 0) 13.99 → 3.83, the default fleet 0.69 → 0.61 and 0.60 → 0.72.
+    # detour, which the other inputs do not give). Test-fleet gap to the bound per bridge, seeds 0, 1, 2
+    # (benchmarks/learner_scale.py, docs/benchmarks.md "The user cost as an input"): dc-2019 4.57 → 2.53,
+    # 3.42 → 2.78, 5.81 → 5.64; Indiana (seed 0) 13.99 → 3.83; the default fleet 0.69 → 0.61, 0.60 → 0.72,
+    # 0.81 → 0.70.
     "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 2048, "lr": 1e-3,
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
