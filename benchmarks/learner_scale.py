@@ -83,8 +83,7 @@ def main() -> None:
                 used = summary.get("reward_scale", cfg.reward_scale)
                 row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
                        f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{a_units:.3f}", f"{a_usd:,.0f}",
-                       f"{p_units:.3f}",
-                       f"{p_usd:,.0f}"]
+                       f"{p_units:.3f}", f"{p_usd:,.0f}"]
                 rows.append(row)
                 print("| " + " | ".join(map(str, row)) + " |", flush=True)
     with (out / "learner_scale.csv").open("w", newline="", encoding="utf-8") as f:

@@ -44,14 +44,15 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
     return (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64)
 
 
-def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
-    """float32 (E, B, N_FEATURES) features of every bridge now (see :data:`N_FEATURES`)."""
+def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
+    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`
+    or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
     annual = sim.fleet_annual_budget
     per_bridge = np.maximum(annual[:, ag], 1.0)  # (E, B)
-    f = np.empty((e_n, b_n, N_FEATURES), dtype=np.float32)
+    f = np.empty((e_n, b_n, n_features), dtype=np.float32)
     f[..., 0] = s.condition / COND_SCALE
     f[..., 1] = s.age / AGE_SCALE
     f[..., 2] = s.ysm / YSM_SCALE
@@ -64,6 +65,8 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray) -> np.ndarray:
     # limits one bridge, and an unbounded input would ask the network to extrapolate (measured: +10 points).
     f[..., 8] = np.minimum(sim.budget[:, ag] / per_bridge, BUDGET_FEATURE_CAP)
     f[..., 9:13] = np.minimum(cost[..., 1:] / per_bridge[..., None], 10.0)
+    if n_features == BASE_FEATURES:
+        return f
     # What a poor year costs its users (AADT × truck share × detour: NBI items 29, 109, 19) varies 1,000-fold
     # across an inventory and is not a function of the other inputs. Against the agency's budget per bridge, so
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
@@ -129,13 +132,13 @@ class BridgePolicy:
     def q_values(self, feats: np.ndarray) -> np.ndarray:
         """Q float32 (E, B, 5) of :func:`bridge_features` float32 (E, B, N_FEATURES) (the network reads its first
         n_features)."""
-        n_in = getattr(self.net, "n_features", BASE_FEATURES)
+        n_in = self.net.n_features
         x = torch.from_numpy(np.ascontiguousarray(feats[..., :n_in]).reshape(-1, n_in)).to(self.device)
         return self.net(x).cpu().numpy().reshape(*feats.shape[:2], 5)
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         cost = action_costs(sim)
-        return decide(self.q_values(bridge_features(sim, cost)), cost, sim)
+        return decide(self.q_values(bridge_features(sim, cost, self.net.n_features)), cost, sim)
 
 
 def n_features(cfg: TrainConfig) -> int:

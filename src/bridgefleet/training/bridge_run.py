@@ -93,7 +93,7 @@ class BridgeTrainer(Trainer):
         gamma = self.fleet_cfg.discount
         episode: tuple[list, list, list] = ([], [], [])
         for year in range(self.fleet_cfg.horizon_years):
-            feats = np.ascontiguousarray(bridge_features(sim, cost)[..., : self.n_in])
+            feats = bridge_features(sim, cost, self.n_in)
             q = self.q_values(feats)
             explore = self.rng.random(q.shape[:2]) < epsilon
             actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
