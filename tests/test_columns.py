@@ -19,7 +19,7 @@ def _cols(bridge, reward, used, spend=None):
     k = len(bridge)
     spend = np.zeros((k, 3)) if spend is None else np.asarray(spend, dtype=float)
     return Columns(np.array(bridge), np.array(reward, dtype=float), spend, np.zeros((k, 3)), np.zeros((k, 3)),
-                   np.array(used))
+                   np.array(used), np.zeros((k, 4, 3)))
 
 
 def test_a_smaller_budget_gets_only_the_columns_whose_actions_it_allows():
@@ -165,7 +165,8 @@ def test_a_pool_handing_the_same_policy_twice_starts_the_same_search():
     lagrangian_bound(mdps, rows, max_iter=8, pool=pool)
     cols = pool.fleets[0]
     twice = ColumnPool(shape=pool.shape, fleets={0: cols + Columns(cols.bridge, cols.reward - 1.0, cols.spend,
-                                                                       cols.count, cols.poor, cols.used)})
+                                                                       cols.count, cols.poor, cols.used,
+                                                                       cols.found_at)})
     a = lagrangian_bound(mdps, rows, max_iter=8, pool=ColumnPool(shape=pool.shape, fleets={0: cols}))
     b = lagrangian_bound(mdps, rows, max_iter=8, pool=twice)
     assert a.iterations == b.iterations and a.values[0] == b.values[0]

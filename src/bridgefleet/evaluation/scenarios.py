@@ -39,10 +39,14 @@ SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
 higher (looser) and the planner's simulated poor deck area within 0.6 points."""
-AIMS = (1.0, 0.7, 0.4)
-"""The planner plans each year to F × each of these in turn (its year-by-year check, at the prices of the
-rule F) until its simulated mean poor deck area meets F in every year: at the relaxation's prices it is
-indifferent between policies the LP mixes, and the one it picks can miss the rule."""
+AIMS = ((False, 1.0), (True, 1.0), (False, 0.7), (False, 0.4))
+"""What the planner tries in turn until its simulated mean poor deck area meets the rule F in every year: (each
+bridge follows its own policy of the rounded relaxation, ``LagrangianPlanner(rounded=…)``; the share of F it
+aims at). The knapsack first (the better return where the rule does not bind), planning each year to F (its
+year-by-year check, at the prices of the rule F); at the relaxation's prices it is indifferent between policies
+the LP mixes, and the one it picks can miss the rule. Then the rounding (its integer program keeps the expected
+poor deck area within F on the search grid), then the knapsack's tighter checks. Where none meets the rule the
+level shows the one with the least poor share in its worst year."""
 
 
 @dataclass
@@ -55,7 +59,8 @@ class Level:
             agency and user cost by sample and year, breaches, present values).
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
-        aim: the share of deck area poor the planner planned each year to (the rule × one of ``AIMS``).
+        aim: the share of deck area poor the planner planned each year to (the rule × one of :data:`AIMS`).
+        rounded: whether it followed the rounded relaxation (``LagrangianPlanner(rounded=True)``) or the knapsack.
     """
 
     scale: float
@@ -64,6 +69,7 @@ class Level:
     bound: float
     rule_met_by_bound: bool
     aim: float = 0.0
+    rounded: bool = False
 
     @property
     def deck(self) -> np.ndarray:
@@ -84,19 +90,28 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
                    scale_usd: float, pool: ColumnPool | None = None) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
-    pricing the rule and planning each year at the rule × each of :data:`AIMS` in turn until it meets the rule
-    in expectation (the last otherwise). ``pool``: the price searches' columns, shared by the levels of one
-    fleet (they start from each other's)."""
+    pricing the rule and trying each of :data:`AIMS` in turn until it meets the rule in expectation (the last
+    otherwise). ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each
+    other's)."""
     level_cfg = set_budget(cfg, scale=scale)
     planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL)  # priced once per level
-    for aim in AIMS:
-        planner.aim = rule * aim
+    best = None
+    for rounded, aim in AIMS:
+        planner.aim, planner.rounded = rule * aim, rounded
         sim = FleetSimulator(level_cfg, episodes, fleet)
         result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
-        level = Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, rule * aim)
+        level = Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, rule * aim,
+                      rounded)
+        if best is None or _worst_year(level) < _worst_year(best):
+            best = level
         if _meets(level, rule) or rule == 0 or not level.rule_met_by_bound:
-            break  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
-    return level
+            return level  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
+    return best
+
+
+def _worst_year(level: Level) -> float:
+    """The mean poor share of deck area in the level's worst year."""
+    return float(level.deck[..., 2].mean(0).max())
 
 
 @dataclass
@@ -277,7 +292,8 @@ def format_markdown(sc: Scenarios) -> str:
         r, b = lv.result, lv.result.breaches(sc.rule)
         cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
                   f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
-                  f"{lv.aim:.0%}", f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
+                  f"{lv.aim:.0%}" + (" (rounded)" if lv.rounded else ""),
+                  f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
     lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
@@ -323,7 +339,8 @@ def summary(sc: Scenarios) -> dict:
                        "agency_usd_pv": float(r.present_value(r.agency_usd).mean()),
                        "user_usd_pv": float(r.present_value(r.user_usd).mean()),
                        "breach_any_year": b["any_year"], "breach_three_running": b["three_consecutive"],
-                       "aim": lv.aim, "bound": lv.bound, "rule_met_by_bound": lv.rule_met_by_bound,
+                       "aim": lv.aim, "rounded": lv.rounded, "bound": lv.bound,
+                       "rule_met_by_bound": lv.rule_met_by_bound,
                        "planner_return": lv.result.mean_return})
     for lv, a, row in zip(sc.levels, sc.agent or [], levels, strict=False):
         units, usd = bound_gap(a, lv.bound, sc.n_bridges, sc.cost_lambda)

@@ -70,6 +70,10 @@ class BoundResult:
             (``lagrangian_bound(store=…)``, :func:`bridgefleet.planning.dp.solve`), or None.
         kept: float32 values V_c of the same solve at the years asked (``lagrangian_bound(keep=…)``,
             ``Solution.kept``), or None.
+        mixture: per fleet, the last master LP's columns (:class:`bridgefleet.planning.columns.Columns`, on the
+            search grid) and their weights x float64 (K,) (each unit's sum to 1), and how the fleet's bridges
+            make its units (:class:`bridgefleet.planning.columns.MasterUnits`): what
+            :mod:`bridgefleet.planning.rounding` turns into one policy per bridge.
         iterations: column-generation iterations run.
         seconds: wall time, s.
     """
@@ -87,6 +91,7 @@ class BoundResult:
     certified: np.ndarray | None = None
     tables: np.ndarray | None = None
     kept: np.ndarray | None = None
+    mixture: list[tuple[Columns, np.ndarray, MasterUnits]] | None = None
 
     @property
     def meets_rule(self) -> bool:
@@ -324,7 +329,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                 active &= gap > tol
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(units[e].columns(reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl]), it)
+            found = (cost_p[e], count_p[e], poor_p[e])  # the prices this solve priced
+            masters[e].add(units[e].columns(reward[sl], exp_cost[sl], exp_count[sl], poor[sl], used[sl], found), it)
             lp, ks, kn, kp, slack[e] = masters[e].solve(it)
             masters[e].prune(it, keep_iters)
             lp_value[e] = lp
@@ -359,8 +365,9 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
                                 best_poor[grid.fleet] / disc * grid.deck[:, None] if rule else None)
         certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
+    mixture = [(m.cols, m.x, units[e]) for e, m in enumerate(masters)]
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
-                       best_poor if rule else None, slack if rule else None, met, certified, tables, kept)
+                       best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture)
 
 
 def ci95(values: np.ndarray) -> float:
@@ -438,6 +445,7 @@ class _Master:
         self.cols = Columns.empty(t_n)
         self.key = np.zeros(0)
         self.last = np.zeros(0)  # last solve whose LP used the column; inf: always kept (do-nothing)
+        self.x = np.zeros(0)  # the last solve's weight of each column
         self.keys: dict[tuple[int, float], int] = {}
         self.set_rows(rows)
 
@@ -523,6 +531,7 @@ class _Master:
         x = np.asarray(sol.col_value)
         slack = float((x[: self.n_slack] / np.maximum(self.poor_scale, 1e-300)).sum()) if self.n_slack else 0.0
         x = x[self.n_slack :]
+        self.x = x
         self.last[x > 1e-9] = np.maximum(self.last[x > 1e-9], it)
         row = np.maximum(-np.asarray(sol.row_dual)[: self.n_ub], 0.0)
         duals = row[: self.n_budget] * np.concatenate([s for _, s in self._kinds])
@@ -539,5 +548,5 @@ class _Master:
             return
         self.h.deleteCols(int(drop.sum()), (self.n_slack + np.flatnonzero(drop)).astype(np.int32))
         keep = ~drop
-        self.cols, self.key, self.last = self.cols.take(keep), self.key[keep], self.last[keep]
+        self.cols, self.key, self.last, self.x = self.cols.take(keep), self.key[keep], self.last[keep], self.x[keep]
         self.keys = {k: n for n, k in enumerate(zip(self.cols.bridge.tolist(), self.key.tolist(), strict=True))}

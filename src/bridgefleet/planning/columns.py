@@ -30,7 +30,11 @@ bridges in blocks of 4; `bridgefleet scenarios` on Indiana, 2026-12-02): least b
 class Columns:
     """K columns of one fleet: bridge int64 (K,) (index within the fleet), reward float64 (K,) reward units,
     spend float64 (K, T) USD, count float64 (K, T) treatments, poor float64 (K, T) m², used int64 (K,) (the
-    actions the policy may take, bit a for action a: :attr:`bridgefleet.planning.dp.Solution.used`)."""
+    actions the policy may take, bit a for action a: :attr:`bridgefleet.planning.dp.Solution.used`), found_at
+    float64 (K, 4, T): what the DP that found the policy priced, so it can be solved again
+    (:func:`bridgefleet.planning.rounding.generator_prices`): the discounted price of a USD, of a treatment and of
+    a m² poor at the end of each year, and the weight of the reward (1; 0 where only the prices counted, as in
+    the least budget's search) in every entry of the last row."""
 
     bridge: np.ndarray
     reward: np.ndarray
@@ -38,6 +42,7 @@ class Columns:
     count: np.ndarray
     poor: np.ndarray
     used: np.ndarray
+    found_at: np.ndarray
 
     def fingerprint(self) -> np.ndarray:
         """float64 (K,): one number per column from its spend, treatments and poor deck area (a fixed random
@@ -59,14 +64,15 @@ class Columns:
     def empty(cls, t_n: int) -> Columns:
         """No columns, over T = ``t_n`` years."""
         z = np.zeros((0, t_n))
-        return cls(np.zeros(0, dtype=np.int64), np.zeros(0), z, z, z, np.zeros(0, dtype=np.int64))
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0), z, z, z, np.zeros(0, dtype=np.int64),
+                   np.zeros((0, 4, t_n)))
 
     def __add__(self, other: Columns) -> Columns:
         """These columns, then ``other``'s."""
         return Columns(*(np.concatenate([a, b]) for a, b in zip(self.arrays(), other.arrays(), strict=True)))
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        return self.bridge, self.reward, self.spend, self.count, self.poor, self.used
+        return self.bridge, self.reward, self.spend, self.count, self.poor, self.used, self.found_at
 
     def take(self, keep: np.ndarray) -> Columns:
         return Columns(*(a[keep] for a in self.arrays()))
@@ -175,15 +181,25 @@ class MasterUnits:
         return self.n == len(self.unit)
 
     def columns(self, reward: np.ndarray, spend: np.ndarray, count: np.ndarray, poor: np.ndarray,
-                used: np.ndarray) -> Columns:
+                used: np.ndarray, prices: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                reward_weight: float = 1.0) -> Columns:
         """One column per unit from one policy per bridge: reward (B,), spend/count/poor (B, T) summed over the
-        unit's bridges, used (B,) or-ed (the actions any of them may take)."""
+        unit's bridges, used (B,) or-ed (the actions any of them may take). ``prices``: the fleet's discounted
+        prices the DP solved at, of a USD (2, T) and a treatment (2, T) per agency and of a m² poor (T,)
+        (None: zeros), and ``reward_weight`` the weight of its reward: each column's ``found_at``."""
+        t_n = spend.shape[1]
+        found = np.zeros((self.n, 4, t_n))
+        if prices is not None:
+            found[:, 0] = prices[0][self.agency]
+            found[:, 1] = prices[1][self.agency]
+            found[:, 2] = prices[2]
+        found[:, 3] = reward_weight
         if self.identity:
-            return Columns(np.arange(self.n), reward, spend, count, poor, used)
+            return Columns(np.arange(self.n), reward, spend, count, poor, used, found)
         s = self._sum
         bits = np.zeros(self.n, dtype=np.int64)
         np.bitwise_or.at(bits, self.unit, used)
-        return Columns(np.arange(self.n), s @ reward, s @ spend, s @ count, s @ poor, bits)
+        return Columns(np.arange(self.n), s @ reward, s @ spend, s @ count, s @ poor, bits, found)
 
     def feasible(self, feasible: np.ndarray) -> np.ndarray:
         """bool (U, 5): the actions every bridge of the unit may take, from ``feasible`` (B, 5)."""

@@ -128,7 +128,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
                                                                         worth[better])
         for e in np.flatnonzero(active):
             sl = slice(e * b_n, (e + 1) * b_n)
-            masters[e].add(units[e].columns(reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl], sol.used[sl]))
+            found = (price_cost[e], np.zeros((2, t_n)), price_poor[e])  # the prices this solve priced, no reward
+            masters[e].add(units[e].columns(reward[sl], sol.exp_cost[sl], sol.exp_count[sl], poor[sl], sol.used[sl],
+                                            found, reward_weight=0.0))
             value, kappa, mu, w, met = masters[e].solve()
             masters[e].prune(keep_iters)
             if met:

@@ -25,6 +25,7 @@ from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps,
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.planning.rounding import round_mixture
 from bridgefleet.planning.rule import allocate_within_rule, poor_probability
 from bridgefleet.planning.transitions import grid_points
 from bridgefleet.sim.model import RATING_GAIN
@@ -145,10 +146,17 @@ class LagrangianPlanner:
         pool: columns of earlier price searches on the same fleet (:class:`bridgefleet.planning.columns.ColumnPool`,
             e.g. the same planner at other budgets or rules): the search starts from them and adds its own.
         aim: the share of deck area poor each year's own plan keeps to where the budget can (the year-by-year
-            check, :mod:`bridgefleet.planning.rule`), 0–1; default the rule. Below the rule, the planner prices
+            check, :mod:`bridgefleet.planning.rule`; with ``rounded`` the rounding's rule rows), 0–1; default the
+            rule. Below the rule, the planner prices
             the rule but plans each year with a margin; it can be changed between simulations (``aim``).
         solver: what solves the bridges' DPs (``lagrangian_bound(solver=…)``): this process, or chunks of bridges
             as Ray tasks (:class:`bridgefleet.planning.chunks.RaySolver`).
+        rounded: each bridge follows one policy of the relaxation's mixture (:mod:`bridgefleet.planning.rounding`:
+            chosen by an integer program so the fleet's expected spend keeps the budget rows and its expected poor
+            deck area the rule × ``aim`` / rule), solved again on the planner's grid at the prices it was found at;
+            each year's knapsack then keeps the actual budget. False: every bridge's benefit at the relaxation's
+            best prices, one knapsack a year (better where no rule binds; at those prices most bridges are
+            indifferent between the policies the mixture needs, so where a rule binds the knapsack misses it).
 
     The prices are computed again only for a simulator whose fleet, budget or year-0 state differ from the
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
@@ -157,7 +165,7 @@ class LagrangianPlanner:
     def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
                  certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
-                 tol: float = 2e-3, solver: Callable[..., Solution] = solve):
+                 tol: float = 2e-3, solver: Callable[..., Solution] = solve, rounded: bool = False):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -177,6 +185,7 @@ class LagrangianPlanner:
         self.aim = max_poor_deck_area if aim is None else aim
         self.pool = pool
         self.solver = solver
+        self.rounded = rounded
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
         self._start: str | None = None
@@ -187,6 +196,7 @@ class LagrangianPlanner:
         sl = slice(0, 1) if one else slice(None)
         args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.fleet_annual_budget[sl])
         self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
+        self._rows = rows
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
                   if self.search_step > self.step else None)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
@@ -212,7 +222,45 @@ class LagrangianPlanner:
         self._window = (0, 0) if store is None else store
         self._eu, self._layout = self.bound.tables, self._full
         self._first = (self._window, self._eu, self._layout)  # kept for the next simulation of the same fleet
+        self._plain = (self.mdps, self._step_cost, self._step_count, self._step_poor, self._first)
+        self._rounded_at = None
         return self.bound
+
+    def _follow_rounding(self) -> None:
+        """Value tables of the policy each bridge follows (``rounded``): its unit's column of the rounded mixture,
+        solved again on this grid at the prices it was found at (a column found without the reward, in the
+        least budget's search, has its prices brought to this bound's scale so the knapsack can weigh it)."""
+        m = self._plain[0]
+        aim = self.aim if self.max_poor else None
+        if self._rounded_at == (aim,):
+            return
+        step_poor = self._plain[3]
+        rows = self._rows
+        t_n = m.horizon
+        disc = m.gamma ** np.arange(t_n)
+        e_n = len(self.bound.mixture)
+        b_n = m.n // e_n
+        found = np.zeros((m.n, 4, t_n))
+        for e, (cols, x, units) in enumerate(self.bound.mixture):
+            poor_b = None
+            if rows.poor_b is not None:
+                poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
+            pick = round_mixture(cols, x, units.agency, rows.spend_c, rows.spend_b[e], rows.count_c,
+                                 None if rows.count_b is None else rows.count_b[e], poor_b)
+            found[e * b_n : (e + 1) * b_n] = cols.found_at[pick][units.unit]
+        weight = found[:, 3, 0]
+        plain = weight == 0  # found by the least budget's search: prices in budget scales, no reward
+        if plain.any():
+            own = self.bound.price_cost[m.fleet, m.agency].sum(1)  # this bound's reward units per USD, summed
+            theirs = found[:, 0].sum(1)
+            found[plain, :3] *= (own[plain] / np.maximum(theirs[plain], 1e-300))[:, None, None]
+        self.mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], cost_lambda=0.0)
+        self._step_cost = found[:, 0] / disc + m.cost_lambda * weight[:, None]
+        self._step_count = found[:, 1] / disc
+        self._step_poor = None if step_poor is None else found[:, 2] / disc * m.deck[:, None]
+        self._kept, self._eu = None, None
+        self._solve_window(0, None, None)
+        self._rounded_at = (aim,)
 
     def _budget_rows(self) -> int:
         """How many rows of one year's tables of all bridges (N × R × G float32 each) fit ``memory_mb``."""
@@ -292,6 +340,12 @@ class LagrangianPlanner:
             if key != self._start or self._key is None:
                 self.prepare(sim)
             self._key, self._start = (id(sim), sim.num_envs), key
+        if self.rounded:
+            self._follow_rounding()
+        elif self._rounded_at is not None:  # back to the knapsack on the best prices' tables
+            self.mdps, self._step_cost, self._step_count, self._step_poor, self._first = self._plain
+            self._window, self._eu, self._layout = self._first
+            self._rounded_at = None
         if t >= self.mdps.horizon:
             raise ValueError(f"year {t} is beyond the {self.mdps.horizon}-year horizon the prices were computed for")
         st = sim.state
@@ -312,7 +366,12 @@ class LagrangianPlanner:
         if np.isnan(ben).any():  # pragma: no cover - a state outside the window's layout is a bug
             raise RuntimeError(f"year {t}: a bridge's state is not in the planner's tables")
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        if self.aim is None:
+        if self.rounded:  # each bridge's own policy at this year's price; the knapsack keeps the actual budget
+            ben -= (self._step_cost[self._index, t])[..., None] * self._cost
+            ben[..., 1:] -= self._step_count[self._index, t][..., None]
+            ben[..., 0] = 0.0
+            allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+        elif self.aim is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
             allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
