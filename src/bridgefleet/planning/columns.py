@@ -31,8 +31,8 @@ class Columns:
     """K columns of one fleet: bridge int64 (K,) (index within the fleet), reward float64 (K,) reward units,
     spend float64 (K, T) USD, count float64 (K, T) treatments, poor float64 (K, T) m², used int64 (K,) (the
     actions the policy may take, bit a for action a: :attr:`bridgefleet.planning.dp.Solution.used`), found_at
-    float64 (K, 4, T): what the DP that found the policy priced, so it can be solved again
-    (:func:`bridgefleet.planning.rounding.generator_prices`): the discounted price of a USD, of a treatment and of
+    float64 (K, 4, T): what the DP that found the policy priced, so it can be solved again (the planner's rounded
+    relaxation, :mod:`bridgefleet.planning.rounding`): the discounted price of a USD, of a treatment and of
     a m² poor at the end of each year, and the weight of the reward (1; 0 where only the prices counted, as in
     the least budget's search) in every entry of the last row."""
 
