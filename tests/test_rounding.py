@@ -6,7 +6,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.inventory.fleet import set_budget
-from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound
+from bridgefleet.planning.bound import _Rows, fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.least_budget import least_budget
@@ -25,8 +25,8 @@ def _two_units(reward_treat: tuple[float, float]) -> Columns:
 
 
 def _round(cols: Columns, poor_b):
-    return round_mixture(cols, np.array([0.5, 0.5, 0.5, 0.5]), np.array([0, 0]), np.eye(1),
-                         np.array([[10.0], [0.0]]), None, None, poor_b)
+    rows = _Rows(np.eye(1), np.array([[[10.0], [0.0]]]), None, None)  # USD 10 for the urban agency's one year
+    return round_mixture(cols, np.array([0.5, 0.5, 0.5, 0.5]), np.array([0, 0]), rows, 0, poor_b)
 
 
 def test_the_rounding_treats_the_bridge_the_rule_needs_not_the_one_the_return_prefers():

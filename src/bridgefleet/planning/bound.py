@@ -134,6 +134,27 @@ class _Rows:
         spend = self.spend_b @ np.linalg.inv(self.spend_c).T
         return spend, (self.count_b @ np.linalg.inv(self.count_c).T if self.count_c is not None else None)
 
+    def scaled(self, e: int, poor_b: np.ndarray | None = None) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                                                                          np.ndarray, np.ndarray]:
+        """Fleet e's rows scaled to right-hand side 1, so USD, treatments and m² share one scale: the kinds
+        [(rows over years (M, T), scale (M,))] of urban spend, rural spend[, urban, rural count], the poor rows'
+        scale (T,) (empty without a rule), and the scaled right-hand sides of them all in that order (R,).
+        ``poor_b``: float64 (T,) m² allowed poor at the end of each year instead of the rows' own (a tighter aim)."""
+        if poor_b is None and self.poor_b is not None:
+            poor_b = self.poor_b[e]
+        kinds = [(self.spend_c, self.spend_b)] + ([(self.count_c, self.count_b)] if self.count_c is not None else [])
+        scaled, rhs = [], []
+        for c, b in kinds:
+            for a in (0, 1):
+                scale = 1.0 / np.maximum(b[e, a], 1.0)
+                scaled.append((c, scale))
+                rhs.append(b[e, a] * scale)
+        poor_scale = np.zeros(0)
+        if poor_b is not None:
+            poor_scale = 1.0 / np.maximum(poor_b, 1.0)
+            rhs.append(poor_b * poor_scale)
+        return scaled, poor_scale, np.concatenate(rhs)
+
     def coarsen(self, gamma: float, blocks: list[tuple[int, int]]) -> _Rows:
         """A valid, coarser set of rows: one discount-weighted row per block of years [start, end) (with
         carry-over: the cumulative rows at the block ends), so prices are constant within a block; without the
@@ -413,6 +434,25 @@ def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, yea
     return lval
 
 
+def coupling_rows(cols: Columns, agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
+                  poor_scale: np.ndarray) -> np.ndarray:
+    """float64 (K, R): the K columns' entries in the scaled coupling rows of :meth:`_Rows.scaled` (``kinds``,
+    ``poor_scale``); ``agency`` int64 (U,), each unit's. Entries below 1e-7 of a row are dropped: they only slow
+    the simplex down."""
+    g = agency[cols.bridge]
+    dense = np.zeros((len(cols.reward), sum(len(s) for _, s in kinds) + len(poor_scale)))
+    col = 0
+    for n, (rows, scale) in enumerate(kinds):
+        use = cols.spend if n < 2 else cols.count
+        m = rows.shape[0]
+        dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ rows.T, 0.0) * scale
+        col += m
+    if len(poor_scale):
+        dense[:, col:] = cols.poor * poor_scale
+    dense[np.abs(dense) < 1e-7] = 0.0
+    return dense
+
+
 def add_master_columns(h: highspy.Highs, cost: np.ndarray, coupling: np.ndarray, bridge: np.ndarray,
                        b_n: int) -> None:
     """Add k columns x ≥ 0 of objective ``cost`` (k,) to a master LP whose rows are M coupling rows, then B
@@ -452,20 +492,8 @@ class _Master:
     def set_rows(self, rows: _Rows) -> None:
         """(Re)build the model on new coupling rows with the columns so far."""
         self.rows = rows
-        kinds = [(rows.spend_c, rows.spend_b)] + ([(rows.count_c, rows.count_b)] if rows.count_c is not None else [])
-        self._kinds = []  # (rows over years (M, T), scale (M,)) of urban spend, rural spend[, urban, rural count]
-        rhs = []
-        for c, b in kinds:
-            for a in (0, 1):
-                scale = 1.0 / np.maximum(b[self.e, a], 1.0)
-                self._kinds.append((c, scale))
-                rhs.append(b[self.e, a] * scale)
+        self._kinds, self.poor_scale, rhs = rows.scaled(self.e)
         self.n_budget = sum(len(s) for _, s in self._kinds)
-        self.poor_scale = np.zeros(0)
-        if rows.poor_b is not None:
-            self.poor_scale = 1.0 / np.maximum(rows.poor_b[self.e], 1.0)
-            rhs.append(rows.poor_b[self.e] * self.poor_scale)
-        rhs = np.concatenate(rhs)
         b_n = len(self.agency)
         self.n_ub = len(rhs)
         self.n_slack = len(self.poor_scale)
@@ -486,17 +514,7 @@ class _Master:
         if not len(idx):
             return
         c = self.cols
-        g = self.agency[c.bridge[idx]]
-        dense = np.zeros((len(idx), self.n_ub))  # the coupling rows; the convexity rows are one 1 per column
-        col = 0
-        for n, (rows, scale) in enumerate(self._kinds):
-            use = c.spend[idx] if n < 2 else c.count[idx]
-            m = rows.shape[0]
-            dense[:, col : col + m] = np.where((g == n % 2)[:, None], use @ rows.T, 0.0) * scale
-            col += m
-        if self.n_slack:
-            dense[:, col : col + self.n_slack] = c.poor[idx] * self.poor_scale
-        dense[np.abs(dense) < 1e-7] = 0.0  # shares of a budget below 1e-7 only slow the simplex down
+        dense = coupling_rows(c.take(idx), self.agency, self._kinds, self.poor_scale)
         add_master_columns(self.h, -c.reward[idx], dense, c.bridge[idx], len(self.agency))
 
     def add(self, new: Columns, it: int) -> None:

@@ -230,11 +230,10 @@ class LagrangianPlanner:
         """Value tables of the policy each bridge follows (``rounded``): its unit's column of the rounded mixture,
         solved again on this grid at the prices it was found at (a column found without the reward, in the
         least budget's search, has its prices brought to this bound's scale so the knapsack can weigh it)."""
-        m = self._plain[0]
+        m, _, _, step_poor, _ = self._plain
         aim = self.aim if self.max_poor else None
         if self._rounded_at == (aim,):
             return
-        step_poor = self._plain[3]
         rows = self._rows
         t_n = m.horizon
         disc = m.gamma ** np.arange(t_n)
@@ -242,11 +241,10 @@ class LagrangianPlanner:
         b_n = m.n // e_n
         found = np.zeros((m.n, 4, t_n))
         for e, (cols, x, units) in enumerate(self.bound.mixture):
-            poor_b = None
+            poor_b = None  # the aim's allowance, not the rule's
             if rows.poor_b is not None:
                 poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
-            pick = round_mixture(cols, x, units.agency, rows.spend_c, rows.spend_b[e], rows.count_c,
-                                 None if rows.count_b is None else rows.count_b[e], poor_b)
+            pick = round_mixture(cols, x, units.agency, rows, e, poor_b)
             found[e * b_n : (e + 1) * b_n] = cols.found_at[pick][units.unit]
         weight = found[:, 3, 0]
         plain = weight == 0  # found by the least budget's search: prices in budget scales, no reward

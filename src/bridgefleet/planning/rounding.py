@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from bridgefleet.planning.bound import _Rows, coupling_rows
 from bridgefleet.planning.columns import Columns
 
 NODE_LIMIT = 100
@@ -28,19 +29,18 @@ NODE_LIMIT = 100
 HiGHS then returns the best integer point found (the LP's largest weights where it found none)."""
 
 
-def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, spend_rows: np.ndarray,
-                  spend_b: np.ndarray, count_rows: np.ndarray | None, count_b: np.ndarray | None,
-                  poor_b: np.ndarray | None, node_limit: int = NODE_LIMIT) -> np.ndarray:
+def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
+                  poor_b: np.ndarray | None = None, node_limit: int = NODE_LIMIT) -> np.ndarray:
     """The column each unit follows, int64 (U,) indices into ``cols``.
 
     Args:
-        cols: one fleet's K columns (every unit has at least one; do-nothing columns keep the budget rows
+        cols: fleet e's K columns (every unit has at least one; do-nothing columns keep the budget rows
             feasible). x: float64 (K,), their weights in the master LP (the fallback's choice: the largest).
         unit_agency: int64 (U,), 0 urban, 1 rural.
-        spend_rows: float64 (M, T), the budget rows over years (identity, or lower-triangular ones with
-            carry-over); spend_b: float64 (2, M), USD each row allows per agency. count_rows, count_b: the same for
-            treatments (M', T) and (2, M'), or None.
-        poor_b: float64 (T,), m² of deck area the rule allows poor at the end of each year, or None (no rule).
+        rows: the fleets' coupling rows (:func:`bridgefleet.planning.bound.fleet_mdps`): budget USD (and
+            treatments) per agency and row, and the rule's m² allowed poor each year (elastic), if any.
+        poor_b: float64 (T,), m² allowed poor at the end of each year instead of the rows' own (an aim below the
+            rule), or None.
         node_limit: branch-and-bound nodes of the integer program.
 
     Returns:
@@ -48,15 +48,15 @@ def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, spend_r
         least excess over the rule rows (the excess first, then the return). First the LP over every column
         (these rows may be tighter than the master's: an aim below the rule), then the integer program over the
         policies that LP mixes and doing nothing (a basic LP solution mixes at most one policy more per coupling
-        row than there are units, so most units have one candidate: on dc-2019 at 0.28 × the sized budget, 325 of
-        1,617 columns, 244 units, HiGHS 3–7 s for 50–500 nodes and a return within 0.1 %; over all 1,617, 36 s).
-    """
-    lp = _solve(cols, unit_agency, spend_rows, spend_b, count_rows, count_b, poor_b, integral=False)
+        row than there are units, so most units have one candidate: on dc-2019 at 0.28 × the sized budget the master's
+        LP mixes 325 of 1,617 columns for 244 units; the LP and the integer program took 4 s with 50 nodes (return
+        −6,883) and 7 s with 500 (−6,671); the integer program over all 1,617 columns took 36 s)."""
+    kinds, poor_scale, rhs = rows.scaled(e, poor_b)
+    lp = _solve(cols, unit_agency, kinds, poor_scale, rhs, integral=False)
     x = x if lp is None else lp  # the master's own mixture only where HiGHS failed
     keep = np.flatnonzero((x > 1e-9) | (cols.used == 0))  # the mixture's policies, and doing nothing
     part = cols.take(keep)
-    y = _solve(part, unit_agency, spend_rows, spend_b, count_rows, count_b, poor_b, integral=True,
-               node_limit=node_limit)
+    y = _solve(part, unit_agency, kinds, poor_scale, rhs, integral=True, node_limit=node_limit)
     return keep[_largest(part.bridge, x[keep] if y is None else y, len(unit_agency))]
 
 
@@ -69,45 +69,23 @@ def _largest(unit: np.ndarray, weight: np.ndarray, u_n: int) -> np.ndarray:
     return pick
 
 
-def _solve(cols: Columns, unit_agency: np.ndarray, spend_rows: np.ndarray, spend_b: np.ndarray,
-           count_rows: np.ndarray | None, count_b: np.ndarray | None, poor_b: np.ndarray | None, integral: bool,
-           node_limit: int = NODE_LIMIT) -> np.ndarray | None:
-    """The weights float64 (K,) of the best mixture (``integral``: one column per unit) within the rows, or None
-    where HiGHS returned no point."""
+def _solve(cols: Columns, unit_agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
+           poor_scale: np.ndarray, rhs: np.ndarray, integral: bool, node_limit: int = NODE_LIMIT) -> np.ndarray | None:
+    """The weights float64 (K,) of the best mixture (``integral``: one column per unit) within the scaled rows
+    (:meth:`bridgefleet.planning.bound._Rows.scaled`), or None where HiGHS returned no point."""
     k_n = len(cols.reward)
     u_n = len(unit_agency)
-    unit = cols.bridge
-    g = unit_agency[unit]
-    blocks = []  # (rows over years, per-year amounts (K, T), allowed (2, M))
-    blocks.append((spend_rows, cols.spend, spend_b))
-    if count_rows is not None:
-        blocks.append((count_rows, cols.count, count_b))
-    a_rows, ub = [], []
-    for rows, amount, allowed in blocks:
-        use = amount @ rows.T  # (K, M)
-        for a in (0, 1):
-            scale = 1.0 / np.maximum(allowed[a], 1.0)
-            a_rows.append(np.where((g == a)[:, None], use * scale, 0.0).T)
-            ub.append(allowed[a] * scale)
-    coupling = np.vstack(a_rows)
-    t_rule = 0 if poor_b is None else len(poor_b)
-    r = cols.reward
-    spread = max(float(np.abs(r).max()), 1e-9)
-    c = np.concatenate([-r / spread, np.full(t_rule, 4.0 * u_n + 1.0)])  # any excess costs more than all returns
-    parts = [sp.hstack([sp.csr_matrix(coupling), sp.csr_matrix((coupling.shape[0], t_rule))])]
-    lo, hi = [np.full(coupling.shape[0], -np.inf)], [np.concatenate(ub)]
-    if t_rule:
-        scale = 1.0 / np.maximum(poor_b, 1e-9)
-        parts.append(sp.hstack([sp.csr_matrix((cols.poor * scale).T), -sp.identity(t_rule)]))
-        lo.append(np.full(t_rule, -np.inf))
-        hi.append(np.ones(t_rule))
-    conv = sp.csr_matrix((np.ones(k_n), (unit, np.arange(k_n))), shape=(u_n, k_n))
-    parts.append(sp.hstack([conv, sp.csr_matrix((u_n, t_rule))]))
-    lo.append(np.ones(u_n))
-    hi.append(np.ones(u_n))
-    a = sp.vstack(parts, format="csr")
+    t_rule = len(poor_scale)
+    coupling = sp.csr_matrix(coupling_rows(cols, unit_agency, kinds, poor_scale).T)  # (R, K)
+    slack = sp.vstack([sp.csr_matrix((len(rhs) - t_rule, t_rule)), -sp.identity(t_rule)])  # elastic rule rows
+    conv = sp.csr_matrix((np.ones(k_n), (cols.bridge, np.arange(k_n))), shape=(u_n, k_n))
+    a = sp.vstack([sp.hstack([coupling, slack]), sp.hstack([conv, sp.csr_matrix((u_n, t_rule))])], format="csr")
+    lo = np.concatenate([np.full(len(rhs), -np.inf), np.ones(u_n)])
+    hi = np.concatenate([rhs, np.ones(u_n)])
+    spread = max(float(np.abs(cols.reward).max()), 1e-9)
+    c = np.concatenate([-cols.reward / spread, np.full(t_rule, 4.0 * u_n + 1.0)])  # excess costs more than returns
     integrality = np.concatenate([np.full(k_n, int(integral)), np.zeros(t_rule)])
     bounds = Bounds(np.zeros(k_n + t_rule), np.concatenate([np.ones(k_n), np.full(t_rule, np.inf)]))
-    res = milp(c, constraints=LinearConstraint(a, np.concatenate(lo), np.concatenate(hi)), integrality=integrality,
-               bounds=bounds, options={"node_limit": node_limit, "mip_rel_gap": 1e-3, "disp": False})
+    res = milp(c, constraints=LinearConstraint(a, lo, hi), integrality=integrality, bounds=bounds,
+               options={"node_limit": node_limit, "mip_rel_gap": 1e-3, "disp": False})
     return None if res.x is None else res.x[:k_n]
