@@ -69,7 +69,7 @@ class RaySolver:
                  active: np.ndarray | None = None, store: tuple[int, int] | None = None,
                  price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None,
                  keep: tuple[int, ...] = (), start: tuple[int, np.ndarray] | None = None,
-                 layout: Layout | None = None) -> Solution:
+                 layout: Layout | None = None, eval_step: np.ndarray | None = None) -> Solution:
         """As :func:`bridgefleet.planning.dp.solve` (same arguments, shapes and result)."""
         def rows(a, p):
             return None if a is None else np.ascontiguousarray(a[p])
@@ -78,7 +78,8 @@ class RaySolver:
         futures = [self.task.remote(_solve_here, ref, rows(price_cost, p), rows(price_count, p), rows(active, p), store,
                                     rows(price_poor, p), rows(eval_utility, p), keep,
                                     None if start is None else (start[0], rows(start[1], p)),
-                                    None if layout is None else layout._replace(diag=rows(layout.diag, p)))
+                                    None if layout is None else layout._replace(diag=rows(layout.diag, p)),
+                                    rows(eval_step, p))
                    for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)

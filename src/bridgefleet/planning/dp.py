@@ -114,6 +114,23 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 
 
 @nb.njit(cache=True, nogil=True)
+def _smooth(utility, step, v_next, gamma, poor_top, out):  # pragma: no cover - compiled
+    """out[j] = u[j] + the user cost's step where grid point j is poor + γ V_{t+1}[j]: what is left of the
+    continuation once the poor year's charges (the step, the rule's price) are taken out, for :func:`_charge`."""
+    for j in range(out.shape[0]):
+        out[j] = utility[j] + (step if j < poor_top else 0.0) + gamma * v_next[j]
+
+
+@nb.njit(cache=True, nogil=True)
+def _charge(eu_row, charge, q, poor_top):  # pragma: no cover - compiled
+    """eu_row[j] −= charge × P(ending the year poor from grid point j after the action): 1 below 5, q above."""
+    if charge == 0.0:
+        return
+    for j in range(eu_row.shape[0]):
+        eu_row[j] -= charge * (1.0 if j < poor_top else q[j - poor_top])
+
+
+@nb.njit(cache=True, nogil=True)
 def slot_offset(s, d):  # pragma: no cover - compiled
     """Entries of the slots before slot s in a :class:`Layout` with d diagonals: slot i holds i + 1 + d."""
     return s * (s + 1) // 2 + s * d
@@ -148,22 +165,26 @@ def _best_action(eu, rt, k, j, feasible_n, cost_n, shift, top, pc, pn, r_n):  # 
 
 
 @nb.njit(cache=True, nogil=True)
-def _year(n, t, s, diag_n, utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, horizon, gamma,
-          cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act_t, x, tmp,
+def _year(n, t, s, diag_n, utility, poor_step, poor_q, cost, feasible, weights, n_taps, w_n, band, shock, top, shift,
+          horizon, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act_t, x, tmp,
           values):  # pragma: no cover - compiled
     """One year t of the backward pass of bridge n over the entries of slot s of a :class:`Layout` (diagonals
-    diag_n (R, D)): EU_t from V_{t+1} (entry k + 1 there); with ``values``, V_t and its actions (act_t) too."""
+    diag_n (R, D)): EU_t from V_{t+1} (entry k + 1 there); with ``values``, V_t and its actions (act_t) too.
+    A poor year's charges (the rule's price and the user cost's step) are by the exact probability of ending
+    the year poor (``poor_q``), the rest of the continuation by the hat weights."""
     r_n = eu.shape[0]
     k_n = s + 1 + diag_n.shape[1]
     pp = price_poor[n, t]
+    step = poor_step[n]
     for rt in range(r_n):
         for k in range(k_n):
             r = _layout_row(k, s, diag_n[rt])
             if r < 0 or (rt == 1 and r > t):
                 continue
             kidx = r if r <= t else horizon + t
-            continuation(utility[n], v_next[rt, k + 1], gamma, pp, poor_top, x)
+            _smooth(utility[n], step, v_next[rt, k + 1], gamma, poor_top, x)
             _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, k])
+            _charge(eu[rt, k], pp + step, poor_q[w_n, rt, kidx], poor_top)
     if not values:
         return
     pc = cost_lambda + price_cost[n, t]
@@ -179,7 +200,8 @@ def _year(n, t, s, diag_n, utility, cost, feasible, weights, n_taps, w_n, band, 
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, shift, horizon, gamma,
+def window_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, kind, band, shock, top, shift, horizon,
+                  gamma,
                   cost_lambda, price_cost, price_count, price_poor, poor_top, active, base, diag, store_lo, store_hi,
                   t_top, v_start, eu_out):  # pragma: no cover - compiled
     """The EU tables of years [store_lo, store_hi) in the compact :class:`Layout` (base, diag), solved back from
@@ -209,9 +231,9 @@ def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, t
         for t in range(t_top - 1, store_lo - 1, -1):
             s = t - base
             k_n = s + 1 + d_n
-            _year(n, t, s, diag[n], utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, horizon,
-                  gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act_t, x, tmp,
-                  t > store_lo)
+            _year(n, t, s, diag[n], utility, poor_step, poor_q, cost, feasible, weights, n_taps, w_n, band, shock, top,
+                  shift, horizon, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur,
+                  act_t, x, tmp, t > store_lo)
             if t < store_hi:
                 o = slot_offset(s, d_n) - o_lo
                 eu_out[n, :, o : o + k_n] = eu[:, :k_n].astype(np.float32)
@@ -219,10 +241,10 @@ def window_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, t
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h, horizon, gamma,
-                 cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi, eu_out,
-                 value0, exp_cost, exp_count, exp_poor, used, eval_utility, exp_utility, t_top, v_start, keep_years,
-                 v_keep):  # pragma: no cover - compiled
+def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h,
+                 horizon, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi,
+                 eu_out, value0, exp_cost, exp_count, exp_poor, used, eval_utility, eval_step, exp_utility, t_top,
+                 v_start, keep_years, v_keep):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
@@ -247,8 +269,9 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
         if t_top < t_n:
             v_next[:, :rows_start] = v_start[n]
         for t in range(t_top - 1, t_stop - 1, -1):
-            _year(n, t, t, full, utility, cost, feasible, weights, n_taps, w_n, band, shock, top, shift, t_n, gamma,
-                  cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur, act[t], x, tmp, True)
+            _year(n, t, t, full, utility, poor_step, poor_q, cost, feasible, weights, n_taps, w_n, band, shock, top,
+                  shift, t_n, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur,
+                  act[t], x, tmp, True)
             if store_lo <= t < store_hi:  # the flat layout of :class:`Layout` from year 0: rows 0 … t + 1
                 o = slot_offset(t, 1) - slot_offset(store_lo, 1)
                 eu_out[n, :, o : o + t + 2] = eu[:, : t + 2].astype(np.float32)
@@ -271,6 +294,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
             d_next[:] = 0.0
             ec = 0.0
             en = 0.0
+            ep = 0.0  # P(poor at the end of the year): exact from each rating after the action (poor_q)
             for rt in range(r_n):
                 for r in range(1, t + 2 if rt == 0 else t + 1):
                     for j in range(g_n):
@@ -289,6 +313,7 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
                             en += m
                             used[n] |= 1 << a
                         kidx = r2 if r2 <= t else t_n + t
+                        ep += m * (1.0 if j2 < poor_top else poor_q[w_n, rt2, kidx, j2 - poor_top])
                         bj = band[j2]
                         taps = n_taps[w_n, rt2, kidx, bj]
                         cum = 0.0
@@ -305,14 +330,11 @@ def solve_kernel(utility, cost, feasible, weights, n_taps, kind, band, shock, to
                             d_next[rt, r] = x
             exp_cost[n, t] = ec
             exp_count[n, t] = en
-            ep = 0.0
-            eu_t = 0.0
+            eu_t = -eval_step[n] * ep  # the user cost's step by the exact probability, the rest on the grid
             for rt in range(r_n):
                 for r in range(1, t + 3):
                     for j in range(g_n):
-                        eu_t += d_next[rt, r, j] * eval_utility[n, j]
-                        if j < poor_top:
-                            ep += d_next[rt, r, j]
+                        eu_t += d_next[rt, r, j] * (eval_utility[n, j] + (eval_step[n] if j < poor_top else 0.0))
             exp_poor[n, t] = ep
             exp_utility[n] += gamma**t * eu_t
             d, d_next = d_next, d
@@ -367,7 +389,8 @@ class Layout(NamedTuple):
 def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray | None = None,
           store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
           eval_utility: np.ndarray | None = None, keep: tuple[int, ...] = (),
-          start: tuple[int, np.ndarray] | None = None, layout: Layout | None = None) -> Solution:
+          start: tuple[int, np.ndarray] | None = None, layout: Layout | None = None,
+          eval_step: np.ndarray | None = None) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
 
     With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
@@ -385,7 +408,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
             ``keep``): only what the planner's states can reach from the layout's base, no forward
             pass (value0 and the expectations left at 0); default every row (:meth:`Layout.full`).
         eval_utility: float64 (N, G), the utility on the grid the policy's ``exp_utility`` is counted in
-            (default the MDPs' own; the least budget's policies, found with no reward, are valued with it).
+            (default the MDPs' own; the least budget's policies, found with no reward, are valued with it), and
+            eval_step float64 (N,), its step at rating 5 (``BridgeMDPs.poor_step``; counted by the exact
+            probability of ending the year poor): both or neither.
         keep: years c whose values V_c (at the start of year c, before its action) to return in ``kept``: the
             checkpoints from which the planner solves its later windows of tables without going back to the
             horizon (Griewank's checkpointing of a backward sweep).
@@ -424,7 +449,10 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     exp_poor = np.zeros((n, t_n))
     used = np.zeros(n, dtype=np.int64)
     exp_utility = np.zeros(n)
+    if (eval_utility is None) != (eval_step is None):
+        raise ValueError("eval_utility and eval_step go together")
     ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
+    es = mdps.poor_step if eval_step is None else np.ascontiguousarray(eval_step, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
     keep_years = np.asarray(sorted(keep), dtype=np.int64)
     if len(keep_years) and not (keep_years[0] > 0 and keep_years[-1] < t_n):
@@ -438,11 +466,11 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
             raise ValueError(f"start year {t_top} with V of shape {v.shape}: needs lo < c ≤ {t_n} and V of "
                              f"{n} bridges with ≥ c + 2 rows")
         v_start = np.ascontiguousarray(v[:, :, : min(t_top + 2, t_n + 2)], dtype=np.float32)  # one copy
-    solve_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
-                 mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma, mdps.cost_lambda,
-                 np.ascontiguousarray(price_cost, dtype=np.float64),
+    solve_kernel(mdps.utility, mdps.poor_step, mdps.poor_q, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps,
+                 mdps.kind, mdps.band, mdps.shock, mdps.top, mdps.c0, mdps.shift, mdps.h, t_n, mdps.gamma,
+                 mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
-                 value0, exp_cost, exp_count, exp_poor, used, ev, exp_utility, t_top, v_start, keep_years,
+                 value0, exp_cost, exp_count, exp_poor, used, ev, es, exp_utility, t_top, v_start, keep_years,
                  kept)
     return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility,
                     kept if len(keep_years) else None)
@@ -468,8 +496,8 @@ def _solve_window(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndar
                              f"of {n} bridges × {r_n} rate kinds × ≥ c + 2 rows × {g_n} grid points")
     eu = np.zeros((n, r_n, layout.entries(lo, hi), g_n), dtype=np.float32)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
-    window_kernel(mdps.utility, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps, mdps.kind, mdps.band, mdps.shock,
-                  mdps.top, mdps.shift, t_n, mdps.gamma, mdps.cost_lambda,
+    window_kernel(mdps.utility, mdps.poor_step, mdps.poor_q, mdps.cost, mdps.feasible, mdps.weights, mdps.n_taps,
+                  mdps.kind, mdps.band, mdps.shock, mdps.top, mdps.shift, t_n, mdps.gamma, mdps.cost_lambda,
                   np.ascontiguousarray(price_cost, dtype=np.float64),
                   np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, layout.base, diag,
                   lo, hi, t_top, v_start, eu)

@@ -252,7 +252,8 @@ class LagrangianPlanner:
             own = self.bound.price_cost[m.fleet, m.agency].sum(1)  # this bound's reward units per USD, summed
             theirs = found[:, 0].sum(1)
             found[plain, :3] *= (own[plain] / np.maximum(theirs[plain], 1e-300))[:, None, None]
-        self.mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], cost_lambda=0.0)
+        self.mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], poor_step=m.poor_step * weight,
+                                        cost_lambda=0.0)
         self._step_cost = found[:, 0] / disc + m.cost_lambda * weight[:, None]
         self._step_count = found[:, 1] / disc
         self._step_poor = None if step_poor is None else found[:, 2] / disc * m.deck[:, None]

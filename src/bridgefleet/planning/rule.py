@@ -14,13 +14,11 @@ maintenance, plus sudden damage (the convolution with an exponential drop, close
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammainc
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.planning.transitions import drop_exceeds
 from bridgefleet.sim.model import POOR_BELOW, RATING_GAIN, factor_index
-
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(24)
 
 
 def poor_probability(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rate: np.ndarray) -> np.ndarray:
@@ -39,45 +37,7 @@ def poor_probability(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray
     y[..., 0] = np.asarray(ysm, dtype=np.float64)
     factors = np.asarray(config.rating_rate_factors, dtype=np.float64)
     mean = r * factors[factor_index(post)] * (1.0 + config.ysm_acceleration * y)
-    x = post - POOR_BELOW  # the drop that makes the bridge poor
-    cdf = _drop_cdf(config.deterioration_cv)
-    p = 1.0 - cdf(x, mean)
-    if config.has_sudden_damage:  # P(D + J > x), J exponential of mean jm, independent of D
-        p = (1.0 - config.shock_probability) * p + config.shock_probability * (1.0 - _with_shock_cdf(
-            x, mean, config.deterioration_cv, config.shock_mean_drop, cdf))
-    return np.where(x <= 0.0, 1.0, np.clip(p, 0.0, 1.0))
-
-
-def _with_shock_cdf(x: np.ndarray, mean: np.ndarray, cv: float, jm: float, cdf) -> np.ndarray:
-    """P(D + J ≤ x), float64 like ``x``: D the gradual drop (``cdf``), J exponential of mean ``jm``.
-
-    With Gamma drops of scale θ = mean × cv² < jm it is closed-form (the convolution of a Gamma and an
-    exponential): F_D(x) − e^{−x/jm} (1 − θ/jm)^{−k} P(k, x/θ'), k = 1/cv², 1/θ' = 1/θ − 1/jm, P the regularised
-    lower incomplete gamma; where θ ≥ jm / 2 (or cv = 0) by 24-point Gauss–Legendre quadrature of
-    ∫_0^x f_J(j) F_D(x − j) dj.
-    """
-    xs = np.maximum(x, 0.0)
-    out = np.empty_like(xs)
-    theta = mean * cv**2
-    closed = (theta < 0.5 * jm) if cv > 0 else np.zeros(xs.shape, dtype=bool)
-    if closed.any():
-        k, th, xc = 1.0 / cv**2, np.maximum(theta[closed], 1e-300), xs[closed]
-        th2 = 1.0 / (1.0 / th - 1.0 / jm)
-        out[closed] = cdf(xc, mean[closed]) - np.exp(-xc / jm - k * np.log1p(-th / jm)) * gammainc(k, xc / th2)
-    quad = ~closed
-    if quad.any():
-        xq, mq = xs[quad][..., None], mean[quad][..., None]
-        j = 0.5 * xq * (_NODES + 1.0)
-        out[quad] = 0.5 * xq[..., 0] * (_WEIGHTS * np.exp(-j / jm) / jm * cdf(xq - j, mq)).sum(-1)
-    return np.clip(out, 0.0, 1.0)
-
-
-def _drop_cdf(cv: float):
-    """F_D(x) of the drop D = mean × Gamma noise (mean 1, CV ``cv``; ``cv`` 0: D = mean)."""
-    if cv == 0:
-        return lambda x, mean: (mean <= x).astype(np.float64)
-    shape = 1.0 / cv**2
-    return lambda x, mean: gammainc(shape, np.maximum(x, 0.0) / np.maximum(mean * cv**2, 1e-300))
+    return drop_exceeds(config, post - POOR_BELOW, mean)  # the drop that makes the bridge poor exceeds post − 5
 
 
 def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, budget: np.ndarray,
