@@ -110,3 +110,36 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
     assert main(["train", "--config", str(tcfg), "--out", str(tmp_path / "run"), "--quiet"]) == 0
     assert (tmp_path / "run" / "final.pt").is_file()
     assert np.isfinite(yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["fleet"]["discount"])
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--budgets", "0.5,,1"], "--budgets '0.5,,1': an empty entry"),
+    (["--budgets", ""], "--budgets '': an empty entry"),
+    (["--budgets-usd", "-5"], "--budgets-usd -5: each level must be a finite number ≥ 0"),
+    (["--bisect", "-1"], "--bisect -1: must be ≥ 0"),
+    (["--certify-step", "0"], "--certify-step 0: must be in (0, 1] rating points"),
+])
+def test_scenarios_refuses_bad_levels_and_options_before_any_work(tmp_path, capsys, extra, message):
+    code = main(["scenarios", "--inventory", "dc-2019", "--out", str(tmp_path / "sc"), "--quiet", *extra])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "sc").exists()
+
+
+def test_scenarios_refuses_an_out_folder_under_a_file_at_once(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    assert main(["scenarios", "--inventory", "dc-2019", "--out", str(tmp_path / "afile" / "sub"), "--quiet"]) == 2
+    assert f"{tmp_path / 'afile'} is a file, not a folder" in capsys.readouterr().err
+
+
+def test_plan_refused_leaves_no_folder_behind(tmp_path, capsys):
+    out = tmp_path / "p1" / "plan.csv"
+    assert main(["plan", "--policy", "lagrangian", "--years", "0", "--out", str(out)]) == 2
+    assert "years" in capsys.readouterr().err
+    assert not (tmp_path / "p1").exists()
+
+
+def test_bound_iters_below_two_names_the_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--bound-iters", "0"])
+    assert "--bound-iters: 0: the price search needs at least 2 DP solves" in capsys.readouterr().err

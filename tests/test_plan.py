@@ -74,3 +74,34 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
     assert "budget USD -5.0: must be a finite number ≥ 0" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_the_planners_plan_with_the_rule_tries_tighter_aims_and_says_when_it_cannot_meet_it(monkeypatch):
+    from bridgefleet.evaluation import scenarios
+
+    cfg = FleetConfig(n_urban=3, n_rural=3)
+    generous = policy_plan(cfg, "lagrangian", years=5, samples=4, seed=3, budget_scale=2.0, max_poor=0.10)
+    assert generous.deck_shares[:, 2].max() <= 0.10  # met at the first attempt, which the plan names
+    assert generous.policy == "lagrangian, each year planned to 10% of deck area poor"
+    # A rule nothing can meet (0 % poor with no money): every attempt is tried only if the relaxation meets it;
+    # here it does not, so the first is kept, with a warning naming the worst year.
+    with pytest.warns(UserWarning, match=r"the plan does not meet the rule \(≤ 0% of deck area poor"):
+        none = policy_plan(cfg, "lagrangian", years=5, samples=4, seed=3, budget_usd=0.0, max_poor=0.0)
+    assert none.deck_shares[:, 2].max() > 0
+    # The attempts in order, the first that meets the rule kept: a planner whose plan is 12 % poor at the aim
+    # 10 %, 9 % at the rounded 10 % and 5 % at 7 % stops at the second.
+    from bridgefleet.evaluation import work_plan
+
+    tried = []
+    poor_at = {(False, 0.10): 0.12, (True, 0.10): 0.09, (False, 0.07): 0.05}
+
+    def fake(fleet_cfg, fleet, planner, samples, seed, name):
+        tried.append((planner.rounded, round(planner.aim, 6)))
+        return work_plan.Plan(*[np.zeros(1)] * 10, np.array([[0.5, 0.5 - poor_at[tried[-1]], poor_at[tried[-1]]]]))
+
+    planner = type("P", (), {"bound": type("B", (), {"meets_rule": True})()})()
+    monkeypatch.setattr(work_plan, "simulate_plan", fake)
+    plan = work_plan.plan_within_rule(planner, cfg, None, 2, 3, 0.10)
+    assert tried == [(False, 0.1), (True, 0.1)]
+    assert plan.policy == "lagrangian, rounded relaxation, each year planned to 10% of deck area poor"
+    assert scenarios.AIMS[:3] == ((False, 1.0), (True, 1.0), (False, 0.7))

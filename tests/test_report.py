@@ -133,3 +133,8 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert text.count("<svg") >= 3  # the scenarios chart beside the others
     assert main(["report", str(default_run), "--scenarios", str(tmp_path), "--quiet"]) == 2
     assert "no scenarios.json" in capsys.readouterr().err
+    other = tmp_path / "other"  # levels of an inventory beside a fleet model's run: refused before any work
+    other.mkdir()
+    (other / "scenarios.json").write_text(json.dumps({**data, "fleet": "dc-2019"}))
+    assert main(["report", str(default_run), "--scenarios", str(other), "--quiet"]) == 2
+    assert "its levels are of dc-2019, this report is of the run’s fleet model" in capsys.readouterr().err

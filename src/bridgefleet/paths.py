@@ -7,8 +7,8 @@ from pathlib import Path
 
 
 def check_writable_file(path: str | Path, option: str, create: bool = False) -> Path:
-    """Refuse an output file path that cannot be written, naming the option and the reason; ``create`` makes
-    its missing folders.
+    """Refuse an output file path that cannot be written, naming the option and the reason; ``create``: its
+    folders may be missing (the writer makes them) if the nearest one that exists is writable.
 
     Raises:
         ValueError: the path is empty. IsADirectoryError: it is a folder. FileNotFoundError: its folder does
@@ -24,9 +24,37 @@ def check_writable_file(path: str | Path, option: str, create: bool = False) -> 
         if part.exists() and not part.is_dir():
             raise NotADirectoryError(f"{option} {p}: {part} is a file, not a folder")
     if create:
-        parent.mkdir(parents=True, exist_ok=True)
+        parent = _nearest_existing(parent)
     if not parent.is_dir():
         raise FileNotFoundError(f"{option} {p}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise PermissionError(f"{option} {p}: folder {parent} is not writable")
     return p
+
+
+def check_writable_folder(path: str | Path, option: str) -> Path:
+    """Refuse an output folder that cannot be made or written (it may not exist yet: the nearest folder that does
+    must be writable), naming the option and the reason; nothing is created.
+
+    Raises:
+        ValueError: the path is empty. NotADirectoryError: it or a part of it is a file. PermissionError: not
+            writable.
+    """
+    if not str(path).strip():
+        raise ValueError(f"{option} '': give a folder")
+    p = Path(path)
+    for part in (p, *p.parents):
+        if part.exists() and not part.is_dir():
+            raise NotADirectoryError(f"{option} {p}: {part} is a file, not a folder")
+    near = _nearest_existing(p)
+    if not os.access(near, os.W_OK):
+        raise PermissionError(f"{option} {p}: folder {near} is not writable")
+    return p
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """The folder itself, or its nearest parent that exists (the current folder for a relative path)."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            return part
+    return Path(".")

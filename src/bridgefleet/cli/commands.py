@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 from bridgefleet.config import ConfigError, FleetConfig
-from bridgefleet.paths import check_writable_file
+from bridgefleet.paths import check_writable_file, check_writable_folder
 
 
 def _fleet_config(args: argparse.Namespace) -> FleetConfig:
@@ -249,20 +250,27 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _numbers(text: str | None, option: str) -> list[float] | None:
     if text is None:
         return None
+    parts = text.split(",")
+    if not all(x.strip() for x in parts):
+        raise ValueError(f"{option} {text!r}: an empty entry; give numbers separated by commas, e.g. 0.5,1,1.5")
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in parts]
     except ValueError:
         raise ValueError(f"{option} {text!r}: give numbers separated by commas, e.g. 0.5,1,1.5") from None
+    bad = [x for x, v in zip(parts, values, strict=True) if not (math.isfinite(v) and v >= 0)]
+    if bad:
+        raise ValueError(f"{option} {bad[0].strip()}: each level must be a finite number ≥ 0")
+    return values
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from bridgefleet.evaluation.scenarios import run_scenarios, write_scenarios
 
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out {out}: not a folder")
+    out = check_writable_folder(args.out, "--out")  # before minutes of work
+    if args.bisect < 0:
+        raise ValueError(f"--bisect {args.bisect}: must be ≥ 0")
+    if not 0.0 < args.certify_step <= 1.0:
+        raise ValueError(f"--certify-step {args.certify_step:g}: must be in (0, 1] rating points")
     agent, fleet = None, None
     if args.run_dir:
         from bridgefleet.runs.load import load_policy

@@ -251,10 +251,21 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
                         "plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
 
 
+def _at_least_two(text: str) -> int:
+    """--bound-iters: a whole number ≥ 2 (the price search needs two DP solves)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ 2") from None
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"{n}: the price search needs at least 2 DP solves")
+    return n
+
+
 def _bound_options(p: argparse.ArgumentParser) -> None:
     _rule_option(p)
     p.add_argument("--grid-step", type=float, default=0.05, help="rating grid step of the DP, rating points")
-    p.add_argument("--bound-iters", type=int, default=80,
+    p.add_argument("--bound-iters", type=_at_least_two, default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
         p.add_argument("--certify-step", type=float, metavar="H",

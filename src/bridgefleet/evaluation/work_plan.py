@@ -17,6 +17,9 @@ from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.model import ACTION_NAMES, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
 
+FHWA_RULE = 0.10
+"""FHWA's minimum condition: at most 10 % of NHS deck area poor (23 CFR 490.411)."""
+
 
 @dataclass
 class Plan:
@@ -96,6 +99,9 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
             fleet = fleet.replace(max_urban=max_urban)
         plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
     write_plan(plan, out)
+    if policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
+        print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; it was not "
+              f"asked to meet FHWA's rule (--max-poor-deck-area {FHWA_RULE:g} plans to it, as `scenarios` does)")
     return out
 
 
@@ -108,6 +114,7 @@ def write_plan(plan: Plan, out: Path) -> None:
                 yield [y + 1, plan.bridge_id[j], plan.cluster[j], ACTION_NAMES[plan.action[y, j]],
                        f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
 
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
     print(format_summary(plan))
     png = out.with_suffix(".png")
@@ -161,7 +168,36 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
     if fleet_cfg.inventory is None:
         fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
     fleet_cfg, fleet = resolve_fleet(fleet_cfg)
-    return simulate_plan(set_budget(fleet_cfg, budget_scale, budget_usd), fleet, decide, samples, seed, policy)
+    fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
+    if policy == "lagrangian" and max_poor is not None:
+        return plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor)
+    return simulate_plan(fleet_cfg, fleet, decide, samples, seed, policy)
+
+
+def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, samples: int, seed: int,
+                     rule: float) -> Plan:
+    """The planner's plan that meets the rule in expectation where it can, as ``scenarios`` finds it at a level:
+    each of :data:`bridgefleet.evaluation.scenarios.AIMS` in turn, the first whose mean share of deck area poor
+    is ≤ ``rule`` in every year (``Plan.policy`` says which); where none is (or the relaxation cannot meet the
+    rule at this budget), the one with the least poor share in its worst year, with a warning."""
+    from bridgefleet.evaluation.scenarios import AIMS
+
+    best = None
+    for rounded, aim in AIMS:
+        planner.aim, planner.rounded = rule * aim, rounded
+        plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian")
+        plan.policy = (f"lagrangian{', rounded relaxation' if rounded else ''}, each year planned to "
+                       f"{rule * aim:.0%} of deck area poor")
+        if best is None or plan.deck_shares[:, 2].max() < best.deck_shares[:, 2].max():
+            best = plan
+        if plan.deck_shares[:, 2].max() <= rule + 1e-12 or not planner.bound.meets_rule:
+            break
+    worst = best.deck_shares[:, 2]
+    if worst.max() > rule + 1e-12:
+        warnings.warn(f"the plan does not meet the rule (≤ {rule:.0%} of deck area poor every year, in expectation): "
+                      f"{worst.max():.1%} poor in year {int(worst.argmax()) + 1}; `bridgefleet scenarios` gives the "
+                      "least budget at which the planner meets it", stacklevel=2)
+    return best
 
 
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,

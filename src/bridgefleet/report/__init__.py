@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
@@ -51,7 +52,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
 
     Raises:
         FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
-            writable. ValueError: the inventory does not match the run's fleet, or bad ``episodes``.
+            writable. ValueError: the inventory does not match the run's fleet, ``scenarios``
+            are of another fleet, or bad ``episodes``.
     """
     import jinja2
 
@@ -71,6 +73,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
             raise FileNotFoundError(f"--scenarios {scenarios}: no scenarios.json (write it with bridgefleet scenarios "
                                     f"--out {scenarios})")
         scenario_data = json.loads(path.read_text(encoding="utf-8"))
+        _check_same_fleet(scenario_data.get("fleet", ""), inventory or _run_inventory(run_dir), scenarios)
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy)
     if table is not None:
         n_bridges = len(data.fleet.bridge_id)
@@ -102,3 +105,25 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     write_text(out, html)
     return out
 
+
+
+def _run_inventory(run_dir: Path) -> str | None:
+    """The inventory a run was trained on (its config.yaml), None for a fleet model's fleets."""
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) if (run_dir / "config.yaml").is_file() \
+        else {}
+    return ((cfg or {}).get("fleet") or {}).get("inventory")
+
+
+def _check_same_fleet(scenario_fleet: str, inventory: str | None, folder: str | Path) -> None:
+    """Refuse scenarios of another fleet than the report's: an inventory's must be of the same file, a fleet
+    model's of a fleet model.
+
+    Raises:
+        ValueError: naming both fleets.
+    """
+    synthetic = scenario_fleet.startswith("one fleet of")
+    same = synthetic if inventory is None else (not synthetic and Path(scenario_fleet).name == Path(inventory).name)
+    if not same:
+        raise ValueError(f"--scenarios {folder}: its levels are of {scenario_fleet or 'an unnamed fleet'}, this "
+                         f"report is of {inventory or 'the run’s fleet model'}: run bridgefleet scenarios on the same "
+                         "fleet")

@@ -88,4 +88,5 @@ def get_policy(name: str) -> Policy:
     try:
         return HEURISTICS[name]
     except KeyError:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(HEURISTICS)}") from None
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(HEURISTICS)} (and lagrangian, the planner, "
+                         "where a command takes it)") from None
