@@ -117,6 +117,24 @@ def test_bound_is_above_every_policy_and_the_planner_beats_worst_first():
     assert means["lagrangian"] > means["worst_first"]
 
 
+def test_the_planner_on_fleets_in_groups_gives_what_it_gives_on_all_at_once(monkeypatch):
+    from bridgefleet.evaluation import evaluate
+
+    cfg = FleetConfig(n_urban=3, n_rural=3, horizon_years=5)
+    whole, whole_bound = evaluate_with_bound(cfg, ["do_nothing"], episodes=5, seed=7, max_iter=6)
+    monkeypatch.setattr(evaluate, "PLANNER_BRIDGES", 12)  # 2 fleets of 6 bridges a group: 2, 2 and 1
+    grouped, grouped_bound = evaluate_with_bound(cfg, ["do_nothing"], episodes=5, seed=7, max_iter=6)
+    a, b = whole[-1], grouped[-1]
+    assert a.policy == b.policy == "lagrangian" and b.episodes == 5
+    np.testing.assert_array_equal(a.returns, b.returns)
+    np.testing.assert_array_equal(a.deck_by_year, b.deck_by_year)
+    np.testing.assert_array_equal(a.agency_usd, b.agency_usd)
+    np.testing.assert_allclose([a.mean_return, a.ci95, a.mean_annual_cost_usd, a.share_poor_end],
+                               [b.mean_return, b.ci95, b.mean_annual_cost_usd, b.share_poor_end], rtol=1e-12)
+    np.testing.assert_allclose(a.treatments_per_year, b.treatments_per_year, rtol=1e-12)
+    np.testing.assert_allclose(whole_bound, grouped_bound, rtol=1e-12)
+
+
 def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     out = tmp_path / "ev.json"
     assert main(["evaluate", "--policy", "lagrangian", "--episodes", "3", "--bound-iters", "4", "--quiet",

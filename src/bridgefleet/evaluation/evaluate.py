@@ -271,6 +271,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     Raises:
         ValueError: ``episodes`` < 1, or a negative or non-finite ``budget_scale``.
     """
+    from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.planner import LagrangianPlanner
 
     if episodes < 1:
@@ -283,6 +284,45 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     results += [evaluate_policy(p, config, episodes, seed, n, sim) for n, p in (extra or {}).items()]
     if not planner:
         return results, None
-    lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress, max_poor_deck_area=max_poor_deck_area)
-    results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
-    return results, (lagr.bound.mean, lagr.bound.ci95)
+    # Fleets of a fleet model (each episode its own fleet, each bridge its own deterioration case) in groups of
+    # at most PLANNER_BRIDGES bridges: the planner's DP weights grow with the distinct cases (about 1 GB per
+    # 2,000 bridges at step 0.05). Each fleet's prices and plan are its own, so the groups give the same figures.
+    per = episodes if sim.fixed is not None else max(1, PLANNER_BRIDGES // sim.n_bridges)
+    parts, bounds = [], []
+    for lo in range(0, episodes, per):
+        n = min(per, episodes - lo)
+        lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress,
+                                 max_poor_deck_area=max_poor_deck_area)
+        part_sim = sim if n == episodes else FleetSimulator(config, n, fleet)
+        parts.append(evaluate_policy(lagr, config, n, seed + lo, "lagrangian", part_sim))
+        bounds.append(lagr.bound.values)
+        del lagr  # its tables go before the next group's are made
+    values = np.concatenate(bounds)
+    results.append(merge_results(parts))
+    return results, (float(values.mean()), ci95(values))
+
+
+PLANNER_BRIDGES = 2000
+"""The most bridges of a fleet model's fleets whose planner ``evaluate_with_bound`` prepares at once."""
+
+
+def merge_results(parts: list[EvalResult]) -> EvalResult:
+    """One :class:`EvalResult` of the episodes of ``parts`` (one policy on consecutive groups of seeds), as one
+    evaluation of them all would give."""
+    if len(parts) == 1:
+        return parts[0]
+    n = np.array([p.episodes for p in parts], dtype=np.float64)
+    w = n / n.sum()
+
+    def mean(field: str) -> np.ndarray:
+        return sum(wi * np.asarray(getattr(p, field), dtype=np.float64) for wi, p in zip(w, parts, strict=True))
+
+    ret = np.concatenate([p.returns for p in parts])
+    e = len(ret)
+    sd = ret.std(ddof=1) if e > 1 else 0.0
+    first = parts[0]
+    return EvalResult(first.policy, e, float(ret.mean()), 1.96 * sd / math.sqrt(e), float(mean("mean_annual_cost_usd")),
+                      float(mean("share_poor_end")), float(mean("deferred_per_year")), ret,
+                      mean("annual_cost_by_agency_usd"), mean("share_poor_by_year"), mean("treatments_per_year"),
+                      np.concatenate([p.deck_by_year for p in parts]), np.concatenate([p.agency_usd for p in parts]),
+                      np.concatenate([p.user_usd for p in parts]), first.discount, first.basis)
