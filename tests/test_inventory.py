@@ -249,6 +249,20 @@ def test_negative_area(tmp_path: Path) -> None:
     check(exc, p, 2, "DECK_AREA")
 
 
+def test_a_deck_area_no_nbi_record_can_code_is_refused(tmp_path: Path) -> None:
+    # Items 49 × 52 code at most 99,999.9 m × 999.9 m: 1e30 m² (a unit or entry error) names its line and value,
+    # from DECK_AREA and from length × width alike.
+    p = write(tmp_path, nbi_text([{"DECK_AREA": "1e30"}]))
+    with pytest.raises(InventoryError, match="is more than NBI items 49 × 52 can code") as exc:
+        read_nbi(p)
+    check(exc, p, 2, "DECK_AREA")
+    assert "'1e30'" in str(exc.value)
+    p = write(tmp_path, nbi_text([{"DECK_AREA": "", "STRUCTURE_LEN_MT_049": "99999.9", "DECK_WIDTH_MT_052": "1500"}]))
+    with pytest.raises(InventoryError, match="149,999,850 m² is more than") as exc:
+        read_nbi(p)
+    check(exc, p, 2, "STRUCTURE_LEN_MT_049")
+
+
 def test_duplicate_structure_number(tmp_path: Path) -> None:
     same = {"STRUCTURE_NUMBER_008": "'0042 '"}
     p = write(tmp_path, nbi_text([same, {}, same]))

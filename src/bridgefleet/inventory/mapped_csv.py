@@ -25,6 +25,7 @@ from bridgefleet.inventory.rows import (
     _Bridge,
     _clean,
     _collect,
+    _deck_area,
     _inventory,
     _missing_columns,
     _number,
@@ -257,6 +258,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         if area <= 0.0:
             raise _RowProblem("no deck area", "deck area is 0", str(columns["deck_area"] or columns["width"]),
                               bad=False)
+        where = str(columns["deck_area"] or columns["length"])
+        area = _deck_area(area, where, _clean(get(f, "deck_area" if columns["deck_area"] is not None else "length")))
         aadt = _number(get(f, "aadt"), str(columns["aadt"]), "traffic (AADT)")
         cval = _clean(f[col[cluster_col]]) if cluster_col else ""
         urban = cluster_of(cval)

@@ -20,6 +20,7 @@ from bridgefleet.inventory.rows import (
     _Bridge,
     _clean,
     _collect,
+    _deck_area,
     _inventory,
     _missing_columns,
     _number,
@@ -202,7 +203,7 @@ def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:
     """Deck area (m²): DECK_AREA, else item 49 × item 52, else item 49 × item 32 (culverts)."""
     area = _number(get(f, "DECK_AREA"), "DECK_AREA", "deck area", required=False)
     if area:
-        return area
+        return _deck_area(area, "DECK_AREA", _clean(get(f, "DECK_AREA")))
     length = _number(get(f, "STRUCTURE_LEN_MT_049"), "STRUCTURE_LEN_MT_049", "structure length",
                      required=False) or 0.0
     width = _number(get(f, "DECK_WIDTH_MT_052"), "DECK_WIDTH_MT_052", "deck width", required=False) or 0.0
@@ -212,6 +213,6 @@ def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:
     if length * width <= 0.0:
         raise _RowProblem("no deck area", "DECK_AREA, item 49 × item 52 and item 49 × item 32 are all 0 or "
                           "blank", "STRUCTURE_LEN_MT_049", _clean(get(f, "STRUCTURE_LEN_MT_049")), bad=False)
-    return length * width
+    return _deck_area(length * width, "STRUCTURE_LEN_MT_049", _clean(get(f, "STRUCTURE_LEN_MT_049")))
 
 

@@ -193,6 +193,24 @@ def _number(value: str, column: str, what: str, *, required: bool = True, minimu
     return x
 
 
+MAX_DECK_AREA_M2 = 99_999.9 * 999.9
+"""The largest deck area an NBI record can code, m²: item 49 (structure length, 6 digits in tenths of a metre)
+× item 52 (deck width, 4 digits in tenths of a metre; FHWA's Recording and Coding Guide, 1995). A larger one is
+a unit or entry error: the row is dropped."""
+
+
+def _deck_area(area: float, column: str, value: str) -> float:
+    """``area`` (m²) if an NBI record could code it.
+
+    Raises:
+        _RowProblem: above :data:`MAX_DECK_AREA_M2`, naming the column and its value.
+    """
+    if area > MAX_DECK_AREA_M2:
+        raise _RowProblem(_BAD, f"deck area {area:,.0f} m² is more than NBI items 49 × 52 can code "
+                          f"({MAX_DECK_AREA_M2:,.0f} m²)", column, value)
+    return area
+
+
 EARLIEST_YEAR_BUILT = 1700
 """Years built before this are not a year (0, 0000, a two-digit year): the row is dropped by both readers."""
 
