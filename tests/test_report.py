@@ -138,3 +138,26 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     (other / "scenarios.json").write_text(json.dumps({**data, "fleet": "dc-2019"}))
     assert main(["report", str(default_run), "--scenarios", str(other), "--quiet"]) == 2
     assert "its levels are of dc-2019, this report is of the run’s fleet model" in capsys.readouterr().err
+
+
+def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_the_other_way():
+    import numpy as np
+
+    from bridgefleet.evaluation.evaluate import EvalResult
+    from bridgefleet.report.data import TRAINED, plain_words
+
+    def result(name, ret, cost, poor_count, poor_deck):
+        deck = np.zeros((2, 10, 3))
+        deck[:, :, 2] = poor_deck
+        return EvalResult(name, 2, ret, 1.0, cost, 0.0, 0.0, np.array([ret, ret]), np.zeros(2),
+                          np.full(10, poor_count), np.zeros(5), deck, np.zeros((2, 10)), np.zeros((2, 10)), 0.95)
+
+    # 100 bridges: the trained policy leaves 2 % of them poor (2 bridges) but 0.2 % of deck area; the best rule
+    # of thumb 1 % (1 bridge) and 4.6 %; it spends 10 % more; 50 return units at λ = 1e-5 are USD 5,000,000.
+    sentence = plain_words([result(TRAINED, 450.0, 1.1e6, 0.02, 0.002), result("worst_first", 400.0, 1.0e6, 0.01,
+                                                                                0.046)], 100, 1e-5)
+    assert sentence == ("At year 10 the trained policy leaves 0.2% of deck area poor against 4.6% for today's best "
+                        "rule of thumb (worst_first) under the same annual budgets (FHWA's limit is 10 %), with 1.0 "
+                        "more bridges poor (smaller ones); it spends 10% more per year and is worth USD +5,000,000 "
+                        "of cost-equivalent over the horizon (present value: condition, traffic and cost, at USD "
+                        "100,000 a return unit).")
