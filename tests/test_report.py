@@ -68,7 +68,7 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
     assert 'id="map"' not in text  # the synthetic fleet has no coordinates
     for row in ("trained policy", "worst_first", "lagrangian", "upper bound (budgets relaxed)"):
         assert f"<td>{row}</td>" in text
-    assert "bridges poor at year 8 than today" in text
+    assert "At year 8 the trained policy leaves" in text and "of deck area poor against" in text
     assert "<th>deck area poor, worst year</th>" in text and "one unit is worth USD 100,000" in text
     assert not list(tmp_path.glob(".*.tmp"))
 
