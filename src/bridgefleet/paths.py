@@ -20,9 +20,7 @@ def check_writable_file(path: str | Path, option: str, create: bool = False) -> 
     if p.is_dir():
         raise IsADirectoryError(f"{option} {p} is a folder: give a file name inside it")
     parent = p.parent
-    for part in (parent, *parent.parents):
-        if part.exists() and not part.is_dir():
-            raise NotADirectoryError(f"{option} {p}: {part} is a file, not a folder")
+    _no_file_on_the_way(parent, p, option)
     if create:
         parent = _nearest_existing(parent)
     if not parent.is_dir():
@@ -43,13 +41,18 @@ def check_writable_folder(path: str | Path, option: str) -> Path:
     if not str(path).strip():
         raise ValueError(f"{option} '': give a folder")
     p = Path(path)
-    for part in (p, *p.parents):
-        if part.exists() and not part.is_dir():
-            raise NotADirectoryError(f"{option} {p}: {part} is a file, not a folder")
+    _no_file_on_the_way(p, p, option)
     near = _nearest_existing(p)
     if not os.access(near, os.W_OK):
         raise PermissionError(f"{option} {p}: folder {near} is not writable")
     return p
+
+
+def _no_file_on_the_way(folder: Path, path: Path, option: str) -> None:
+    """Raise NotADirectoryError (naming ``option`` and ``path``) if ``folder`` or a folder above it is a file."""
+    for part in (folder, *folder.parents):
+        if part.exists() and not part.is_dir():
+            raise NotADirectoryError(f"{option} {path}: {part} is a file, not a folder")
 
 
 def _nearest_existing(folder: Path) -> Path:

@@ -267,10 +267,6 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.scenarios import run_scenarios, write_scenarios
 
     out = check_writable_folder(args.out, "--out")  # before minutes of work
-    if args.bisect < 0:
-        raise ValueError(f"--bisect {args.bisect}: must be ≥ 0")
-    if not 0.0 < args.certify_step <= 1.0:
-        raise ValueError(f"--certify-step {args.certify_step:g}: must be in (0, 1] rating points")
     agent, fleet = None, None
     if args.run_dir:
         from bridgefleet.runs.load import load_policy

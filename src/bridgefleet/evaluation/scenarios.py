@@ -15,6 +15,7 @@ expectation is over deterioration on one fleet, the quantity the certificate is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,23 +96,33 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
     other's)."""
     level_cfg = set_budget(cfg, scale=scale)
     planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL)  # priced once per level
-    best = None
+
+    def attempt() -> Level:
+        result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",
+                                 FleetSimulator(level_cfg, episodes, fleet))
+        return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, planner.aim,
+                     planner.rounded)
+
+    return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True)
+
+
+def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any],
+             poor_by_year: Callable[[Any], np.ndarray], stop_at_zero: bool = False) -> Any:
+    """Each of :data:`AIMS` in turn (``planner.rounded`` and ``planner.aim`` = ``rule`` × the share) until what
+    ``attempt()`` simulates keeps the mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule``
+    in every year, or the relaxation cannot meet the rule at this budget (then no tighter aim can): that one;
+    else the one with the least poor share in its worst year. ``stop_at_zero``: a rule of 0 stops at the first
+    (every aim is 0 then)."""
+    best, best_worst = None, np.inf
     for rounded, aim in AIMS:
         planner.aim, planner.rounded = rule * aim, rounded
-        sim = FleetSimulator(level_cfg, episodes, fleet)
-        result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", sim)
-        level = Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, rule * aim,
-                      rounded)
-        if best is None or _worst_year(level) < _worst_year(best):
-            best = level
-        if _meets(level, rule) or rule == 0 or not level.rule_met_by_bound:
-            return level  # met; or the relaxation cannot meet the rule at this budget, so no tighter aim can
+        out = attempt()
+        worst = float(poor_by_year(out).max())
+        if worst < best_worst:
+            best, best_worst = out, worst
+        if worst <= rule + 1e-12 or (stop_at_zero and rule == 0) or not planner.bound.meets_rule:
+            return out
     return best
-
-
-def _worst_year(level: Level) -> float:
-    """The mean poor share of deck area in the level's worst year."""
-    return float(level.deck[..., 2].mean(0).max())
 
 
 @dataclass
@@ -149,12 +160,17 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
 
     Raises:
         ValueError: both level lists given, a level < 0, ``rule`` outside [0, 1], ``years`` or ``episodes`` < 1,
-            a fleet whose sized budget is 0 (the levels are multiples of it).
+            ``bisect`` < 0, ``certify_step`` outside (0, 1], a fleet whose sized budget is 0 (the levels are
+            multiples of it).
     """
     if not 0.0 <= rule <= 1.0:
         raise ValueError(f"--rule {rule}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     if years < 1 or episodes < 1:
         raise ValueError(f"--years {years}, --episodes {episodes}: each must be at least 1")
+    if bisect < 0:
+        raise ValueError(f"--bisect {bisect}: must be ≥ 0")
+    if not 0.0 < certify_step <= 1.0:
+        raise ValueError(f"--certify-step {certify_step:g}: must be in (0, 1] rating points")
     cfg = fleet_cfg.replace(horizon_years=years)
     if cfg.inventory is None:  # one fleet of the model (fleet seed ``seed``): expectations over deterioration
         cfg = cfg.replace(fixed_fleet=True, fleet_seed=seed)

@@ -178,20 +178,17 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
                      rule: float) -> Plan:
     """The planner's plan that meets the rule in expectation where it can, as ``scenarios`` finds it at a level:
     each of :data:`bridgefleet.evaluation.scenarios.AIMS` in turn, the first whose mean share of deck area poor
-    is ≤ ``rule`` in every year (``Plan.policy`` says which); where none is (or the relaxation cannot meet the
-    rule at this budget), the one with the least poor share in its worst year, with a warning."""
-    from bridgefleet.evaluation.scenarios import AIMS
+    is ≤ ``rule`` in every year (``Plan.policy`` says which; :func:`bridgefleet.evaluation.scenarios.try_aims`),
+    with a warning where it misses the rule."""
+    from bridgefleet.evaluation.scenarios import try_aims
 
-    best = None
-    for rounded, aim in AIMS:
-        planner.aim, planner.rounded = rule * aim, rounded
+    def attempt() -> Plan:
         plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian")
-        plan.policy = (f"lagrangian{', rounded relaxation' if rounded else ''}, each year planned to "
-                       f"{rule * aim:.0%} of deck area poor")
-        if best is None or plan.deck_shares[:, 2].max() < best.deck_shares[:, 2].max():
-            best = plan
-        if plan.deck_shares[:, 2].max() <= rule + 1e-12 or not planner.bound.meets_rule:
-            break
+        plan.policy = (f"lagrangian{', rounded relaxation' if planner.rounded else ''}, each year planned to "
+                       f"{planner.aim:.0%} of deck area poor")
+        return plan
+
+    best = try_aims(planner, rule, attempt, lambda plan: plan.deck_shares[:, 2])
     worst = best.deck_shares[:, 2]
     if worst.max() > rule + 1e-12:
         warnings.warn(f"the plan does not meet the rule (≤ {rule:.0%} of deck area poor every year, in expectation): "

@@ -114,14 +114,6 @@ def continuation(utility, v_next, gamma, price_poor, poor_top, out):  # pragma: 
 
 
 @nb.njit(cache=True, nogil=True)
-def _smooth(utility, step, v_next, gamma, poor_top, out):  # pragma: no cover - compiled
-    """out[j] = u[j] + the user cost's step where grid point j is poor + γ V_{t+1}[j]: what is left of the
-    continuation once the poor year's charges (the step, the rule's price) are taken out, for :func:`_charge`."""
-    for j in range(out.shape[0]):
-        out[j] = utility[j] + (step if j < poor_top else 0.0) + gamma * v_next[j]
-
-
-@nb.njit(cache=True, nogil=True)
 def _charge(eu_row, charge, q, poor_top):  # pragma: no cover - compiled
     """eu_row[j] −= charge × P(ending the year poor from grid point j after the action): 1 below 5, q above."""
     if charge == 0.0:
@@ -182,7 +174,7 @@ def _year(n, t, s, diag_n, utility, poor_step, poor_q, cost, feasible, weights, 
             if r < 0 or (rt == 1 and r > t):
                 continue
             kidx = r if r <= t else horizon + t
-            _smooth(utility[n], step, v_next[rt, k + 1], gamma, poor_top, x)
+            continuation(utility[n], v_next[rt, k + 1], gamma, -step, poor_top, x)  # the step taken out
             _expect(x, weights[w_n, rt, kidx], n_taps[w_n, rt, kidx], band, shock, tmp, eu[rt, k])
             _charge(eu[rt, k], pp + step, poor_q[w_n, rt, kidx], poor_top)
     if not values:
@@ -295,6 +287,7 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
             ec = 0.0
             en = 0.0
             ep = 0.0  # P(poor at the end of the year): exact from each rating after the action (poor_q)
+            below = 0.0  # the grid's mass below rating 5, where eval_utility holds the step
             for rt in range(r_n):
                 for r in range(1, t + 2 if rt == 0 else t + 1):
                     for j in range(g_n):
@@ -330,11 +323,14 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
                             d_next[rt, r] = x
             exp_cost[n, t] = ec
             exp_count[n, t] = en
-            eu_t = -eval_step[n] * ep  # the user cost's step by the exact probability, the rest on the grid
+            eu_t = 0.0
             for rt in range(r_n):
                 for r in range(1, t + 3):
                     for j in range(g_n):
-                        eu_t += d_next[rt, r, j] * (eval_utility[n, j] + (eval_step[n] if j < poor_top else 0.0))
+                        eu_t += d_next[rt, r, j] * eval_utility[n, j]
+                        if j < poor_top:
+                            below += d_next[rt, r, j]
+            eu_t += eval_step[n] * (below - ep)  # the user cost's step by the exact probability, not the grid's
             exp_poor[n, t] = ep
             exp_utility[n] += gamma**t * eu_t
             d, d_next = d_next, d

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from bridgefleet.config.fleet import read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenarios import SHOW_YEARS, plot_scenarios
@@ -109,8 +109,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
 
 def _run_inventory(run_dir: Path) -> str | None:
     """The inventory a run was trained on (its config.yaml), None for a fleet model's fleets."""
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) if (run_dir / "config.yaml").is_file() \
-        else {}
+    path = run_dir / "config.yaml"
+    cfg = read_yaml(path) if path.is_file() else None
     return ((cfg or {}).get("fleet") or {}).get("inventory")
 
 
