@@ -4,7 +4,7 @@ knapsack that keeps a plan within the rule."""
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.planning.rule import allocate_within_rule, poor_probability
+from bridgefleet.planning.rule import allocate_within_rule, only_choice, poor_probability
 
 
 def test_probability_of_ending_the_year_poor_by_hand():
@@ -65,3 +65,25 @@ def test_the_plan_treats_the_bridge_the_rule_needs_instead_of_the_better_one():
     # A rule no plan can meet (≤ 5 %): the plan with the least expected poor deck area.
     allocate_within_rule(ben, cost, agency, budget, deck, p_poor, np.array([50.0]), out)
     np.testing.assert_array_equal(out, [[0, 1]])
+
+
+def test_a_rounded_plan_funds_each_bridges_choice_or_nothing_and_the_rule_picks_who_waits():
+    # Bridge 0 (800 m²) chose action 2 (benefit 10, USD 100); its cheaper action 1 (benefit 9, USD 50) is not its
+    # policy's choice. Bridges 1 and 2 (100 m² each) chose action 1 (benefit 6, USD 50). USD 100 this year.
+    ben = np.array([[[0.0, 9.0, 10.0, -np.inf, -np.inf], [0.0, 6.0, 2.0, -np.inf, -np.inf],
+                     [0.0, 6.0, -np.inf, -np.inf, -np.inf]]])
+    only = only_choice(ben.copy())
+    np.testing.assert_array_equal(only[0, 0], [0.0, -np.inf, 10.0, -np.inf, -np.inf])
+    np.testing.assert_array_equal(only[0, 1], [0.0, 6.0, -np.inf, -np.inf, -np.inf])
+    cost = np.array([[[0.0, 50.0, 100.0, 0.0, 0.0]] * 3])
+    deck = np.array([[800.0, 100.0, 100.0]])
+    p_poor = np.array([[[1.0, 1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]]])
+    agency = np.zeros(3, dtype=np.int64)
+    budget = np.array([[100.0, 0.0]])
+    out = np.zeros((1, 3), dtype=np.int64)
+    allocate_within_rule(ben.copy(), cost, agency, budget, deck, p_poor, np.array([1000.0]), out)
+    np.testing.assert_array_equal(out, [[1, 1, 0]])  # every action open: bridge 0's cheaper one, 15 > 12 or 10
+    allocate_within_rule(only_choice(ben.copy()), cost, agency, budget, deck, p_poor, np.array([1000.0]), out)
+    np.testing.assert_array_equal(out, [[0, 1, 1]])  # choices only, no rule that binds: 12 > 10
+    allocate_within_rule(only_choice(ben.copy()), cost, agency, budget, deck, p_poor, np.array([500.0]), out)
+    np.testing.assert_array_equal(out, [[2, 0, 0]])  # ≤ 500 m² poor: 200 m² with bridge 0's choice, not 800

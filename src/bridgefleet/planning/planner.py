@@ -26,7 +26,7 @@ from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rounding import round_mixture
-from bridgefleet.planning.rule import allocate_within_rule, poor_probability
+from bridgefleet.planning.rule import allocate_within_rule, only_choice, poor_probability
 from bridgefleet.planning.transitions import grid_points
 from bridgefleet.sim.model import RATING_GAIN
 from bridgefleet.sim.simulator import FleetSimulator
@@ -154,7 +154,9 @@ class LagrangianPlanner:
         rounded: each bridge follows one policy of the relaxation's mixture (:mod:`bridgefleet.planning.rounding`:
             chosen by an integer program so the fleet's expected spend keeps the budget rows and its expected poor
             deck area the rule × ``aim`` / rule), solved again on the planner's grid at the prices it was found at;
-            each year's knapsack then keeps the actual budget. False: every bridge's benefit at the relaxation's
+            each year's knapsack then keeps the actual budget, funding each bridge's choice or nothing: where the
+            money is short, the year-by-year check at ``aim`` decides which bridges wait (their priced benefits come
+            from different prices, so they are not compared alone). False: every bridge's benefit at the relaxation's
             best prices, one knapsack a year (better where no rule binds; at those prices most bridges are
             indifferent between the policies the mixture needs, so where a rule binds the knapsack misses it).
 
@@ -369,7 +371,12 @@ class LagrangianPlanner:
             ben -= (self._step_cost[self._index, t])[..., None] * self._cost
             ben[..., 1:] -= self._step_count[self._index, t][..., None]
             ben[..., 0] = 0.0
-            allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+            if self.aim is None:
+                allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+            else:  # each bridge's choice or nothing; where the money is short, the rule decides which wait
+                allocate_within_rule(only_choice(ben), self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
+                                     poor_probability(sim.config, st.condition, st.ysm, st.rate),
+                                     self.aim * self._deck.sum(1), out)
         elif self.aim is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can

@@ -40,6 +40,16 @@ def poor_probability(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray
     return drop_exceeds(config, post - POOR_BELOW, mean)  # the drop that makes the bridge poor exceeds post − 5
 
 
+def only_choice(ben: np.ndarray) -> np.ndarray:
+    """Each bridge's best action or nothing: ``ben`` float64 (E, B, 5) with every other treatment's benefit set to
+    −inf (in place; returned). Ties go to the lower action."""
+    own = ben.argmax(-1)[..., None]
+    chosen = np.take_along_axis(ben, own, -1)
+    ben[..., 1:] = -np.inf
+    np.put_along_axis(ben, own, chosen, -1)
+    return ben
+
+
 def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, budget: np.ndarray,
                          deck: np.ndarray, p_poor: np.ndarray, allowance: np.ndarray, out: np.ndarray,
                          steps: int = 10) -> None:
