@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
-from bridgefleet.planning.columns import ColumnPool
+from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.rounding import round_mixture
@@ -230,38 +230,74 @@ class LagrangianPlanner:
 
     def _follow_rounding(self) -> None:
         """Value tables of the policy each bridge follows (``rounded``): its unit's column of the rounded mixture,
-        solved again on this grid at the prices it was found at (a column found without the reward, in the
-        least budget's search, has its prices brought to this bound's scale so the knapsack can weigh it)."""
-        m, _, _, step_poor, _ = self._plain
+        solved again on this grid at the prices it was found at. The rounding weighs each candidate policy by
+        what it does on this grid (:meth:`_on_this_grid`)."""
+        m = self._plain[0]
         aim = self.aim if self.max_poor else None
         if self._rounded_at == (aim,):
             return
         rows = self._rows
-        t_n = m.horizon
-        disc = m.gamma ** np.arange(t_n)
         e_n = len(self.bound.mixture)
         b_n = m.n // e_n
-        found = np.zeros((m.n, 4, t_n))
+        found = np.zeros((m.n, 4, m.horizon))
         for e, (cols, x, units) in enumerate(self.bound.mixture):
             poor_b = None  # the aim's allowance, not the rule's
             if rows.poor_b is not None:
                 poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
-            pick = round_mixture(cols, x, units.agency, rows, e, poor_b)
+            pick = round_mixture(cols, x, units.agency, rows, e, poor_b,
+                                 evaluate=lambda part, e=e, unit=units.unit: self._on_this_grid(part, e, unit))
             found[e * b_n : (e + 1) * b_n] = cols.found_at[pick][units.unit]
+        self.mdps, self._step_cost, self._step_count, self._step_poor = self._at_prices(found)
+        self._kept, self._eu = None, None
+        self._solve_window(0, None, None)
+        self._rounded_at = (aim,)
+
+    def _at_prices(self, found: np.ndarray) -> tuple:
+        """The bridges' MDPs on this grid and their step prices (cost, count, poor: float64 (N, T)) for the
+        policies found at ``found`` float64 (N, 4, T) (:attr:`bridgefleet.planning.columns.Columns.found_at`; changed
+        in place). A column found without the reward, in the least budget's search, has its prices brought to
+        this bound's scale so the knapsack can weigh it."""
+        m, _, _, step_poor, _ = self._plain
+        disc = m.gamma ** np.arange(m.horizon)
         weight = found[:, 3, 0]
         plain = weight == 0  # found by the least budget's search: prices in budget scales, no reward
         if plain.any():
             own = self.bound.price_cost[m.fleet, m.agency].sum(1)  # this bound's reward units per USD, summed
             theirs = found[:, 0].sum(1)
             found[plain, :3] *= (own[plain] / np.maximum(theirs[plain], 1e-300))[:, None, None]
-        self.mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], poor_step=m.poor_step * weight,
-                                        cost_lambda=0.0)
-        self._step_cost = found[:, 0] / disc + m.cost_lambda * weight[:, None]
-        self._step_count = found[:, 1] / disc
-        self._step_poor = None if step_poor is None else found[:, 2] / disc * m.deck[:, None]
-        self._kept, self._eu = None, None
-        self._solve_window(0, None, None)
-        self._rounded_at = (aim,)
+        mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], poor_step=m.poor_step * weight,
+                                   cost_lambda=0.0)
+        return (mdps, found[:, 0] / disc + m.cost_lambda * weight[:, None], found[:, 1] / disc,
+                None if step_poor is None else found[:, 2] / disc * m.deck[:, None])
+
+    def _on_this_grid(self, part: Columns, e: int, unit: np.ndarray) -> Columns:
+        """Fleet e's candidate columns ``part`` with the spend, treatments and poor deck area of their policies
+        solved again on this grid at the prices they were found at (a unit's bridges summed; ``unit`` int64 (B,),
+        each bridge's unit): one DP solve for each candidate a unit has at most (most units have one)."""
+        m = self._plain[0]
+        b_n = m.n // len(self.bound.mixture)
+        k_n = len(part.bridge)
+        order = np.lexsort((np.arange(k_n), part.bridge))
+        first = np.r_[0, np.flatnonzero(np.diff(part.bridge[order])) + 1]
+        rank = np.empty(k_n, dtype=np.int64)
+        rank[order] = np.arange(k_n) - np.repeat(first, np.diff(np.r_[first, k_n]))
+        spend, count, poor = (np.zeros_like(part.spend) for _ in range(3))
+        for r in range(int(rank.max(initial=-1)) + 1):
+            of_unit = np.full(int(unit.max()) + 1, -1)
+            of_unit[part.bridge[rank == r]] = np.flatnonzero(rank == r)
+            k_b = of_unit[unit]  # (B,) the bridge's unit's r-th candidate, −1: none
+            has = np.flatnonzero(k_b >= 0)
+            bridges = e * b_n + has
+            found = np.zeros((m.n, 4, m.horizon))
+            found[bridges] = part.found_at[k_b[has]]
+            active = np.zeros(m.n, dtype=bool)
+            active[bridges] = True
+            mdps, step_cost, step_count, step_poor = self._at_prices(found)
+            sol = solve(mdps, step_cost, step_count, active=active, price_poor=step_poor)
+            np.add.at(spend, k_b[has], sol.exp_cost[bridges])
+            np.add.at(count, k_b[has], sol.exp_count[bridges])
+            np.add.at(poor, k_b[has], sol.exp_poor[bridges] * m.deck[bridges, None])
+        return dataclasses.replace(part, spend=spend, count=count, poor=poor)
 
     def _budget_rows(self) -> int:
         """How many rows of one year's tables of all bridges (N × R × G float32 each) fit ``memory_mb``."""

@@ -17,6 +17,8 @@ in integer programming", Operations Research 48(1), 2000), solved by HiGHS's bra
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -30,7 +32,8 @@ HiGHS then returns the best integer point found (the LP's largest weights where 
 
 
 def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
-                  poor_b: np.ndarray | None = None, node_limit: int = NODE_LIMIT) -> np.ndarray:
+                  poor_b: np.ndarray | None = None, node_limit: int = NODE_LIMIT,
+                  evaluate: Callable[[Columns], Columns] | None = None) -> np.ndarray:
     """The column each unit follows, int64 (U,) indices into ``cols``.
 
     Args:
@@ -42,6 +45,10 @@ def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _
         poor_b: float64 (T,), m² allowed poor at the end of each year instead of the rows' own (an aim below the
             rule), or None.
         node_limit: branch-and-bound nodes of the integer program.
+        evaluate: the candidates' spend, treatments and poor deck area as the planner will follow them (its own
+            rating grid: the search grid's policies solved again there can leave more deck area poor, on dc-2019
+            at 0.28 × the sized budget 10.4–11.9 % a year against 8.9–10.0 % on the search grid), for the integer
+            program; None: the columns' own.
 
     Returns:
         int64 (U,): the chosen column of each unit, maximising the summed return within the budget rows with the
@@ -56,6 +63,8 @@ def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _
     x = x if lp is None else lp  # the master's own mixture only where HiGHS failed
     keep = np.flatnonzero((x > 1e-9) | (cols.used == 0))  # the mixture's policies, and doing nothing
     part = cols.take(keep)
+    if evaluate is not None:
+        part = evaluate(part)
     y = _solve(part, unit_agency, kinds, poor_scale, rhs, integral=True, node_limit=node_limit)
     return keep[_largest(part.bridge, x[keep] if y is None else y, len(unit_agency))]
 
