@@ -73,3 +73,23 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     assert result.agency_usd.shape == (2, 5) and result.agency_usd.sum() > 0
     # carry-over: each sample's spend up to year t within the t + 1 budgets that came in
     assert (np.cumsum(result.agency_usd, axis=1) <= budget * np.arange(1, 6) + 1e-6).all()
+
+
+def test_candidates_evaluated_on_the_planners_grid_are_the_columns_when_it_is_the_search_grid():
+    # The rounding weighs candidates by what they do on the planner's grid; on the search grid itself each
+    # column solved again at the prices it was found at (rescaled for the least budget's) is the same policy.
+    cfg = set_budget(FleetConfig(n_urban=3, n_rural=3, horizon_years=5, fixed_fleet=True, fleet_seed=3), scale=0.3)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [3])
+    mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.fleet_annual_budget, step=0.2, max_poor=0.2)
+    pool = ColumnPool()
+    least_budget(mdps, 0.2, cfg.budgets_usd, cfg.carry_over_budget, max_iter=6, pool=pool)
+    planner = LagrangianPlanner(step=0.2, search_step=0.2, max_poor_deck_area=0.2, max_iter=12, pool=pool)
+    planner.prepare(sim)
+    cols, _, units = planner.bound.mixture[0]
+    plain = cols.found_at[:, 3, 0] == 0
+    assert plain.any() and (~plain).any() and np.bincount(cols.bridge).max() > 1  # both kinds, several a unit
+    again = planner._on_this_grid(cols, 0, units.unit)
+    for got, want in ((again.spend, cols.spend), (again.count, cols.count), (again.poor, cols.poor)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-6)
+    np.testing.assert_array_equal(again.reward, cols.reward)
