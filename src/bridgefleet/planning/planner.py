@@ -273,7 +273,8 @@ class LagrangianPlanner:
     def _on_this_grid(self, part: Columns, e: int, unit: np.ndarray) -> Columns:
         """Fleet e's candidate columns ``part`` with the spend, treatments and poor deck area of their policies
         solved again on this grid at the prices they were found at (a unit's bridges summed; ``unit`` int64 (B,),
-        each bridge's unit): one DP solve for each candidate a unit has at most (most units have one)."""
+        each bridge's unit): one DP solve for each candidate a unit has at most (its policy and doing nothing: two or
+        three solves in all)."""
         m = self._plain[0]
         b_n = m.n // len(self.bound.mixture)
         k_n = len(part.bridge)

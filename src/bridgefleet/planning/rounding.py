@@ -9,7 +9,8 @@ each bridge (each unit of the master LP) is instead given one of the policies fo
 program over the master's columns: the most return whose expected spend keeps every budget row and whose
 expected poor deck area keeps every rule row (elastic, so an answer always exists). With every bridge following
 its own policy the fleet's expected spend and poor deck area are the sums of its columns', so the rounded plan
-meets the rows in expectation on the search grid; the per-path budget is then kept by the planner's knapsack.
+meets the rows in expectation on the grid its candidates were valued on (the planner values them on its own
+grid, where it follows them); the per-path budget is then kept by the planner's knapsack.
 This is the rounding of a Dantzig–Wolfe master to an integer point (Vanderbeck, "On Dantzig–Wolfe decomposition
 in integer programming", Operations Research 48(1), 2000), solved by HiGHS's branch and bound
 (``scipy.optimize.milp``).
