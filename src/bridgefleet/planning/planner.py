@@ -294,7 +294,7 @@ class LagrangianPlanner:
             active = np.zeros(m.n, dtype=bool)
             active[bridges] = True
             mdps, step_cost, step_count, step_poor = self._at_prices(found)
-            sol = solve(mdps, step_cost, step_count, active=active, price_poor=step_poor)
+            sol = self.solver(mdps, step_cost, step_count, active=active, price_poor=step_poor)
             np.add.at(spend, k_b[has], sol.exp_cost[bridges])
             np.add.at(count, k_b[has], sol.exp_count[bridges])
             np.add.at(poor, k_b[has], sol.exp_poor[bridges] * m.deck[bridges, None])
@@ -408,13 +408,9 @@ class LagrangianPlanner:
             ben -= (self._step_cost[self._index, t])[..., None] * self._cost
             ben[..., 1:] -= self._step_count[self._index, t][..., None]
             ben[..., 0] = 0.0
-            if self.aim is None:
-                allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
-            else:  # each bridge's choice or nothing; where the money is short, the rule decides which wait
-                allocate_within_rule(only_choice(ben), self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
-                                     poor_probability(sim.config, st.condition, st.ysm, st.rate),
-                                     self.aim * self._deck.sum(1), out)
-        elif self.aim is None:
+            if self.aim is not None:  # each bridge's choice or nothing; where money is short, the rule picks who waits
+                only_choice(ben)
+        if self.aim is None:
             allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
             allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
