@@ -89,7 +89,11 @@ def test_candidates_evaluated_on_the_planners_grid_are_the_columns_when_it_is_th
     cols, _, units = planner.bound.mixture[0]
     plain = cols.found_at[:, 3, 0] == 0
     assert plain.any() and (~plain).any() and np.bincount(cols.bridge).max() > 1  # both kinds, several a unit
-    again = planner._on_this_grid(cols, 0, units.unit)
+    k_n = len(cols.bridge)
+    odd = np.arange(1, k_n, 2)
+    first = planner._on_this_grid(cols.take(odd), odd, 0, units.unit)  # half valued, then all (the rest only)
+    again = planner._on_this_grid(cols, np.arange(k_n), 0, units.unit)
     for got, want in ((again.spend, cols.spend), (again.count, cols.count), (again.poor, cols.poor)):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-6)
     np.testing.assert_array_equal(again.reward, cols.reward)
+    np.testing.assert_array_equal(first.poor, again.poor[odd])

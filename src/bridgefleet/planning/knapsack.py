@@ -323,9 +323,12 @@ def _solve(b, c, ok, budget, act):  # pragma: no cover - compiled
         _fill(b, c, ok, budget, act)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, parallel=True)
 def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
     """Actions int64 (E, B) that maximise Σ benefit within each agency's budget (exactly: module docstring).
+
+    The fleets' knapsacks are independent and run on Numba's threads (``numba.set_num_threads``; the same
+    plan whatever their number).
 
     Args:
         ben: float64 (E, B, 5), benefit of each action over doing nothing (ben[..., 0] = 0; −inf where the
@@ -336,16 +339,16 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
         out: int64 (E, B), written.
     """
     e_n = out.shape[0]
-    for g in range(2):  # the agency's bridges and the scratch arrays once, not once per fleet
+    for g in range(2):
         members = np.flatnonzero(agency == g)
         n = members.shape[0]
         if n == 0:
             continue
-        b = np.zeros((n, 5))
-        c = np.zeros((n, 5))
-        ok = np.zeros((n, 5), dtype=np.bool_)
-        act = np.zeros(n, dtype=np.int64)
-        for e in range(e_n):
+        for e in nb.prange(e_n):
+            b = np.zeros((n, 5))
+            c = np.zeros((n, 5))
+            ok = np.zeros((n, 5), dtype=np.bool_)
+            act = np.zeros(n, dtype=np.int64)
             left = budget[e, g] + 0.01  # the funding rule's cent
             for k in range(n):
                 j = members[k]

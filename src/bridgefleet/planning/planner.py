@@ -226,6 +226,7 @@ class LagrangianPlanner:
         self._first = (self._window, self._eu, self._layout)  # kept for the next simulation of the same fleet
         self._plain = (self.mdps, self._step_cost, self._step_count, self._step_poor, self._first)
         self._rounded_at = None
+        self._valued: dict[int, dict[int, tuple]] = {}  # fleet → mixture column → its valuation on this grid
         return self.bound
 
     def _follow_rounding(self) -> None:
@@ -245,7 +246,7 @@ class LagrangianPlanner:
             if rows.poor_b is not None:
                 poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
             pick = round_mixture(cols, x, units.agency, rows, e, poor_b,
-                                 evaluate=lambda part, e=e, unit=units.unit: self._on_this_grid(part, e, unit))
+                                 evaluate=lambda part, k, e=e, u=units.unit: self._on_this_grid(part, k, e, u))
             found[e * b_n : (e + 1) * b_n] = cols.found_at[pick][units.unit]
         self.mdps, self._step_cost, self._step_count, self._step_poor = self._at_prices(found)
         self._kept, self._eu = None, None
@@ -270,11 +271,23 @@ class LagrangianPlanner:
         return (mdps, found[:, 0] / disc + m.cost_lambda * weight[:, None], found[:, 1] / disc,
                 None if step_poor is None else found[:, 2] / disc * m.deck[:, None])
 
-    def _on_this_grid(self, part: Columns, e: int, unit: np.ndarray) -> Columns:
-        """Fleet e's candidate columns ``part`` with the spend, treatments and poor deck area of their policies
-        solved again on this grid at the prices they were found at (a unit's bridges summed; ``unit`` int64 (B,),
-        each bridge's unit): one DP solve for each candidate a unit has at most (its policy and doing nothing: two or
-        three solves in all)."""
+    def _on_this_grid(self, part: Columns, index: np.ndarray, e: int, unit: np.ndarray) -> Columns:
+        """Fleet e's candidate columns ``part`` (``index`` int64 (K,), theirs in the fleet's mixture) with the spend,
+        treatments and poor deck area of their policies solved again on this grid at the prices they were found at
+        (a unit's bridges summed; ``unit`` int64 (B,), each bridge's unit): one DP solve for each candidate a unit
+        has at most (its policy and doing nothing: two or three solves in all), for the columns not valued
+        since the prices were found (another aim's rounding shares most of them)."""
+        valued = self._valued.setdefault(e, {})
+        new = np.flatnonzero([int(k) not in valued for k in index])
+        if len(new):
+            found = self._valued_now(part.take(new), e, unit)
+            for j, k in enumerate(index[new]):
+                valued[int(k)] = (found.spend[j], found.count[j], found.poor[j])
+        spend, count, poor = (np.stack([valued[int(k)][f] for k in index]) for f in range(3))
+        return dataclasses.replace(part, spend=spend, count=count, poor=poor)
+
+    def _valued_now(self, part: Columns, e: int, unit: np.ndarray) -> Columns:
+        """:meth:`_on_this_grid` for every column of ``part``."""
         m = self._plain[0]
         b_n = m.n // len(self.bound.mixture)
         k_n = len(part.bridge)

@@ -34,7 +34,7 @@ HiGHS then returns the best integer point found (the LP's largest weights where 
 
 def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
                   poor_b: np.ndarray | None = None, node_limit: int = NODE_LIMIT,
-                  evaluate: Callable[[Columns], Columns] | None = None) -> np.ndarray:
+                  evaluate: Callable[[Columns, np.ndarray], Columns] | None = None) -> np.ndarray:
     """The column each unit follows, int64 (U,) indices into ``cols``.
 
     Args:
@@ -49,7 +49,7 @@ def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _
         evaluate: the candidates' spend, treatments and poor deck area as the planner will follow them (its own
             rating grid: the search grid's policies solved again there can leave more deck area poor, on dc-2019
             at 0.28 × the sized budget 10.4–11.9 % a year against 8.9–10.0 % on the search grid), for the integer
-            program; None: the columns' own.
+            program, given the candidates and their indices into ``cols``; None: the columns' own.
 
     Returns:
         int64 (U,): the chosen column of each unit, maximising the summed return within the budget rows with the
@@ -65,7 +65,7 @@ def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _
     keep = np.flatnonzero((x > 1e-9) | (cols.used == 0))  # the mixture's policies, and doing nothing
     part = cols.take(keep)
     if evaluate is not None:
-        part = evaluate(part)
+        part = evaluate(part, keep)
     y = _solve(part, unit_agency, kinds, poor_scale, rhs, integral=True, node_limit=node_limit)
     return keep[_largest(part.bridge, x[keep] if y is None else y, len(unit_agency))]
 

@@ -76,20 +76,20 @@ def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, 
     least = max(np.where(drop[over] > 0, drop[over], np.inf).min(initial=np.inf), 1e-3)  # m²
     hi = np.full(len(over), 2.0 * top / least if np.isfinite(least) else 1.0)
 
-    def plan(lam: np.ndarray) -> np.ndarray:
-        act = np.zeros((len(over), out.shape[1]), dtype=np.int64)
-        allocate(ben[over] + lam[:, None, None] * drop[over], cost[over], agency, budget[over], act)
+    def plan(lam: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        act = np.zeros((len(rows), out.shape[1]), dtype=np.int64)
+        allocate(ben[rows] + lam[:, None, None] * drop[rows], cost[rows], agency, budget[rows], act)
         return act
 
-    best = plan(hi)
-    ok = poor(best, over) <= allowance[over] + 1e-9
-    lo = np.zeros(len(over))
-    for _ in range(steps if ok.any() else 0):
-        mid = np.where(ok, 0.5 * (lo + hi), hi)
-        act = plan(mid)
-        met = poor(act, over) <= allowance[over] + 1e-9
-        better = ok & met
-        best[better] = act[better]
-        hi = np.where(better, mid, hi)
-        lo = np.where(ok & ~met, mid, lo)
+    best = plan(hi, over)
+    ok = np.flatnonzero(poor(best, over) <= allowance[over] + 1e-9)  # the fleets some λ lets meet it
+    lo = np.zeros(len(ok))
+    hi = hi[ok]
+    for _ in range(steps if len(ok) else 0):  # only those fleets are bisected
+        mid = 0.5 * (lo + hi)
+        act = plan(mid, over[ok])
+        met = poor(act, over[ok]) <= allowance[over[ok]] + 1e-9
+        best[ok[met]] = act[met]
+        hi = np.where(met, mid, hi)
+        lo = np.where(met, lo, mid)
     out[over] = best
