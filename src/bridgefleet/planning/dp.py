@@ -138,22 +138,28 @@ def _layout_row(k, s, diag_rt):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
-def _best_action(eu, rt, k, j, feasible_n, cost_n, shift, top, pc, pn, r_n):  # pragma: no cover - compiled
-    """(V, action) at entry k, grid point j: no action, a rating gain (1–3) or a replacement (4)."""
-    best = eu[rt, k, j]
-    ba = 0
+def _best_treatment(eu, rt, feasible_n, cost_n, shift, top, pc, pn, r_n, q_best, a_best):  # pragma: no cover - compiled
+    """The best treatment's value and action (1–4) at each grid point j, into ``q_best``, ``a_best`` (G,): a
+    rating gain (1–3) or a replacement (4), the first of equal values; −inf and 0 where none is allowed. A
+    treatment leads to row 0 (just maintained) whatever the row it starts from, so this serves every row."""
+    g_n = q_best.shape[0]
+    for j in range(g_n):
+        q_best[j] = -np.inf
+        a_best[j] = 0
     for a in range(1, 4):
         if feasible_n[a]:
-            q = eu[rt, 0, max(min(j + shift[a], top), j)] - pc * cost_n[a] - pn
-            if q > best:
-                best = q
-                ba = a
+            charge = pc * cost_n[a]
+            for j in range(g_n):
+                q = eu[rt, 0, max(min(j + shift[a], top), j)] - charge - pn
+                if q > q_best[j]:
+                    q_best[j] = q
+                    a_best[j] = a
     if r_n == 2 and feasible_n[4]:
         q = eu[1, 0, top] - pc * cost_n[4] - pn
-        if q > best:
-            best = q
-            ba = 4
-    return best, ba
+        for j in range(g_n):
+            if q > q_best[j]:
+                q_best[j] = q
+                a_best[j] = 4
 
 
 @nb.njit(cache=True, nogil=True)
@@ -181,14 +187,21 @@ def _year(n, t, s, diag_n, utility, poor_step, poor_q, cost, feasible, weights, 
         return
     pc = cost_lambda + price_cost[n, t]
     pn = price_count[n, t]
+    q_best = x  # scratch: the best treatment at each grid point (the same for every row of a rate kind)
+    a_best = np.empty(x.shape[0], dtype=np.int8)
     for rt in range(r_n):
+        _best_treatment(eu, rt, feasible[n], cost[n], shift, top, pc, pn, r_n, q_best, a_best)
         for k in range(1, k_n):
             r = _layout_row(k, s, diag_n[rt])
             if r < 0 or (rt == 1 and r > t):
                 continue
-            for j in range(eu.shape[2]):
-                v_cur[rt, k, j], act_t[rt, k, j] = _best_action(eu, rt, k, j, feasible[n], cost[n], shift, top, pc,
-                                                                pn, r_n)
+            for j in range(eu.shape[2]):  # a treatment where it is worth strictly more than waiting
+                if q_best[j] > eu[rt, k, j]:
+                    v_cur[rt, k, j] = q_best[j]
+                    act_t[rt, k, j] = a_best[j]
+                else:
+                    v_cur[rt, k, j] = eu[rt, k, j]
+                    act_t[rt, k, j] = 0
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
