@@ -95,3 +95,29 @@ def test_matches_brute_force_and_never_exceeds_the_budget():
                    if cost[rows, list(c)].sum() <= budget + 0.01 and all(a == 0 or ben[j, a] > 0
                                                                          for j, a in enumerate(c)))
         assert ben[rows, got].sum() >= best - 1e-9, (it, ben[rows, got].sum(), best)
+
+
+def test_many_fleets_on_several_threads_give_each_fleets_own_plan():
+    # The fleets' knapsacks run in parallel (numba prange): each fleet's plan is what that fleet alone gets,
+    # whatever the number of threads (no scratch shared between fleets).
+    import numba
+
+    rng = np.random.default_rng(1)
+    e_n, b_n = 12, 40
+    cost = np.zeros((e_n, b_n, 5))
+    cost[..., 1:] = np.sort(rng.uniform(10, 100, (e_n, b_n, 4)), axis=-1)
+    ben = np.zeros((e_n, b_n, 5))
+    ben[..., 1:] = rng.normal(3, 3, (e_n, b_n, 4))
+    agency = rng.integers(0, 2, b_n)
+    budget = rng.uniform(50, 400, (e_n, 2))
+    alone = np.stack([_run(ben[e], cost[e], agency, budget[e]) for e in range(e_n)])
+    before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            out = np.zeros((e_n, b_n), dtype=np.int64)
+            allocate(ben, cost, agency, budget, out)
+            np.testing.assert_array_equal(out, alone)
+    finally:
+        numba.set_num_threads(before)
+    assert (alone > 0).any() and (alone == 0).any()
