@@ -194,6 +194,28 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
     assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err
 
 
+def test_a_solve_without_its_forward_pass_gives_the_same_values_tables_and_checkpoints():
+    from bridgefleet.planning.bound import fleet_mdps
+    from bridgefleet.planning.dp import solve
+    from bridgefleet.sim.simulator import FleetSimulator
+
+    # The bound's last solve and the planner's tables need value0, EU and V_c, not the policy's expectations:
+    # without the forward pass those must be bit for bit the same, and the expectations left at 0.
+    cfg = FleetConfig(n_urban=3, n_rural=4, horizon_years=8)
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [3])
+    m, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.fleet_annual_budget, step=0.1, max_poor=0.1)
+    rng = np.random.default_rng(0)
+    pc, pn, pp = (rng.uniform(0, s, (m.n, m.horizon)) for s in (1e-6, 0.5, 2.0))
+    full = solve(m, pc, pn, price_poor=pp, store=(0, 4), keep=(5,))
+    fast = solve(m, pc, pn, price_poor=pp, store=(0, 4), keep=(5,), forward=False)
+    assert np.array_equal(full.value0, fast.value0) and np.array_equal(full.eu, fast.eu)
+    assert np.array_equal(full.kept, fast.kept)
+    assert full.exp_cost.sum() > 0 and full.exp_poor.sum() > 0 and full.used.any()  # the forward pass ran
+    assert not (fast.exp_cost.any() or fast.exp_count.any() or fast.exp_poor.any() or fast.used.any()
+                or fast.exp_utility.any())
+
+
 def _windows(calls: list[dict]) -> list[tuple]:
     """(store, start year, layout base) of each window solve the planner made."""
     return [(k["store"], k.get("start") and k["start"][0], k.get("layout") and k["layout"].base) for k in calls

@@ -377,7 +377,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         dm = mdps.gamma ** np.arange(mdps.horizon)
         fine = solver(mdps, best_cost[mdps.fleet, mdps.agency] / dm, best_count[mdps.fleet, mdps.agency] / dm,
                      price_poor=best_poor[mdps.fleet] / dm * mdps.deck[:, None] if rule else None, store=store,
-                     keep=keep)
+                     keep=keep, forward=False)
         value0, tables, kept = fine.value0, fine.eu, fine.kept
         values = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     certified = None

@@ -69,7 +69,7 @@ class RaySolver:
                  active: np.ndarray | None = None, store: tuple[int, int] | None = None,
                  price_poor: np.ndarray | None = None, eval_utility: np.ndarray | None = None,
                  keep: tuple[int, ...] = (), start: tuple[int, np.ndarray] | None = None,
-                 layout: Layout | None = None, eval_step: np.ndarray | None = None) -> Solution:
+                 layout: Layout | None = None, eval_step: np.ndarray | None = None, forward: bool = True) -> Solution:
         """As :func:`bridgefleet.planning.dp.solve` (same arguments, shapes and result)."""
         def rows(a, p):
             return None if a is None else np.ascontiguousarray(a[p])
@@ -79,7 +79,7 @@ class RaySolver:
                                     rows(price_poor, p), rows(eval_utility, p), keep,
                                     None if start is None else (start[0], rows(start[1], p)),
                                     None if layout is None else layout._replace(diag=rows(layout.diag, p)),
-                                    rows(eval_step, p))
+                                    rows(eval_step, p), forward)
                    for p, ref in parts]
         done = self.ray.get(futures)
         self.nodes.update(node for _, node in done)

@@ -375,7 +375,7 @@ class LagrangianPlanner:
             start = (self._keep[after[0]], self._kept[:, after[0]])  # a view: the window's DP reads its rows
         self._eu = None  # the last window's tables go before the next's are made (the first's stay in _first)
         sol = self.solver(m, self._step_cost, self._step_count, store=(t, hi), price_poor=self._step_poor, keep=keep,
-                          start=start, layout=None if t == 0 else layout)
+                          start=start, layout=None if t == 0 else layout, forward=False)
         self._eu, self._window, self._layout = sol.eu, (t, hi), layout
         if keep:
             self._kept = sol.kept
