@@ -6,9 +6,14 @@ no other change (training evaluations on the validation fleets), then its kept b
 planner and the bound are evaluated on test fleets nothing was tuned on (seeds from
 ``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation return and how far the
 final one fell below the best (a collapse when more than 2 %), and on the test fleets the agent's and the
-planner's distance to the bound per bridge, in return units and USD a year.
+planner's distance to the bound per bridge, in return units and USD a year. With ``--levels`` every run (trained
+across budget levels with ``--budget-range``) is scored at each budget level (a multiple of the sized budget, as
+``bridgefleet evaluate --budget-scale``) beside the planner and the bound at that level: one training run per fleet
+and seed for every budget (issue 27).
 
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
+    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --budget-range 0.25,2 \
+        --levels 0.5,1,2
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.config.training import resolve_config
-from bridgefleet.evaluation.evaluate import bound_gap, evaluate_policy, evaluate_with_bound
+from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.load import load_policy
 from bridgefleet.training.runner import train
@@ -45,22 +50,30 @@ def main() -> None:
                     "(budget_scale_range; `bridgefleet scenarios RUN` then compares it at each level)")
     ap.add_argument("--user-cost-feature", default="on", help="comma-separated off/on: the network also sees the "
                     "bridge's user cost while poor (user_cost_feature)")
+    ap.add_argument("--levels", default="1", help="comma-separated budget levels (multiples of the sized budget) the "
+                    "agent, the planner and the bound are scored at (default 1)")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    levels = [float(x) for x in args.levels.split(",")]
     head = ("| fleet | reward_scale | seed | scale used | best val | final val | final below best | train s "
-            "| agent below bound / bridge | USD / bridge / yr | planner below bound / bridge | USD / bridge / yr |")
+            "| budget × sized | agent below bound / bridge | USD / bridge / yr "
+            "| planner below bound / bridge | USD / bridge / yr | agent / planner |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for fleet_name in args.fleets.split(","):
         fc = fleet_config(fleet_name, args.mapping)
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
-        results, bound = evaluate_with_bound(fc, ["do_nothing"], args.test_episodes, TEST_SEED)
-        planner = next(r for r in results if r.policy == "lagrangian")
-        p_units, p_usd = bound_gap(planner, bound[0], n_bridges, fc.cost_lambda)
+        at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year)
+        for level in levels:
+            scale_arg = None if level == 1 else level  # 1: the fleet as configured, as before
+            results, bound = evaluate_with_bound(fc, ["do_nothing"], args.test_episodes, TEST_SEED,
+                                                 budget_scale=scale_arg)
+            planner = next(r for r in results if r.policy == "lagrangian")
+            at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda))
         for scale, ucf in ((s, u) for s in args.scales.split(",") for u in args.user_cost_feature.split(",")):
             for seed in map(int, args.seeds.split(",")):
                 over = {"seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
@@ -76,21 +89,25 @@ def main() -> None:
                 run, summary = train(cfg, out / name, progress=False)
                 secs = time.perf_counter() - t0
                 _, policy = load_policy(run, "cpu")
-                agent = evaluate_policy(policy, fc, args.test_episodes, TEST_SEED, "agent")
-                a_units, a_usd = bound_gap(agent, bound[0], n_bridges, fc.cost_lambda)
                 best, final = summary["best_eval_return"], summary["final_eval_return"]
                 drop = (best - final) / max(abs(best), 1e-9)
                 used = summary.get("reward_scale", cfg.reward_scale)
-                row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
-                       f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{a_units:.3f}", f"{a_usd:,.0f}",
-                       f"{p_units:.3f}", f"{p_usd:,.0f}"]
-                rows.append(row)
-                print("| " + " | ".join(map(str, row)) + " |", flush=True)
+                for level in levels:
+                    res, _ = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, extra={"agent": policy},
+                                                 planner=False, budget_scale=None if level == 1 else level)
+                    b, p_units, p_usd = at_level[level]
+                    a_units, a_usd = bound_gap(res[0], b, n_bridges, fc.cost_lambda)
+                    ratio = a_units / p_units if p_units > 0 else float("nan")
+                    row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
+                           f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{level:g}", f"{a_units:.3f}",
+                           f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}", f"{ratio:.1f}"]
+                    rows.append(row)
+                    print("| " + " | ".join(map(str, row)) + " |", flush=True)
     with (out / "learner_scale.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["fleet", "reward_scale", "seed", "scale_used", "best_val", "final_val", "final_below_best",
-                    "train_seconds", "agent_gap_per_bridge", "agent_gap_usd_bridge_year", "planner_gap_per_bridge",
-                    "planner_gap_usd_bridge_year"])
+                    "train_seconds", "budget_scale", "agent_gap_per_bridge", "agent_gap_usd_bridge_year",
+                    "planner_gap_per_bridge", "planner_gap_usd_bridge_year", "agent_over_planner"])
         w.writerows(rows)
     print(f"\nruns and learner_scale.csv in {out}; test fleets: {args.test_episodes} from seed {TEST_SEED:,}")
 
