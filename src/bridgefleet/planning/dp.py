@@ -257,6 +257,8 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
     # Storing tables for a window of years: the years before it are not needed, nor the forward pass. From a
     # kept V_{t_top} (t_top < horizon) the years from t_top on are not solved again.
     t_stop = store_lo if store_hi > store_lo else 0
+    to_zero = t_stop == 0 and t_top == t_n  # the backward pass reaches V_0: value0 (and the forward pass if asked)
+    pushes = forward and to_zero  # the forward pass runs, reading every year's actions
     rows_start = v_start.shape[2]
     rows_keep = v_keep.shape[3]
     full = np.full((r_n, 1), -1, dtype=np.int64)  # Layout.full: entry t + 1 of year t is the never-maintained row
@@ -268,7 +270,7 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
         v_next = np.zeros((r_n, t_n + 2, g_n))
         v_cur = np.zeros((r_n, t_n + 2, g_n))
         eu = np.zeros((r_n, t_n + 2, g_n))
-        act = np.zeros((t_n if forward else 1, r_n, t_n + 2, g_n), dtype=np.int8)  # the forward pass reads it
+        act = np.zeros((t_n if pushes else 1, r_n, t_n + 2, g_n), dtype=np.int8)
         x = np.empty(g_n)
         tmp = np.empty(g_n)
         if t_top < t_n:
@@ -276,7 +278,7 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
         for t in range(t_top - 1, t_stop - 1, -1):
             _year(n, t, t, full, utility, poor_step, poor_q, cost, feasible, weights, n_taps, w_n, band, shock, top,
                   shift, t_n, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, v_next, eu, v_cur,
-                  act[t if forward else 0], x, tmp, True)
+                  act[t if pushes else 0], x, tmp, True)
             if store_lo <= t < store_hi:  # the flat layout of :class:`Layout` from year 0: rows 0 … t + 1
                 o = slot_offset(t, 1) - slot_offset(store_lo, 1)
                 eu_out[n, :, o : o + t + 2] = eu[:, : t + 2].astype(np.float32)
@@ -284,14 +286,14 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
             for k in range(keep_years.shape[0]):
                 if keep_years[k] == t:
                     v_keep[n, k] = v_next[:, :rows_keep].astype(np.float32)
-        if t_stop > 0 or t_top < t_n:
+        if not to_zero:
             continue
         # v_next now holds V_0; the initial state is row 1 (ysm0), own rate, between two grid points.
         pos = c0[n] / h
         j0 = min(int(np.floor(pos)), g_n - 2)
         f = pos - j0
         value0[n] = (1.0 - f) * v_next[0, 1, j0] + f * v_next[0, 1, j0 + 1]
-        if not forward:
+        if not pushes:
             continue
         d = np.zeros((r_n, t_n + 2, g_n))
         d_next = np.zeros((r_n, t_n + 2, g_n))
