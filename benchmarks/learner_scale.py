@@ -57,7 +57,8 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    levels = [float(x) for x in args.levels.split(",")]
+    # Each level as evaluate's budget_scale; 1 is the fleet as configured (as before --levels).
+    levels = {lv: (None if lv == 1 else lv) for lv in map(float, args.levels.split(","))}
     head = ("| fleet | reward_scale | seed | scale used | best val | final val | final below best | train s "
             "| budget × sized | agent below bound / bridge | USD / bridge / yr "
             "| planner below bound / bridge | USD / bridge / yr | agent / planner |")
@@ -68,11 +69,8 @@ def main() -> None:
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
         at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year)
-        for level in levels:
-            scale_arg = None if level == 1 else level  # 1: the fleet as configured, as before
-            results, bound = evaluate_with_bound(fc, ["do_nothing"], args.test_episodes, TEST_SEED,
-                                                 budget_scale=scale_arg)
-            planner = next(r for r in results if r.policy == "lagrangian")
+        for level, budget_scale in levels.items():
+            (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, budget_scale=budget_scale)
             at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda))
         for scale, ucf in ((s, u) for s in args.scales.split(",") for u in args.user_cost_feature.split(",")):
             for seed in map(int, args.seeds.split(",")):
@@ -92,11 +90,11 @@ def main() -> None:
                 best, final = summary["best_eval_return"], summary["final_eval_return"]
                 drop = (best - final) / max(abs(best), 1e-9)
                 used = summary.get("reward_scale", cfg.reward_scale)
-                for level in levels:
-                    res, _ = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, extra={"agent": policy},
-                                                 planner=False, budget_scale=None if level == 1 else level)
+                for level, budget_scale in levels.items():
+                    (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, extra={"agent": policy},
+                                                      planner=False, budget_scale=budget_scale)
                     b, p_units, p_usd = at_level[level]
-                    a_units, a_usd = bound_gap(res[0], b, n_bridges, fc.cost_lambda)
+                    a_units, a_usd = bound_gap(agent, b, n_bridges, fc.cost_lambda)
                     ratio = a_units / p_units if p_units > 0 else float("nan")
                     row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
                            f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{level:g}", f"{a_units:.3f}",
