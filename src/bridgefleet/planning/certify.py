@@ -178,8 +178,8 @@ class Certifier:
     fleet and a fine certificate fits a state's inventory.
 
     Attributes:
-        build: the bridges of a slice of the N, as :class:`BridgeMDPs` built with ``certify`` (their ``agency``
-            and ``fleet`` need not be the fleet's: only their values are used).
+        build: the bridges of a slice (or an int64 array of indices) of the N, as :class:`BridgeMDPs` built with
+            ``certify`` (their ``agency`` and ``fleet`` need not be the fleet's: only their values are used).
         n: number of bridges. memory_bytes: the most the arrays of one chunk may take (the first chunk, 64
             bridges, measures how much a bridge takes).
     """
@@ -189,18 +189,21 @@ class Certifier:
     memory_bytes: float = 2**30
 
     def values(self, price_cost: np.ndarray, price_count: np.ndarray, price_poor: np.ndarray | None = None,
-               reward: bool = True) -> np.ndarray:
+               reward: bool = True, bridges: np.ndarray | None = None) -> np.ndarray:
         """:func:`certified_values` of the N bridges, float64 (N,), prices float64 (N, T) as there; with
-        ``reward`` False only the prices count and every action is allowed (the least budget's pricing)."""
-        out = np.empty(self.n)
-        lo, size = 0, min(self.n, 64)
-        while lo < self.n:
-            part = slice(lo, min(lo + size, self.n))
-            m = self.build(part)
+        ``reward`` False only the prices count and every action is allowed (the least budget's pricing).
+        ``bridges``: int64 (K,), only these (ascending; the result is then (K,), in their order)."""
+        which = np.arange(self.n) if bridges is None else np.asarray(bridges, dtype=np.int64)
+        out = np.empty(len(which))
+        lo, size = 0, min(len(which), 64)
+        while lo < len(which):
+            part = slice(lo, min(lo + size, len(which)))
+            rows = which[part]
+            m = self.build(rows if bridges is not None else part)
             m = m if reward else prices_only(m)
-            out[part] = certified_values(m, price_cost[part], price_count[part],
-                                         None if price_poor is None else price_poor[part])
-            per_bridge = m.nbytes / max(part.stop - part.start, 1)  # the chunk's arrays, weights included
+            out[part] = certified_values(m, price_cost[rows], price_count[rows],
+                                         None if price_poor is None else price_poor[rows])
+            per_bridge = m.nbytes / max(len(rows), 1)  # the chunk's arrays, weights included
             size = max(1, int(self.memory_bytes // max(per_bridge, 1.0)))
             lo = part.stop
         return out

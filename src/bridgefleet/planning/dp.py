@@ -249,7 +249,7 @@ def window_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, k
 def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, kind, band, shock, top, c0, shift, h,
                  horizon, gamma, cost_lambda, price_cost, price_count, price_poor, poor_top, active, store_lo, store_hi,
                  eu_out, value0, exp_cost, exp_count, exp_poor, used, eval_utility, eval_step, exp_utility, t_top,
-                 v_start, keep_years, v_keep, forward):  # pragma: no cover - compiled
+                 v_start, keep_years, v_keep, forward, occ, occ_step):  # pragma: no cover - compiled
     """Solve every active bridge; see :func:`solve` for the arguments."""
     n_n, g_n = utility.shape
     r_n = weights.shape[1]
@@ -261,6 +261,7 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
     pushes = forward and to_zero  # the forward pass runs, reading every year's actions
     rows_start = v_start.shape[2]
     rows_keep = v_keep.shape[3]
+    occupied = occ.shape[0] == n_n  # the discounted occupancy of each grid point is asked for
     full = np.full((r_n, 1), -1, dtype=np.int64)  # Layout.full: entry t + 1 of year t is the never-maintained row
     full[0, 0] = 1
     for n in nb.prange(n_n):
@@ -341,15 +342,20 @@ def solve_kernel(utility, poor_step, poor_q, cost, feasible, weights, n_taps, ki
             exp_cost[n, t] = ec
             exp_count[n, t] = en
             eu_t = 0.0
+            g_t = gamma**t
             for rt in range(r_n):
                 for r in range(1, t + 3):
                     for j in range(g_n):
                         eu_t += d_next[rt, r, j] * eval_utility[n, j]
                         if j < poor_top:
                             below += d_next[rt, r, j]
+                        if occupied:
+                            occ[n, j] += g_t * d_next[rt, r, j]
             eu_t += eval_step[n] * (below - ep)  # the user cost's step by the exact probability, not the grid's
             exp_poor[n, t] = ep
-            exp_utility[n] += gamma**t * eu_t
+            exp_utility[n] += g_t * eu_t
+            if occupied:
+                occ_step[n] += g_t * (below - ep)
             d, d_next = d_next, d
 
 
@@ -364,6 +370,8 @@ class Solution(NamedTuple):
     used: np.ndarray
     exp_utility: np.ndarray
     kept: np.ndarray | None = None
+    occupancy: np.ndarray | None = None
+    occupancy_step: np.ndarray | None = None
 
 
 class Layout(NamedTuple):
@@ -403,7 +411,7 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
           store: tuple[int, int] | None = None, price_poor: np.ndarray | None = None,
           eval_utility: np.ndarray | None = None, keep: tuple[int, ...] = (),
           start: tuple[int, np.ndarray] | None = None, layout: Layout | None = None,
-          eval_step: np.ndarray | None = None, forward: bool = True) -> Solution:
+          eval_step: np.ndarray | None = None, forward: bool = True, occupancy: bool = False) -> Solution:
     """Optimal values of N bridges under prices, with their policies' expected spend and treatments per year.
 
     With ``price_poor`` the values include −price_poor[n, t] for each year t the bridge ends poor (rating < 5).
@@ -448,6 +456,12 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
             exp_utility are left at 0; value0, eu and kept as always), for a caller that needs only the values and
             tables (the bound's last solve, the planner's tables): measured on dc-2019 at step 0.05 the forward pass
             is about 45 % of a solve.
+        occupancy: also return the policy's discounted occupancy of the grid, ``occupancy`` float64 (N, G):
+            Σ_t γ^t P(rating at the end of year t on grid point j, by the hat weights), and ``occupancy_step``
+            float64 (N,): Σ_t γ^t (P(below grid point 5) − P(ending year t poor)), so that exp_utility =
+            occupancy · u + occupancy_step × step for any utility u (G,) and step at rating 5
+            (:class:`bridgefleet.planning.alike.Alike` values one policy for bridges of other utilities this way).
+            Needs the forward pass.
     """
     n, t_n = mdps.n, mdps.horizon
     g_n = mdps.utility.shape[1]
@@ -471,6 +485,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
     es = mdps.poor_step if eval_step is None else np.ascontiguousarray(eval_step, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
+    occ = np.zeros((n if occupancy else 0, g_n))  # no rows: not asked for
+    occ_step = np.zeros(n if occupancy else 0)
     keep_years = np.asarray(sorted(keep), dtype=np.int64)
     if len(keep_years) and not (keep_years[0] > 0 and keep_years[-1] < t_n):
         raise ValueError(f"keep = {keep}: checkpoint years must lie in 1 … {t_n - 1}")
@@ -488,9 +504,9 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
                  mdps.cost_lambda, np.ascontiguousarray(price_cost, dtype=np.float64),
                  np.ascontiguousarray(price_count, dtype=np.float64), pp, mdps.poor_top, active, lo, hi, eu,
                  value0, exp_cost, exp_count, exp_poor, used, ev, es, exp_utility, t_top, v_start, keep_years,
-                 kept, forward)
+                 kept, forward, occ, occ_step)
     return Solution(value0, exp_cost, exp_count, eu if hi > lo else None, exp_poor, used, exp_utility,
-                    kept if len(keep_years) else None)
+                    kept if len(keep_years) else None, occ if occupancy else None, occ_step if occupancy else None)
 
 
 def _solve_window(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, active: np.ndarray, lo: int,

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from bridgefleet.planning.alike import Alike
 from bridgefleet.planning.bound import add_master_columns, column_generation_options, run_highs
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import MASTER_UNITS, ColumnPool, Columns, MasterUnits
-from bridgefleet.planning.dp import solve
 from bridgefleet.planning.transitions import BridgeMDPs, prices_only
 
 SLACK_PENALTY = 1e3
@@ -94,6 +94,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         raise ValueError(f"--rule {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     start = time.perf_counter()
     free = prices_only(mdps)
+    alike = Alike.prices_only(free)  # one DP a class of bridges alike up to scale
     e_n = int(mdps.fleet.max()) + 1
     b_n = mdps.n // e_n
     t_n = mdps.horizon
@@ -115,8 +116,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     for it in range(1, max_iter + 1):
         pc = price_cost[mdps.fleet, mdps.agency] / disc  # the DP discounts: step prices
         pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
-        sol = solve(free, pc, np.zeros_like(pc), active[mdps.fleet], price_poor=pp, eval_utility=mdps.utility,
-                    eval_step=mdps.poor_step)
+        sol = alike.solve(free, pc, pp, active[mdps.fleet], mdps.utility, mdps.poor_step)
         poor = sol.exp_poor * mdps.deck[:, None]
         reward = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)  # each policy's own return
         dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor
@@ -148,8 +148,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             pool.add(e, master.in_use(), (e_n, units[0].n, t_n, mdps.utility.shape[1]))
     certified = None
     if certify is not None:  # weak duality at the best prices, with values that bound the continuous model's
-        value0 = certify.values(best_cost[mdps.fleet, mdps.agency] / disc, np.zeros((mdps.n, t_n)),
-                                best_poor[mdps.fleet] / disc * mdps.deck[:, None], reward=False)
+        value0 = alike.expand(certify.values(best_cost[mdps.fleet, mdps.agency] / disc, np.zeros((mdps.n, t_n)),
+                                             best_poor[mdps.fleet] / disc * mdps.deck[:, None], reward=False,
+                                             bridges=alike.rep))
         gap = -value0.reshape(e_n, b_n).sum(1) - (best_poor * allowance[:, None]).sum(1)
         certified = np.where(best_worth > 0, np.maximum(gap, 0.0) / np.maximum(best_worth, 1e-300), 0.0)
     return LeastBudget(lower, upper, it, time.perf_counter() - start, certified)
