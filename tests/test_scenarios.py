@@ -108,3 +108,10 @@ def test_the_certified_values_are_the_same_in_chunks_of_one_bridge_as_in_one_chu
     assert np.ptp(a) > 0  # the bridges differ
     np.testing.assert_allclose(whole.values(price, 0 * price, poor, reward=False),
                                chunks.values(price, 0 * price, poor, reward=False), rtol=1e-12)
+
+
+def test_the_command_certifies_on_the_grid_run_scenarios_does():
+    from bridgefleet.cli.parser import build_parser
+    from bridgefleet.evaluation.scenarios import CERTIFY_STEP
+
+    assert build_parser().parse_args(["scenarios"]).certify_step == CERTIFY_STEP == 0.01

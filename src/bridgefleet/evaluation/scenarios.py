@@ -36,6 +36,13 @@ from bridgefleet.sim.simulator import FleetSimulator
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
 SHOW_YEARS = (1, 5, 10, 30)
+CERTIFY_STEP = 0.01
+"""Rating grid of the certified least budget (``--certify-step``): it holds for the simulator's model at any
+step, and rises toward the continuous relaxation's least budget as the step falls (O(h²)). Measured at the same
+prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 0.02 / 0.01 / 0.005, Indiana
+0.1279 / 0.1339 / 0.1364, the default fleet 0.1970 / 0.2036 at 0.02 / 0.01; Indiana's least budget took 19 / 30
+/ 73 s (one certified DP a class of alike bridges, :mod:`bridgefleet.planning.alike`), the default fleet's
+(whose bridges are all different) 8 / 18 s."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
@@ -147,7 +154,7 @@ class Scenarios:
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
                   rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = TEST_SEED,
-                  bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = 0.02,
+                  bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float = CERTIFY_STEP,
                   agent: Any = None) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).
 
