@@ -39,6 +39,8 @@ def test_bridges_alike_up_to_scale_share_a_class_and_no_others_do():
     np.testing.assert_array_equal(alike.rep, [0, 3, 4, 5])
     np.testing.assert_array_equal(alike.of, [0, 0, 0, 1, 2, 3, 3])
     np.testing.assert_allclose(alike.ratio, [1.0, 1.5, 4.0, 1.0, 1.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="carry a reward"):
+        Alike.prices_only(_mdps(0.2))  # traffic and user cost differ: these bridges are not alike
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

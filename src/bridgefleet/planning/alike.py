@@ -50,7 +50,15 @@ class Alike:
         (the cost of a USD and of a m² poor; no price per treatment): equal fleet, agency, deterioration case,
         initial rating and years since maintenance, allowed actions, and costs and counted deck area in the same
         proportions (to :data:`DIGITS` digits). The scale is the bridge's dearest action's cost (its deck area
-        where no action costs anything)."""
+        where no action costs anything).
+
+        Raises:
+            ValueError: MDPs with a reward (the classes ignore it; build them with
+                :func:`bridgefleet.planning.transitions.prices_only`).
+        """
+        if mdps.utility.any() or mdps.poor_step.any() or mdps.cost_lambda != 0.0:
+            raise ValueError("Alike.prices_only: these MDPs carry a reward, which the classes ignore "
+                             "(use transitions.prices_only)")
         scale = mdps.cost.max(1)
         scale = np.where(scale > 0, scale, np.where(mdps.deck > 0, mdps.deck, 1.0))
         key = np.column_stack([mdps.fleet, mdps.agency, mdps.kind, mdps.c0, mdps.ysm0, mdps.feasible,
