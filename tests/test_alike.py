@@ -52,7 +52,7 @@ def test_one_solve_a_class_gives_each_bridge_its_own_solve(seed):
     own = solve(m, cost, np.zeros_like(cost), active, price_poor=poor, eval_utility=full.utility,
                 eval_step=full.poor_step)
     alike = Alike.prices_only(m)
-    found = alike.solve(m, cost, poor, active, full.utility, full.poor_step)
+    found = alike.solve(cost, poor, active, full.utility, full.poor_step)
     for name in ("value0", "exp_cost", "exp_count", "exp_poor", "exp_utility"):
         a, b = getattr(own, name), getattr(found, name)
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9 * np.abs(a).max(), err_msg=name)

@@ -38,11 +38,13 @@ class Alike:
         rep: int64 (K,), one bridge of each class (the first), ascending.
         of: int64 (N,), each bridge's class (index into ``rep``).
         ratio: float64 (N,), each bridge's scale over its class's representative's (1 for the representative).
+        mdps: the representatives' MDPs (K bridges), which :meth:`solve` solves.
     """
 
     rep: np.ndarray
     of: np.ndarray
     ratio: np.ndarray
+    mdps: BridgeMDPs
 
     @classmethod
     def prices_only(cls, mdps: BridgeMDPs) -> Alike:
@@ -68,19 +70,19 @@ class Alike:
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         rep, of = rep[order], rank[of.reshape(-1)]
-        return cls(rep.astype(np.int64), of.astype(np.int64), scale / scale[rep][of])
+        return cls(rep.astype(np.int64), of.astype(np.int64), scale / scale[rep][of], mdps.select(rep))
 
-    def solve(self, mdps: BridgeMDPs, price_cost: np.ndarray, price_poor: np.ndarray, active: np.ndarray,
-              eval_utility: np.ndarray, eval_step: np.ndarray) -> Solution:
-        """:func:`bridgefleet.planning.dp.solve` of the bridges of ``mdps`` with no reward (prices only, no price
+    def solve(self, price_cost: np.ndarray, price_poor: np.ndarray, active: np.ndarray, eval_utility: np.ndarray,
+              eval_step: np.ndarray) -> Solution:
+        """:func:`bridgefleet.planning.dp.solve` of the N bridges classified (no reward: prices only, no price
         per treatment), solved for one bridge a class: every field as that solve's (value0 and exp_cost scaled by
         ``ratio``; exp_utility valued with each bridge's own ``eval_utility`` float64 (N, G) and ``eval_step``
         (N,) from its class's discounted occupancy). ``price_cost``, ``price_poor``: float64 (N, T) step prices
         as there (the same per class: they come from the fleet and agency, the poor one × the deck area);
         ``active`` bool (N,) (a class is solved where its representative is active)."""
-        sub = mdps.select(self.rep)
-        sol = solve(sub, price_cost[self.rep], np.zeros_like(price_cost[self.rep]), active[self.rep],
-                    price_poor=price_poor[self.rep], occupancy=True)
+        cost = price_cost[self.rep]
+        sol = solve(self.mdps, cost, np.zeros_like(cost), active[self.rep], price_poor=price_poor[self.rep],
+                    occupancy=True)
         k, r = self.of, self.ratio
         return Solution(sol.value0[k] * r, sol.exp_cost[k] * r[:, None], sol.exp_count[k], None, sol.exp_poor[k],
                         sol.used[k], (sol.occupancy[k] * eval_utility).sum(1) + sol.occupancy_step[k] * eval_step)

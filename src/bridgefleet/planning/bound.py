@@ -196,7 +196,7 @@ def fleet_certifier(config: FleetConfig, profile, state, weight: np.ndarray, ann
     shape = state.condition.shape
     flat = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), shape).reshape(1, -1) for k, v in inputs.items()}
 
-    def build(part: slice | np.ndarray) -> BridgeMDPs:
+    def build(part: np.ndarray) -> BridgeMDPs:
         return bridge_mdps(config, step=step, certify=True, **{k: v[:, part] for k, v in flat.items()})
 
     return Certifier(build, shape[0] * shape[1], memory_bytes)

@@ -178,8 +178,8 @@ class Certifier:
     fleet and a fine certificate fits a state's inventory.
 
     Attributes:
-        build: the bridges of a slice (or an int64 array of indices) of the N, as :class:`BridgeMDPs` built with
-            ``certify`` (their ``agency`` and ``fleet`` need not be the fleet's: only their values are used).
+        build: the bridges of an int64 array of indices into the N, as :class:`BridgeMDPs` built with ``certify``
+            (their ``agency`` and ``fleet`` need not be the fleet's: only their values are used).
         n: number of bridges. memory_bytes: the most the arrays of one chunk may take (the first chunk, 64
             bridges, measures how much a bridge takes).
     """
@@ -199,7 +199,7 @@ class Certifier:
         while lo < len(which):
             part = slice(lo, min(lo + size, len(which)))
             rows = which[part]
-            m = self.build(rows if bridges is not None else part)
+            m = self.build(rows)
             m = m if reward else prices_only(m)
             out[part] = certified_values(m, price_cost[rows], price_count[rows],
                                          None if price_poor is None else price_poor[rows])

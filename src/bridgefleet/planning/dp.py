@@ -485,6 +485,8 @@ def solve(mdps: BridgeMDPs, price_cost: np.ndarray, price_count: np.ndarray, act
     ev = mdps.utility if eval_utility is None else np.ascontiguousarray(eval_utility, dtype=np.float64)
     es = mdps.poor_step if eval_step is None else np.ascontiguousarray(eval_step, dtype=np.float64)
     pp = np.zeros((n, t_n)) if price_poor is None else np.ascontiguousarray(price_poor, dtype=np.float64)
+    if occupancy and not forward:
+        raise ValueError("occupancy comes from the forward pass: it needs forward=True")
     occ = np.zeros((n if occupancy else 0, g_n))  # no rows: not asked for
     occ_step = np.zeros(n if occupancy else 0)
     keep_years = np.asarray(sorted(keep), dtype=np.int64)

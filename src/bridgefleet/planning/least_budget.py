@@ -116,7 +116,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
     for it in range(1, max_iter + 1):
         pc = price_cost[mdps.fleet, mdps.agency] / disc  # the DP discounts: step prices
         pp = price_poor[mdps.fleet] / disc * mdps.deck[:, None]
-        sol = alike.solve(free, pc, pp, active[mdps.fleet], mdps.utility, mdps.poor_step)
+        sol = alike.solve(pc, pp, active[mdps.fleet], mdps.utility, mdps.poor_step)
         poor = sol.exp_poor * mdps.deck[:, None]
         reward = sol.exp_utility - mdps.cost_lambda * (sol.exp_cost * disc).sum(1)  # each policy's own return
         dual = -sol.value0.reshape(e_n, b_n).sum(1)  # Σ_i min_π κ·spend + μ·poor

@@ -250,8 +250,9 @@ class BridgeMDPs:
         """Bytes of all its arrays (the per-bridge ones and the shared deterioration weights)."""
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
 
-    def select(self, part: slice) -> BridgeMDPs:
-        """The bridges ``part``: their rows of every per-bridge field, the per-case weights and the grid whole."""
+    def select(self, part: slice | np.ndarray) -> BridgeMDPs:
+        """The bridges ``part`` (a slice or int64 indices): their rows of every per-bridge field, the per-case
+        weights and the grid whole."""
         return dataclasses.replace(self, **{f: np.ascontiguousarray(getattr(self, f)[part]) for f in PER_BRIDGE
                                             if getattr(self, f) is not None})
 
