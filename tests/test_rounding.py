@@ -1,5 +1,5 @@
-"""The rounded relaxation: one policy per bridge chosen from the master LP's columns, each solvable again from the
-prices it was found at (issue 28: the planner's least budget)."""
+"""The relaxation's mixture as a policy: weights on the master LP's columns, drawn per sample path (randomized
+rounding), each column solvable again from the prices it was found at (issue 28: the planner's least budget)."""
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
-from bridgefleet.planning.rounding import round_mixture
+from bridgefleet.planning.rounding import assign, mixture_weights
 from bridgefleet.planning.transitions import prices_only
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -24,17 +24,40 @@ def _two_units(reward_treat: tuple[float, float]) -> Columns:
                    np.zeros((4, 1)), poor, np.array([0, 2, 0, 2]), np.zeros((4, 4, 1)))
 
 
-def _round(cols: Columns, poor_b):
+def _weights(cols: Columns, poor_b, budget_share: float = 1.0) -> np.ndarray:
     rows = _Rows(np.eye(1), np.array([[[10.0], [0.0]]]), None, None)  # USD 10 for the urban agency's one year
-    return round_mixture(cols, np.array([0.5, 0.5, 0.5, 0.5]), np.array([0, 0]), rows, 0, poor_b)
+    keep, w = mixture_weights(cols, np.array([0.5, 0.5, 0.5, 0.5]), np.array([0, 0]), rows, 0, poor_b, budget_share)
+    out = np.zeros(len(cols.bridge))
+    out[keep] = w
+    return out
 
 
-def test_the_rounding_treats_the_bridge_the_rule_needs_not_the_one_the_return_prefers():
-    cols = _two_units((3.0, 5.0))  # the budget buys one treatment; unit 1's returns more
-    np.testing.assert_array_equal(_round(cols, None), [0, 3])  # no rule: treat unit 1 (return 5)
-    np.testing.assert_array_equal(_round(cols, np.array([60.0])), [1, 2])  # ≤ 60 m² poor: only unit 0's does it
-    # ≤ 10 m²: no choice meets it; the least excess (50 m² poor, treating unit 0) wins over the return
-    np.testing.assert_array_equal(_round(cols, np.array([10.0])), [1, 2])
+def test_the_mixture_treats_the_bridge_the_rule_needs_not_the_one_the_return_prefers():
+    # Columns: unit 0 do nothing / treat (return 3), unit 1 do nothing / treat (return 5); USD 10 buys one treatment.
+    cols = _two_units((3.0, 5.0))
+    np.testing.assert_allclose(_weights(cols, None), [1, 0, 0, 1], atol=1e-9)  # no rule: treat unit 1
+    # ≤ 60 m² poor: 100 (1 − a) + 50 (1 − b) ≤ 60 and a + b ≤ 1, max 3a + 5b → a = 0.8, b = 0.2
+    np.testing.assert_allclose(_weights(cols, np.array([60.0])), [0.2, 0.8, 0.8, 0.2], atol=1e-9)
+    # ≤ 10 m²: no mixture meets it; the least excess (treat unit 0 alone: 50 m² poor) wins over the return
+    np.testing.assert_allclose(_weights(cols, np.array([10.0])), [0, 1, 1, 0], atol=1e-9)
+    # half the budget in expectation (a + b ≤ 0.5): the least excess treats unit 0 on half the paths (100 m² poor)
+    np.testing.assert_allclose(_weights(cols, np.array([60.0]), budget_share=0.5), [0.5, 0.5, 1, 0], atol=1e-9)
+
+
+def test_each_policy_is_followed_on_its_share_of_the_paths_and_each_path_draws_with_the_weights():
+    unit = np.array([0, 0, 1, 2, 2, 2])
+    weight = np.array([0.25, 0.75, 1.0, 0.5, 0.3, 0.2])
+    pick = assign(unit, weight, 3, 16, np.random.default_rng(1))
+    assert pick.shape == (16, 3) and (unit[pick] == np.arange(3)).all()
+    np.testing.assert_array_equal(np.bincount(pick[:, 0], minlength=6)[:2], [4, 12])  # 16 × weight exactly
+    assert (pick[:, 1] == 2).all()
+    counts = np.bincount(pick[:, 2], minlength=6)[3:]
+    assert counts.sum() == 16 and (np.abs(counts - 16 * weight[3:]) < 1).all()  # ⌊16 w⌋ or ⌈16 w⌉: 8, 4–5, 3–4
+    freq = np.zeros((16, 6))  # over many draws every path follows each policy with its weight
+    for seed in range(2000):
+        p = assign(unit, weight, 3, 16, np.random.default_rng(seed))
+        np.add.at(freq, (np.repeat(np.arange(16), 3), p.ravel()), 1.0)
+    np.testing.assert_allclose(freq / 2000, np.tile(weight, (16, 1)), atol=0.04)
 
 
 def test_a_column_solved_again_at_the_prices_it_was_found_at_is_the_same_policy():

@@ -79,6 +79,17 @@ def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
     assert least_budget(mdps, 1.0, SHARE, carry_over=True).upper[0] <= 1e-9
 
 
+def test_the_least_budget_started_from_the_best_prices_finds_the_same_ends_in_three_solves():
+    one = np.ones((1, 2))
+    mdps = bridge_mdps(CFG, RATING[None], 0 * one, 0.4 * one, DECK[None], one, one, 7 * one, 1e12 * one, step=0.2)
+    cold = least_budget(mdps, 0.3, SHARE, carry_over=True)
+    warm = least_budget(mdps, 0.3, SHARE, carry_over=True, start=cold.prices, max_iter=3)
+    np.testing.assert_allclose([warm.lower[0], warm.upper[0]], 0.28, atol=1e-6)  # the mixture of the hand case
+    assert cold.iterations > 3
+    cost, poor = warm.prices
+    assert cost.shape == (1, 2, 3) and poor.shape == (1, 3)
+
+
 def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("n_urban: 3\nn_rural: 3\n")

@@ -30,7 +30,7 @@ from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
-from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.planning.planner import PLANNER_STEP, SEARCH_STEP, LagrangianPlanner
 from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
@@ -43,20 +43,24 @@ prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 
 0.1279 / 0.1339 / 0.1364, the default fleet 0.1970 / 0.2036 at 0.02 / 0.01; Indiana's least budget took 19 / 30
 / 73 s (one certified DP a class of alike bridges, :mod:`bridgefleet.planning.alike`), the default fleet's
 (whose bridges are all different) 8 / 18 s."""
+PLANNER_GRID_ITERS = 20
+"""DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
+prices)."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
 higher (looser) and the planner's simulated poor deck area within 0.6 points."""
-AIMS = ((False, 1.0), (True, 1.0), (True, 0.7), (False, 0.7), (False, 0.4))
+AIMS = ((False, 1.0, 1.0), (True, 0.95, 0.95), (True, 0.85, 0.9), (False, 0.7, 1.0))
 """What the planner tries in turn until its simulated mean poor deck area meets the rule F in every year: (each
-bridge follows its own policy of the rounded relaxation, ``LagrangianPlanner(rounded=…)``; the share of F it
-aims at). The knapsack first (the better return where the rule does not bind), planning each year to F (its
-year-by-year check, at the prices of the rule F); at the relaxation's prices it is indifferent between policies
-the LP mixes, and the one it picks can miss the rule. Then the rounding (its integer program keeps the expected
-poor deck area within F on the search grid; at 0.7 F, the margin the budget's years of short money take:
-measured on dc-2019 at 0.29 × the sized budget, the worst year's mean 13.3 % poor at F and 11.5 % at 0.7 F), then
-the knapsack's tighter checks. Where none meets the rule the level shows the one with the least poor share in its
-worst year."""
+path follows the relaxation's mixture, ``LagrangianPlanner(rounded=…)``; the share of F it aims at; the share of
+the budget the mixture spends in expectation, ``LagrangianPlanner.budget_share``). The knapsack first (the better
+return where the rule does not bind), planning each year to F (its year-by-year check, at the prices of the rule
+F); at the relaxation's prices it is indifferent between policies the LP mixes, and the one it picks can miss the
+rule. Then the mixture, with margins for what the simulation adds to the planner's grid and for the paths whose
+spend runs above its expectation (on Indiana at 0.15 × the sized budget, aim F: the mixture keeps 10.0 % poor on
+the planner's grid, the simulation reaches 11.7 % in year 26 with all of the budget and 10.7 % with 95 % of it in
+the mixture), then the knapsack's tighter check. Where none meets the rule the level shows the one with the least
+poor share in its worst year."""
 
 
 @dataclass
@@ -70,7 +74,8 @@ class Level:
         bound: mean upper bound on the return over the fleets, reward units (with the rule: over policies
             meeting it in expectation). rule_met_by_bound: whether the relaxation meets the rule.
         aim: the share of deck area poor the planner planned each year to (the rule × one of :data:`AIMS`).
-        rounded: whether it followed the rounded relaxation (``LagrangianPlanner(rounded=True)``) or the knapsack.
+        rounded: whether it followed the relaxation's mixture (``LagrangianPlanner(rounded=True)``) or the knapsack.
+        budget_share: the share of the budget the mixture it followed spends in expectation.
     """
 
     scale: float
@@ -80,6 +85,7 @@ class Level:
     rule_met_by_bound: bool
     aim: float = 0.0
     rounded: bool = False
+    budget_share: float = 1.0
 
     @property
     def deck(self) -> np.ndarray:
@@ -98,19 +104,21 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 
 
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
-                   scale_usd: float, pool: ColumnPool | None = None) -> Level:
+                   scale_usd: float, pool: ColumnPool | None = None, candidates: ColumnPool | None = None) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
     pricing the rule and trying each of :data:`AIMS` in turn until it meets the rule in expectation (the last
     otherwise). ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each
-    other's)."""
+    other's); ``candidates``: the least budget's policies on the planner's grid (``LagrangianPlanner(candidates=…)``),
+    found once for all levels."""
     level_cfg = set_budget(cfg, scale=scale)
-    planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL)  # priced once per level
+    planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL,  # priced once per level
+                                candidates=candidates)
 
     def attempt() -> Level:
         result = evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",
                                  FleetSimulator(level_cfg, episodes, fleet))
         return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, planner.aim,
-                     planner.rounded)
+                     planner.rounded, planner.budget_share)
 
     return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True)
 
@@ -123,8 +131,8 @@ def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any]
     else the one with the least poor share in its worst year. ``stop_at_zero``: a rule of 0 stops at the first
     (every aim is 0 then)."""
     best, best_worst = None, np.inf
-    for rounded, aim in AIMS:
-        planner.aim, planner.rounded = rule * aim, rounded
+    for rounded, aim, share in AIMS:
+        planner.aim, planner.rounded, planner.budget_share = rule * aim, rounded, share
         out = attempt()
         worst = float(poor_by_year(out).max())
         if worst < best_worst:
@@ -205,23 +213,29 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     pool = ColumnPool()
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
-    mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=0.2)
     fine = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step)
-    lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, certify=fine, pool=pool)
+    candidates = ColumnPool()  # the cheapest policies meeting the rule on the planner's grid, for its mixture
+    lb = None
+    for step, columns in ((SEARCH_STEP, pool), (PLANNER_STEP, candidates)):  # the second from the first's prices
+        mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
+        lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=columns,
+                          certify=None if lb is None else fine,  # at the finer grid's prices
+                          start=None if lb is None else lb.prices, max_iter=60 if lb is None else PLANNER_GRID_ITERS)
     if bar is not None:
         bar.update(1)
     if ray is not None:
-        levels = _levels_on_ray(ray, cfg, fleet, scales, episodes, seed, rule, sized, pool)
+        levels = _levels_on_ray(ray, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates)
         if bar is not None:
             bar.update(len(scales))
     else:
         levels = []
         for s in scales:
-            levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized, pool))
+            levels.append(simulate_level(cfg, fleet, s, episodes, seed, rule, sized, pool, candidates))
             if bar is not None:
                 bar.update(1)
     planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
-                                   float(lb.certified[0]), pool)
+                                   float(lb.certified[0]), pool,
+                                   candidates)
     if bar is not None:
         bar.close()
     agents = None
@@ -234,14 +248,15 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                      planner_least, sized, name, episodes, agents, sim.n_bridges, cfg.cost_lambda)
 
 
-def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool) -> list[Level]:
+def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:
     from bridgefleet.cluster import one_core_tasks
 
     ray_mod, task = one_core_tasks(address)
     fleet_ref = ray_mod.put(fleet)  # the inventory's arrays once, not once per level
     pool_ref = ray_mod.put(pool)  # each task starts from the least budget's columns (its own copy)
-    return ray_mod.get([task.remote(simulate_level, cfg, fleet_ref, s, episodes, seed, rule, sized, pool_ref)
-                        for s in scales])
+    candidates_ref = ray_mod.put(candidates)
+    return ray_mod.get([task.remote(simulate_level, cfg, fleet_ref, s, episodes, seed, rule, sized, pool_ref,
+                                    candidates_ref) for s in scales])
 
 
 def _meets(level: Level, rule: float) -> bool:
@@ -250,7 +265,7 @@ def _meets(level: Level, rule: float) -> bool:
 
 
 def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
-                   pool: ColumnPool) -> float | None:
+                   pool: ColumnPool, candidates: ColumnPool) -> float | None:
     """Smallest scale at which the planner meets the rule in expectation: bisection between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
     no level meets it)."""
@@ -262,7 +277,7 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     lo = max(max(below) if below else 0.0, min(certified, hi))
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
-        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool), rule):
+        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates), rule):
             hi = mid
         else:
             lo = mid
@@ -317,7 +332,7 @@ def format_markdown(sc: Scenarios) -> str:
         r, b = lv.result, lv.result.breaches(sc.rule)
         cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
                   f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
-                  f"{lv.aim:.0%}" + (" (rounded)" if lv.rounded else ""),
+                  f"{100 * lv.aim:.3g} %" + (f" (mixture, {lv.budget_share:.0%} of budget)" if lv.rounded else ""),
                   f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
@@ -364,7 +379,7 @@ def summary(sc: Scenarios) -> dict:
                        "agency_usd_pv": float(r.present_value(r.agency_usd).mean()),
                        "user_usd_pv": float(r.present_value(r.user_usd).mean()),
                        "breach_any_year": b["any_year"], "breach_three_running": b["three_consecutive"],
-                       "aim": lv.aim, "rounded": lv.rounded, "bound": lv.bound,
+                       "aim": lv.aim, "rounded": lv.rounded, "budget_share": lv.budget_share, "bound": lv.bound,
                        "rule_met_by_bound": lv.rule_met_by_bound,
                        "planner_return": lv.result.mean_return})
     for lv, a, row in zip(sc.levels, sc.agent or [], levels, strict=False):

@@ -184,8 +184,9 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
 
     def attempt() -> Plan:
         plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian")
-        plan.policy = (f"lagrangian{', rounded relaxation' if planner.rounded else ''}, each year planned to "
-                       f"{planner.aim:.0%} of deck area poor")
+        mixture = (f", the relaxation's mixture within {planner.budget_share:.0%} of the budget" if planner.rounded
+                   else "")
+        plan.policy = f"lagrangian{mixture}, each year planned to {100 * planner.aim:.3g}% of deck area poor"
         return plan
 
     best = try_aims(planner, rule, attempt, lambda plan: plan.deck_shares[:, 2])

@@ -53,6 +53,8 @@ class LeastBudget:
         certified: float64 (E,) or None: the lower end at the best prices with certified single-bridge values
             (``least_budget(certify=…)``): below it no policy of the simulator's model meets the rule in
             expectation, whatever the grid.
+        prices: the best lower end's undiscounted per-year prices of a USD, float64 (E, 2, T) (urban, rural), and
+            of a m² poor, float64 (E, T) (``least_budget(start=…)`` of another grid).
     """
 
     lower: np.ndarray
@@ -60,12 +62,14 @@ class LeastBudget:
     iterations: int
     seconds: float
     certified: np.ndarray | None = None
+    prices: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], carry_over: bool,
                  max_iter: int = 60, tol: float = 5e-3, smoothing: float = 0.5,
                  certify: Certifier | None = None, pool: ColumnPool | None = None,
-                 master_units: int = MASTER_UNITS, keep_iters: int = 6) -> LeastBudget:
+                 master_units: int = MASTER_UNITS, keep_iters: int = 6,
+                 start: tuple[np.ndarray, np.ndarray] | None = None) -> LeastBudget:
     """The least budget scale s (annual budget s × sized, urban ``share[0]`` of it) at which the relaxation
     meets "expected poor deck area ≤ ``max_poor`` × deck area at the end of every year", per fleet.
 
@@ -86,13 +90,15 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
         master_units: the most convexity rows of a fleet's master LP (larger fleets in blocks of bridges,
             :class:`bridgefleet.planning.columns.MasterUnits`; the lower end is still every bridge's own DP's).
             The bound's (the same blocks), so the pool's columns fit the levels' price searches.
+        start: the prices of the second DP solve (the first, at prices 0, gives every bridge's do-nothing column),
+            as ``LeastBudget.prices`` (e.g. of the same bridges on a coarser grid); None: the master LP's.
 
     Raises:
         ValueError: ``max_poor`` outside [0, 1].
     """
     if not 0.0 <= max_poor <= 1.0:
         raise ValueError(f"--rule {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
-    start = time.perf_counter()
+    started = time.perf_counter()
     free = prices_only(mdps)
     alike = Alike.prices_only(free)  # one DP a class of bridges alike up to scale
     e_n = int(mdps.fleet.max()) + 1
@@ -140,6 +146,9 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             price_cost[e] = a * best_cost[e] + (1 - a) * kappa
             price_poor[e] = a * best_poor[e] + (1 - a) * mu
             worth[e] = a * best_worth[e] + (1 - a) * w
+            if it == 1 and start is not None:
+                price_cost[e], price_poor[e] = start[0][e], start[1][e]
+                worth[e] = (price_cost[e] * np.asarray(share, float)[:, None]).sum()  # κ · one budget's USD
             active[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
         if not active.any():
             break
@@ -153,7 +162,7 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
                                              bridges=alike.rep))
         gap = -value0.reshape(e_n, b_n).sum(1) - (best_poor * allowance[:, None]).sum(1)
         certified = np.where(best_worth > 0, np.maximum(gap, 0.0) / np.maximum(best_worth, 1e-300), 0.0)
-    return LeastBudget(lower, upper, it, time.perf_counter() - start, certified)
+    return LeastBudget(lower, upper, it, time.perf_counter() - started, certified, (best_cost, best_poor))
 
 
 class _Master:

@@ -25,7 +25,8 @@ from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps,
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
-from bridgefleet.planning.rounding import round_mixture
+from bridgefleet.planning.least_budget import least_budget
+from bridgefleet.planning.rounding import assign, mixture_weights
 from bridgefleet.planning.rule import allocate_within_rule, only_choice, poor_probability
 from bridgefleet.planning.transitions import grid_points
 from bridgefleet.sim.model import RATING_GAIN
@@ -33,6 +34,15 @@ from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
+PLANNER_STEP = 0.05
+"""Rating grid step of the planner's value tables (what it acts on), rating points."""
+SEARCH_STEP = 0.2
+"""Rating grid step of its price search, rating points (the bound under budget prices moved by < 0.1 % between
+steps 0.2 and 0.025 on the default fleet)."""
+TABLES = ("mdps", "_step_cost", "_step_count", "_step_poor", "_index", "_full", "_keep", "_kept", "_first")
+"""What the planner's value tables are made of: the bridges' MDPs (one row per bridge, or, following the
+mixture, one per bridge and policy it follows on some path), their step prices, each path's row of each bridge,
+the layouts and checkpoints, and the first window's tables."""
 
 
 @nb.njit(cache=True, nogil=True)
@@ -164,10 +174,11 @@ class LagrangianPlanner:
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
     """
 
-    def __init__(self, step: float = 0.05, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
-                 progress: bool = False, search_step: float = 0.2, max_poor_deck_area: float | None = None,
+    def __init__(self, step: float = PLANNER_STEP, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
+                 progress: bool = False, search_step: float = SEARCH_STEP, max_poor_deck_area: float | None = None,
                  certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
-                 tol: float = 2e-3, solver: Callable[..., Solution] = solve, rounded: bool = False):
+                 tol: float = 2e-3, solver: Callable[..., Solution] = solve, rounded: bool = False,
+                 candidates: ColumnPool | None = None, budget_share: float = 1.0):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -188,6 +199,8 @@ class LagrangianPlanner:
         self.pool = pool
         self.solver = solver
         self.rounded = rounded
+        self.candidates = ColumnPool() if candidates is None else candidates
+        self.budget_share = budget_share
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
         self._start: str | None = None
@@ -224,41 +237,76 @@ class LagrangianPlanner:
         self._window = (0, 0) if store is None else store
         self._eu, self._layout = self.bound.tables, self._full
         self._first = (self._window, self._eu, self._layout)  # kept for the next simulation of the same fleet
-        self._plain = (self.mdps, self._step_cost, self._step_count, self._step_poor, self._first)
+        self._agency = self.mdps.agency[:b_n]
+        self._budgets, self._carry_over = sim.config.budgets_usd, sim.config.carry_over_budget
+        self._plain = {k: getattr(self, k) for k in TABLES}
         self._rounded_at = None
         self._valued: dict[int, dict[int, tuple]] = {}  # fleet → mixture column → its valuation on this grid
         return self.bound
 
     def _follow_rounding(self) -> None:
-        """Value tables of the policy each bridge follows (``rounded``): its unit's column of the rounded mixture,
-        solved again on this grid at the prices it was found at. The rounding weighs each candidate policy by
-        what it does on this grid (:meth:`_on_this_grid`)."""
-        m = self._plain[0]
+        """Value tables of the policies the paths follow (``rounded``): on each sample path, each unit follows one
+        policy of the relaxation's mixture, drawn with its weight (:func:`bridgefleet.planning.rounding.assign`,
+        seed 0), solved again on this grid at the prices it was found at; one row of the tables per bridge and
+        policy it follows on some path. The mixture weighs each candidate policy by what it does on this grid
+        (:meth:`_on_this_grid`)."""
+        m = self._plain["mdps"]
         aim = self.aim if self.max_poor else None
-        if self._rounded_at == (aim,):
+        if self._rounded_at == (aim, self.budget_share):
             return
         rows = self._rows
         e_n = len(self.bound.mixture)
         b_n = m.n // e_n
-        found = np.zeros((m.n, 4, m.horizon))
+        index = self._plain["_index"]
+        paths = index.shape[0]
+        rng = np.random.default_rng(0)
+        shape = (e_n, self.bound.mixture[0][2].n, m.horizon, m.utility.shape[1])
+        if self.max_poor is not None and self.candidates.shape != shape:  # the cheapest policies meeting the rule
+            least_budget(m, self.max_poor, self._budgets, self._carry_over, pool=self.candidates)
+        bridges, found = [], []
+        follow = np.empty_like(index)
+        n = 0
         for e, (cols, x, units) in enumerate(self.bound.mixture):
             poor_b = None  # the aim's allowance, not the rule's
             if rows.poor_b is not None:
                 poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
-            pick = round_mixture(cols, x, units.agency, rows, e, poor_b,
-                                 evaluate=lambda part, k, e=e, u=units.unit: self._on_this_grid(part, k, e, u))
-            found[e * b_n : (e + 1) * b_n] = cols.found_at[pick][units.unit]
-        self.mdps, self._step_cost, self._step_count, self._step_poor = self._at_prices(found)
+            own = self.candidates.valid(e, units.feasible(m.feasible[e * b_n : (e + 1) * b_n]), shape)
+            if own is not None:  # policies found on this grid: valued as they are
+                valued = self._valued.setdefault(e, {})
+                for j in range(len(own.bridge)):
+                    valued[len(cols.bridge) + j] = (own.spend[j], own.count[j], own.poor[j])
+            exact = np.r_[np.zeros(len(cols.bridge), bool), np.ones(0 if own is None else len(own.bridge), bool)]
+            if own is not None:
+                cols, x = cols + own, np.concatenate([x, np.zeros(len(own.bridge))])
+            keep, weight = mixture_weights(
+                cols, x, units.agency, rows, e, poor_b, self.budget_share, always=exact,
+                evaluate=lambda part, k, e=e, u=units.unit: self._on_this_grid(part, k, e, u))
+            mine = np.arange(paths) if e_n == 1 else np.array([e])  # one fleet: every path; else path e's fleet
+            pick = keep[assign(cols.bridge[keep], weight, units.n, len(mine), rng)]  # (paths, U) columns
+            col = pick[:, units.unit]  # (paths, B) each bridge's column on each path
+            pair, row = np.unique(col * b_n + np.arange(b_n), return_inverse=True)
+            bridges.append(e * b_n + pair % b_n)
+            found.append(cols.found_at[pair // b_n])
+            follow[mine] = n + row.reshape(col.shape)
+            n += len(pair)
+        self.mdps, self._step_cost, self._step_count, self._step_poor = self._at_prices(np.concatenate(found),
+                                                                                         np.concatenate(bridges))
+        self._index = follow
+        self._full = Layout.full(self.mdps.n, self.mdps.weights.shape[1])
         self._kept, self._eu = None, None
+        self._keep = self._checkpoints(self._window_end(0, self._full, ()))
         self._solve_window(0, None, None)
-        self._rounded_at = (aim,)
+        self._rounded_at = (aim, self.budget_share)
 
-    def _at_prices(self, found: np.ndarray) -> tuple:
-        """The bridges' MDPs on this grid and their step prices (cost, count, poor: float64 (N, T)) for the
-        policies found at ``found`` float64 (N, 4, T) (:attr:`bridgefleet.planning.columns.Columns.found_at`; changed
-        in place). A column found without the reward, in the least budget's search, has its prices brought to
-        this bound's scale so the knapsack can weigh it."""
-        m, _, _, step_poor, _ = self._plain
+    def _at_prices(self, found: np.ndarray, bridges: np.ndarray | None = None) -> tuple:
+        """The MDPs on this grid of the bridges ``bridges`` (int64 (N',) rows of the bridges' MDPs; None: all)
+        and their step prices (cost, count, poor: float64 (N', T)) for the policies found at ``found`` float64
+        (N', 4, T) (:attr:`bridgefleet.planning.columns.Columns.found_at`; changed in place). A column found
+        without the reward, in the least budget's search, has its prices brought to this bound's scale so the
+        knapsack can weigh it."""
+        m = self._plain["mdps"]
+        if bridges is not None:
+            m = m.select(bridges)
         disc = m.gamma ** np.arange(m.horizon)
         weight = found[:, 3, 0]
         plain = weight == 0  # found by the least budget's search: prices in budget scales, no reward
@@ -269,7 +317,7 @@ class LagrangianPlanner:
         mdps = dataclasses.replace(m, utility=m.utility * weight[:, None], poor_step=m.poor_step * weight,
                                    cost_lambda=0.0)
         return (mdps, found[:, 0] / disc + m.cost_lambda * weight[:, None], found[:, 1] / disc,
-                None if step_poor is None else found[:, 2] / disc * m.deck[:, None])
+                None if self._plain["_step_poor"] is None else found[:, 2] / disc * m.deck[:, None])
 
     def _on_this_grid(self, part: Columns, index: np.ndarray, e: int, unit: np.ndarray) -> Columns:
         """Fleet e's candidate columns ``part`` (``index`` int64 (K,), theirs in the fleet's mixture) with the spend,
@@ -288,7 +336,7 @@ class LagrangianPlanner:
 
     def _valued_now(self, part: Columns, e: int, unit: np.ndarray) -> Columns:
         """:meth:`_on_this_grid` for every column of ``part``."""
-        m = self._plain[0]
+        m = self._plain["mdps"]
         b_n = m.n // len(self.bound.mixture)
         k_n = len(part.bridge)
         order = np.lexsort((np.arange(k_n), part.bridge))
@@ -394,7 +442,8 @@ class LagrangianPlanner:
         if self.rounded:
             self._follow_rounding()
         elif self._rounded_at is not None:  # back to the knapsack on the best prices' tables
-            self.mdps, self._step_cost, self._step_count, self._step_poor, self._first = self._plain
+            for k, v in self._plain.items():
+                setattr(self, k, v)
             self._window, self._eu, self._layout = self._first
             self._rounded_at = None
         if t >= self.mdps.horizon:
@@ -424,9 +473,9 @@ class LagrangianPlanner:
             if self.aim is not None:  # each bridge's choice or nothing; where money is short, the rule picks who waits
                 only_choice(ben)
         if self.aim is None:
-            allocate(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, out)
+            allocate(ben, self._cost, self._agency, sim.budget, out)
         else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
-            allocate_within_rule(ben, self._cost, m.agency[: sim.n_bridges], sim.budget, self._deck,
+            allocate_within_rule(ben, self._cost, self._agency, sim.budget, self._deck,
                                  poor_probability(sim.config, st.condition, st.ysm, st.rate),
                                  self.aim * self._deck.sum(1), out)
         return out

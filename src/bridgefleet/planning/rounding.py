@@ -1,19 +1,23 @@
-"""One policy per bridge from the relaxation's mixture: the rounding the ``lagrangian`` planner follows where a
-poor deck-area rule binds.
+"""The relaxation's mixture as a policy: the randomized rounding the ``lagrangian`` planner follows where a poor
+deck-area rule binds.
 
 At the relaxation's best prices most bridges are indifferent between the policies its master LP mixes (each
 costs exactly what the budget's price says it is worth), so a planner that ranks treatments by their priced
 benefit (the knapsack) breaks those ties by noise: on dc-2019 at 0.28 × the sized budget it left 16 % of NHS
 deck area poor in year 30 where the relaxation's mixture keeps ≤ 10 % every year within the same budget. Here
-each bridge (each unit of the master LP) is instead given one of the policies found, chosen by a small integer
-program over the master's columns: the most return whose expected spend keeps every budget row and whose
-expected poor deck area keeps every rule row (elastic, so an answer always exists). With every bridge following
-its own policy the fleet's expected spend and poor deck area are the sums of its columns', so the rounded plan
-meets the rows in expectation on the grid its candidates were valued on (the planner values them on its own
-grid, where it follows them); the per-path budget is then kept by the planner's knapsack.
-This is the rounding of a Dantzig–Wolfe master to an integer point (Vanderbeck, "On Dantzig–Wolfe decomposition
-in integer programming", Operations Research 48(1), 2000), solved by HiGHS's branch and bound
-(``scipy.optimize.milp``).
+the mixture itself is followed: an LP over the master's columns (the most return whose expected spend keeps
+every budget row and whose expected poor deck area keeps every rule row, elastic so an answer always exists)
+gives each unit of bridges a weight on each of its policies (:func:`mixture_weights`), and each sample path
+follows one policy per unit drawn with those weights (:func:`assign`). Over the draws, the fleet's expected
+spend and poor deck area are exactly the mixture's, on the grid its candidates were valued on (the planner
+values them on its own grid, where it follows them); the per-path budget is then kept by the planner's
+knapsack. This is randomized rounding (Raghavan & Thompson, "Randomized rounding", Combinatorica 7(4), 1987)
+of a Dantzig–Wolfe master (Vanderbeck, Operations Research 48(1), 2000); the draws are stratified over the
+sample paths of one fleet (each policy followed on ⌊E × weight⌋ or ⌈E × weight⌉ of E paths), so the mean over
+the paths keeps the mixture's expectation. An integer program choosing one policy per unit instead (HiGHS, 100
+nodes) lost the rule where the mixture needs many units split: on Indiana at 0.15 × the sized budget the LP's
+mixture keeps 10.0 % of deck area poor from year 5 on, the integer program's choice 13.4 % (`/tmp` script,
+2026-12-03).
 """
 
 from __future__ import annotations
@@ -27,61 +31,85 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from bridgefleet.planning.bound import _Rows, coupling_rows
 from bridgefleet.planning.columns import Columns
 
-NODE_LIMIT = 100
-"""Most branch-and-bound nodes (a limit on nodes, not on seconds, so a rounding is the same on any machine);
-HiGHS then returns the best integer point found (the LP's largest weights where it found none)."""
 
-
-def round_mixture(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
-                  poor_b: np.ndarray | None = None, node_limit: int = NODE_LIMIT,
-                  evaluate: Callable[[Columns, np.ndarray], Columns] | None = None) -> np.ndarray:
-    """The column each unit follows, int64 (U,) indices into ``cols``.
+def mixture_weights(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
+                    poor_b: np.ndarray | None = None, budget_share: float = 1.0,
+                    evaluate: Callable[[Columns, np.ndarray], Columns] | None = None,
+                    always: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The policies each unit mixes and their weights: (columns int64 (K',) indices into ``cols``, weights
+    float64 (K',) > 0 summing to 1 over each unit's columns).
 
     Args:
         cols: fleet e's K columns (every unit has at least one; do-nothing columns keep the budget rows
-            feasible). x: float64 (K,), their weights in the master LP (the fallback's choice: the largest).
+            feasible). x: float64 (K,), their weights in the master LP (the fallback where HiGHS fails).
         unit_agency: int64 (U,), 0 urban, 1 rural.
         rows: the fleets' coupling rows (:func:`bridgefleet.planning.bound.fleet_mdps`): budget USD (and
             treatments) per agency and row, and the rule's m² allowed poor each year (elastic), if any.
         poor_b: float64 (T,), m² allowed poor at the end of each year instead of the rows' own (an aim below the
             rule), or None.
-        node_limit: branch-and-bound nodes of the integer program.
+        budget_share: the share of each budget row the mixture may spend in expectation (below 1: a margin for
+            the paths whose spend runs above its expectation), 0–1.
         evaluate: the candidates' spend, treatments and poor deck area as the planner will follow them (its own
             rating grid: the search grid's policies solved again there can leave more deck area poor, on dc-2019
-            at 0.28 × the sized budget 10.4–11.9 % a year against 8.9–10.0 % on the search grid), for the integer
-            program, given the candidates and their indices into ``cols``; None: the columns' own.
+            at 0.28 × the sized budget 10.4–11.9 % a year against 8.9–10.0 % on the search grid), given the
+            candidates and their indices into ``cols``; None: the columns' own.
+        always: bool (K,), columns the second LP always weighs (those found on the planner's own grid, which the
+            first LP, on the columns' own values, may pass over for ones that look better there); None: none.
 
     Returns:
-        int64 (U,): the chosen column of each unit, maximising the summed return within the budget rows with the
-        least excess over the rule rows (the excess first, then the return). First the LP over every column
-        (these rows may be tighter than the master's: an aim below the rule), then the integer program over the
-        policies that LP mixes and doing nothing (a basic LP solution mixes at most one policy more per coupling
-        row than there are units, so most units have one candidate: on dc-2019 at 0.28 × the sized budget the master's
-        LP mixes 325 of 1,617 columns for 244 units; the LP and the integer program took 4 s with 50 nodes (return
-        −6,883) and 7 s with 500 (−6,671); the integer program over all 1,617 columns took 36 s)."""
+        The mixture with the least excess over the rule rows, then the most return, within the budget rows: first
+        the LP over every column, then, over the policies it mixes and doing nothing as ``evaluate`` values them,
+        the same LP again (a basic LP solution mixes at most one policy more per coupling row than there are
+        units, so most units keep one policy).
+    """
     kinds, poor_scale, rhs = rows.scaled(e, poor_b)
-    lp = _solve(cols, unit_agency, kinds, poor_scale, rhs, integral=False)
+    rhs = rhs.copy()
+    rhs[: len(rhs) - len(poor_scale)] *= budget_share
+    lp = _solve(cols, unit_agency, kinds, poor_scale, rhs)
     x = x if lp is None else lp  # the master's own mixture only where HiGHS failed
-    keep = np.flatnonzero((x > 1e-9) | (cols.used == 0))  # the mixture's policies, and doing nothing
+    keep = np.flatnonzero((x > 1e-9) | (cols.used == 0) | (False if always is None else always))  # and doing nothing
     part = cols.take(keep)
     if evaluate is not None:
         part = evaluate(part, keep)
-    y = _solve(part, unit_agency, kinds, poor_scale, rhs, integral=True, node_limit=node_limit)
-    return keep[_largest(part.bridge, x[keep] if y is None else y, len(unit_agency))]
+    y = _solve(part, unit_agency, kinds, poor_scale, rhs)
+    y = np.maximum(x[keep] if y is None else y, 0.0)
+    unit_sum = np.bincount(part.bridge, y, minlength=len(unit_agency))
+    empty = unit_sum[part.bridge] <= 1e-9  # a unit HiGHS left without weight: its first column (doing nothing)
+    y = np.where(empty, 0.0, y / np.maximum(unit_sum[part.bridge], 1e-300))
+    first = np.r_[True, part.bridge[1:] != part.bridge[:-1]] if len(part.bridge) else np.zeros(0, bool)
+    y[empty & first] = 1.0
+    on = y > 1e-9
+    return keep[on], y[on]
 
 
-def _largest(unit: np.ndarray, weight: np.ndarray, u_n: int) -> np.ndarray:
-    """int64 (U,): the index of each unit's largest weight."""
-    order = np.lexsort((weight, unit))  # by unit, then weight: the last of each unit is its choice
-    last = np.r_[np.flatnonzero(np.diff(unit[order])), len(order) - 1]
-    pick = np.zeros(u_n, dtype=np.int64)
-    pick[unit[order][last]] = order[last]
-    return pick
+def assign(unit: np.ndarray, weight: np.ndarray, u_n: int, paths: int, rng: np.random.Generator) -> np.ndarray:
+    """The policy each of ``paths`` sample paths follows for each unit, int64 (paths, U): indices into ``unit``.
+
+    Stratified: a unit's policy k of weight w_k is followed on ⌊paths × w_k⌋ or ⌈paths × w_k⌉ paths, and on each
+    path with probability w_k (systematic sampling with a random start and a random order of the paths, drawn
+    for each unit, so the units' draws are independent).
+
+    Args:
+        unit: int64 (K,), each policy's unit 0 … U − 1. weight: float64 (K,) ≥ 0, summing to 1 over each unit's
+            policies (every unit has one). u_n: U. paths: the sample paths (≥ 1). rng: the draws' generator.
+    """
+    order = np.lexsort((np.arange(len(unit)), unit))
+    u_sorted = unit[order]
+    first = np.r_[0, np.flatnonzero(np.diff(u_sorted)) + 1]  # each unit's first and last policy, in order
+    last = np.r_[first[1:] - 1, len(u_sorted) - 1]
+    cs = np.cumsum(weight[order])
+    base = np.r_[0.0, cs][first]  # the sum before each unit
+    within = (cs - base[u_sorted]) / np.maximum(cs[last] - base, 1e-300)[u_sorted]  # (0, 1], 1 at a unit's last
+    edge = u_sorted + within  # unit u's policies split [u, u + 1)
+    rank = rng.permuted(np.tile(np.arange(paths), (u_n, 1)), axis=1).T  # (paths, U)
+    point = np.arange(u_n) + (rank + rng.random(u_n)) / paths
+    pos = np.clip(np.searchsorted(edge, point, side="right"), first, last)  # float rounding at a unit's ends
+    return order[pos]
 
 
 def _solve(cols: Columns, unit_agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
-           poor_scale: np.ndarray, rhs: np.ndarray, integral: bool, node_limit: int = NODE_LIMIT) -> np.ndarray | None:
-    """The weights float64 (K,) of the best mixture (``integral``: one column per unit) within the scaled rows
+           poor_scale: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """The weights float64 (K,) of the best mixture within the scaled rows
     (:meth:`bridgefleet.planning.bound._Rows.scaled`), or None where HiGHS returned no point."""
     k_n = len(cols.reward)
     u_n = len(unit_agency)
@@ -94,8 +122,6 @@ def _solve(cols: Columns, unit_agency: np.ndarray, kinds: list[tuple[np.ndarray,
     hi = np.concatenate([rhs, np.ones(u_n)])
     spread = max(float(np.abs(cols.reward).max()), 1e-9)
     c = np.concatenate([-cols.reward / spread, np.full(t_rule, 4.0 * u_n + 1.0)])  # excess costs more than returns
-    integrality = np.concatenate([np.full(k_n, int(integral)), np.zeros(t_rule)])
     bounds = Bounds(np.zeros(k_n + t_rule), np.concatenate([np.ones(k_n), np.full(t_rule, np.inf)]))
-    res = milp(c, constraints=LinearConstraint(a, lo, hi), integrality=integrality, bounds=bounds,
-               options={"node_limit": node_limit, "mip_rel_gap": 1e-3, "disp": False})
+    res = milp(c, constraints=LinearConstraint(a, lo, hi), bounds=bounds, options={"disp": False})
     return None if res.x is None else res.x[:k_n]
