@@ -43,14 +43,14 @@ prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 
 0.1279 / 0.1339 / 0.1364, the default fleet 0.1970 / 0.2036 at 0.02 / 0.01; Indiana's least budget took 19 / 30
 / 73 s (one certified DP a class of alike bridges, :mod:`bridgefleet.planning.alike`), the default fleet's
 (whose bridges are all different) 8 / 18 s."""
-PLANNER_GRID_ITERS = 20
+PLANNER_GRID_ITERS = 25
 """DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
 prices)."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
 higher (looser) and the planner's simulated poor deck area within 0.6 points."""
-AIMS = ((False, 1.0, 1.0), (True, 0.95, 0.95), (True, 0.85, 0.9), (False, 0.7, 1.0))
+AIMS = ((False, 1.0, 1.0), (True, 1.0, 1.0), (True, 0.9, 0.95), (False, 0.4, 1.0))
 """What the planner tries in turn until its simulated mean poor deck area meets the rule F in every year: (each
 path follows the relaxation's mixture, ``LagrangianPlanner(rounded=…)``; the share of F it aims at; the share of
 the budget the mixture spends in expectation, ``LagrangianPlanner.budget_share``). The knapsack first (the better
@@ -104,12 +104,13 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 
 
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
-                   scale_usd: float, pool: ColumnPool | None = None, candidates: ColumnPool | None = None) -> Level:
+                   scale_usd: float, pool: ColumnPool | None = None, candidates: ColumnPool | None = None,
+                   first: int = 0) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
     pricing the rule and trying each of :data:`AIMS` in turn until it meets the rule in expectation (the last
     otherwise). ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each
     other's); ``candidates``: the least budget's policies on the planner's grid (``LagrangianPlanner(candidates=…)``),
-    found once for all levels."""
+    found once for all levels; ``first``: the first of :data:`AIMS` to try."""
     level_cfg = set_budget(cfg, scale=scale)
     planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL,  # priced once per level
                                 candidates=candidates)
@@ -120,18 +121,18 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
         return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, planner.aim,
                      planner.rounded, planner.budget_share)
 
-    return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True)
+    return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True, first=first)
 
 
 def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any],
-             poor_by_year: Callable[[Any], np.ndarray], stop_at_zero: bool = False) -> Any:
-    """Each of :data:`AIMS` in turn (``planner.rounded`` and ``planner.aim`` = ``rule`` × the share) until what
-    ``attempt()`` simulates keeps the mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule``
-    in every year, or the relaxation cannot meet the rule at this budget (then no tighter aim can): that one;
-    else the one with the least poor share in its worst year. ``stop_at_zero``: a rule of 0 stops at the first
-    (every aim is 0 then)."""
+             poor_by_year: Callable[[Any], np.ndarray], stop_at_zero: bool = False, first: int = 0) -> Any:
+    """Each of :data:`AIMS` in turn from the ``first`` (``planner.rounded``, ``planner.aim`` = ``rule`` × the
+    share, ``planner.budget_share``) until what ``attempt()`` simulates keeps the mean share of deck area poor
+    (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation cannot meet the rule at this
+    budget (then no tighter aim can): that one; else the one with the least poor share in its worst year.
+    ``stop_at_zero``: a rule of 0 stops at the first (every aim is 0 then)."""
     best, best_worst = None, np.inf
-    for rounded, aim, share in AIMS:
+    for rounded, aim, share in AIMS[first:]:
         planner.aim, planner.rounded, planner.budget_share = rule * aim, rounded, share
         out = attempt()
         worst = float(poor_by_year(out).max())
@@ -219,7 +220,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     for step, columns in ((SEARCH_STEP, pool), (PLANNER_STEP, candidates)):  # the second from the first's prices
         mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
         lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=columns,
-                          certify=None if lb is None else fine,  # at the finer grid's prices
+                          certify=None if lb is None else fine,  # at the finer grid's prices (the higher, measured)
                           start=None if lb is None else lb.prices, max_iter=60 if lb is None else PLANNER_GRID_ITERS)
     if bar is not None:
         bar.update(1)
@@ -264,20 +265,31 @@ def _meets(level: Level, rule: float) -> bool:
     return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
 
 
+def _knapsack_met(level: Level, rule: float) -> bool:
+    """The first of :data:`AIMS` (the knapsack at F) met the rule at this level."""
+    return _meets(level, rule) and not level.rounded and level.aim >= rule - 1e-12
+
+
 def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
                    pool: ColumnPool, candidates: ColumnPool) -> float | None:
     """Smallest scale at which the planner meets the rule in expectation: bisection between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
-    no level meets it)."""
+    no level meets it). Below a budget at which the knapsack at F missed the rule, a level starts with the
+    mixture (:data:`AIMS`)."""
     ok = [lv.scale for lv in levels if _meets(lv, rule)]
     if not ok:
         return None
+    failed = max([lv.scale for lv in levels if not _knapsack_met(lv, rule)], default=-np.inf)
     hi = min(ok)
     below = [lv.scale for lv in levels if lv.scale < hi]
     lo = max(max(below) if below else 0.0, min(certified, hi))
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
-        if _meets(simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates), rule):
+        first = int(mid <= failed)  # the knapsack at F missed at a budget as large: start with the mixture
+        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, first)
+        if not _knapsack_met(level, rule):
+            failed = max(failed, mid)
+        if _meets(level, rule):
             hi = mid
         else:
             lo = mid
