@@ -96,6 +96,14 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     assert result.agency_usd.shape == (2, 5) and result.agency_usd.sum() > 0
     # carry-over: each sample's spend up to year t within the t + 1 budgets that came in
     assert (np.cumsum(result.agency_usd, axis=1) <= budget * np.arange(1, 6) + 1e-6).all()
+    # Each path's bridge j has a row of the mixture's tables that is bridge j's MDP (its policy's prices apart),
+    # and the least budget's policies on the planner's grid were found for it (the candidates' pool filled).
+    plain = planner._plain["mdps"]
+    rows = planner._index  # (paths, B)
+    assert rows.shape == (2, 6) and planner.mdps.n >= 6
+    np.testing.assert_array_equal(planner.mdps.c0[rows], np.broadcast_to(plain.c0[:6], (2, 6)))
+    np.testing.assert_array_equal(planner.mdps.cost[rows], np.broadcast_to(plain.cost[:6], (2, 6, 5)))
+    assert planner.candidates.shape is not None and planner.candidates.shape[3] == plain.utility.shape[1]
 
 
 def test_candidates_evaluated_on_the_planners_grid_are_the_columns_when_it_is_the_search_grid():

@@ -161,14 +161,21 @@ class LagrangianPlanner:
             the rule but plans each year with a margin; it can be changed between simulations (``aim``).
         solver: what solves the bridges' DPs (``lagrangian_bound(solver=…)``): this process, or chunks of bridges
             as Ray tasks (:class:`bridgefleet.planning.chunks.RaySolver`).
-        rounded: each bridge follows one policy of the relaxation's mixture (:mod:`bridgefleet.planning.rounding`:
-            chosen by an integer program so the fleet's expected spend keeps the budget rows and its expected poor
-            deck area the rule × ``aim`` / rule), solved again on the planner's grid at the prices it was found at;
+        rounded: follow the relaxation's mixture (:mod:`bridgefleet.planning.rounding`): LP weights on the
+            policies found (the most return whose expected spend keeps ``budget_share`` of each budget row and whose
+            expected poor deck area keeps the rule × ``aim`` / rule, on this grid), and on each sample path each unit
+            of bridges follows one policy drawn with them, solved again on this grid at the prices it was found at;
             each year's knapsack then keeps the actual budget, funding each bridge's choice or nothing: where the
             money is short, the year-by-year check at ``aim`` decides which bridges wait (their priced benefits come
             from different prices, so they are not compared alone). False: every bridge's benefit at the relaxation's
             best prices, one knapsack a year (better where no rule binds; at those prices most bridges are
             indifferent between the policies the mixture needs, so where a rule binds the knapsack misses it).
+        candidates: the least budget's policies on this grid (:func:`bridgefleet.planning.least_budget.least_budget`
+            with ``pool``), which the mixture may use beside the price search's: the search grid's policies solved
+            again here can leave more deck area poor than the LP counted. An empty pool is filled the first time the
+            mixture is followed (one least-budget search on this grid), so planners at several budgets can share it.
+        budget_share: the share of each budget row the mixture spends in expectation (below 1: a margin for the
+            paths whose spend runs above it), 0–1; can be changed between simulations.
 
     The prices are computed again only for a simulator whose fleet, budget or year-0 state differ from the
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
