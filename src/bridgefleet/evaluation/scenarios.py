@@ -150,7 +150,7 @@ class Scenarios:
     levels: list[Level]
     rule: float
     certified: float  # holds for the simulator's model (certified values on a ``certify_step`` grid)
-    relaxation: tuple[float, float]  # the grid model's relaxed least budget lies between these
+    relaxation: tuple[float, float]  # on the planner's grid the relaxed least budget lies between these
     certify_step: float
     planner_least: float | None
     sized_usd: float
@@ -350,8 +350,9 @@ def format_markdown(sc: Scenarios) -> str:
     cert = sc.certified * sc.sized_usd
     lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
               f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
-              f"(certified values on a {sc.certify_step:g}-point grid; on the DP's grid the relaxation's least "
-              f"budget lies in [{sc.relaxation[0]:.3f}, {sc.relaxation[1]:.3f}]; docs/planning.md)."]
+              f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {PLANNER_STEP:g}-point grid "
+              f"the relaxation's least budget lies in [{sc.relaxation[0]:.3f}, {sc.relaxation[1]:.3f}]; "
+              "docs/planning.md)."]
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
