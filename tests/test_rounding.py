@@ -2,6 +2,7 @@
 rounding), each column solvable again from the prices it was found at (issue 28: the planner's least budget)."""
 
 import numpy as np
+import pytest
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
@@ -104,6 +105,9 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     np.testing.assert_array_equal(planner.mdps.c0[rows], np.broadcast_to(plain.c0[:6], (2, 6)))
     np.testing.assert_array_equal(planner.mdps.cost[rows], np.broadcast_to(plain.cost[:6], (2, 6, 5)))
     assert planner.candidates.shape is not None and planner.candidates.shape[3] == plain.utility.shape[1]
+    planner.budget_share = 1.5
+    with pytest.raises(ValueError, match=r"budget_share = 1.5: must be in \(0, 1\]"):
+        evaluate_policy(planner, cfg, 2, 3, "lagrangian", sim)
 
 
 def test_candidates_evaluated_on_the_planners_grid_are_the_columns_when_it_is_the_search_grid():

@@ -235,8 +235,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             if bar is not None:
                 bar.update(1)
     planner_least = _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
-                                   float(lb.certified[0]), pool,
-                                   candidates)
+                                   float(lb.certified[0]), pool, candidates)
     if bar is not None:
         bar.close()
     agents = None

@@ -261,6 +261,8 @@ class LagrangianPlanner:
         aim = self.aim if self.max_poor else None
         if self._rounded_at == (aim, self.budget_share):
             return
+        if not 0.0 < self.budget_share <= 1.0:
+            raise ValueError(f"budget_share = {self.budget_share}: must be in (0, 1]")
         rows = self._rows
         e_n = len(self.bound.mixture)
         b_n = m.n // e_n
