@@ -216,12 +216,12 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     sim.reset(None, [seed])
     fine = fleet_certifier(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=certify_step)
     candidates = ColumnPool()  # the cheapest policies meeting the rule on the planner's grid, for its mixture
-    lb = None
-    for step, columns in ((SEARCH_STEP, pool), (PLANNER_STEP, candidates)):  # the second from the first's prices
-        mdps, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
-        lb = least_budget(mdps, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=columns,
-                          certify=None if lb is None else fine,  # at the finer grid's prices (the higher, measured)
-                          start=None if lb is None else lb.prices, max_iter=60 if lb is None else PLANNER_GRID_ITERS)
+    coarse, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=SEARCH_STEP)
+    searched = least_budget(coarse, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=pool)
+    planned, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=PLANNER_STEP)
+    lb = least_budget(planned, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=candidates,
+                      certify=fine,  # at the finer grid's prices (the higher certificate, measured)
+                      start=searched.prices, max_iter=PLANNER_GRID_ITERS)
     if bar is not None:
         bar.update(1)
     if ray is not None:

@@ -280,13 +280,13 @@ class LagrangianPlanner:
             if rows.poor_b is not None:
                 poor_b = rows.poor_b[e] * (aim / self.max_poor if self.max_poor else 1.0)
             own = self.candidates.valid(e, units.feasible(m.feasible[e * b_n : (e + 1) * b_n]), shape)
+            exact = np.zeros(len(cols.bridge), dtype=bool)
             if own is not None:  # policies found on this grid: valued as they are
-                valued = self._valued.setdefault(e, {})
-                for j in range(len(own.bridge)):
-                    valued[len(cols.bridge) + j] = (own.spend[j], own.count[j], own.poor[j])
-            exact = np.r_[np.zeros(len(cols.bridge), bool), np.ones(0 if own is None else len(own.bridge), bool)]
-            if own is not None:
-                cols, x = cols + own, np.concatenate([x, np.zeros(len(own.bridge))])
+                k0 = len(cols.bridge)
+                self._valued.setdefault(e, {}).update(
+                    (k0 + j, (own.spend[j], own.count[j], own.poor[j])) for j in range(len(own.bridge)))
+                exact = np.r_[exact, np.ones(len(own.bridge), dtype=bool)]
+                cols, x = cols + own, np.r_[x, np.zeros(len(own.bridge))]
             keep, weight = mixture_weights(
                 cols, x, units.agency, rows, e, poor_b, self.budget_share, always=exact,
                 evaluate=lambda part, k, e=e, u=units.unit: self._on_this_grid(part, k, e, u))

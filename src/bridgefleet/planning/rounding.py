@@ -73,11 +73,7 @@ def mixture_weights(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows:
         part = evaluate(part, keep)
     y = _solve(part, unit_agency, kinds, poor_scale, rhs)
     y = np.maximum(x[keep] if y is None else y, 0.0)
-    unit_sum = np.bincount(part.bridge, y, minlength=len(unit_agency))
-    empty = unit_sum[part.bridge] <= 1e-9  # a unit HiGHS left without weight: its first column (doing nothing)
-    y = np.where(empty, 0.0, y / np.maximum(unit_sum[part.bridge], 1e-300))
-    first = np.r_[True, part.bridge[1:] != part.bridge[:-1]] if len(part.bridge) else np.zeros(0, bool)
-    y[empty & first] = 1.0
+    y /= np.bincount(part.bridge, y, minlength=len(unit_agency))[part.bridge]  # each unit's row sums to 1 (rounding)
     on = y > 1e-9
     return keep[on], y[on]
 
