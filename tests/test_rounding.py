@@ -1,6 +1,8 @@
 """The relaxation's mixture as a policy: weights on the master LP's columns, drawn per sample path (randomized
 rounding), each column solvable again from the prices it was found at (issue 28: the planner's least budget)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -105,6 +107,20 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     np.testing.assert_array_equal(planner.mdps.c0[rows], np.broadcast_to(plain.c0[:6], (2, 6)))
     np.testing.assert_array_equal(planner.mdps.cost[rows], np.broadcast_to(plain.cost[:6], (2, 6, 5)))
     assert planner.candidates.shape is not None and planner.candidates.shape[3] == plain.utility.shape[1]
+    # A path ahead of the mixture's expected spend spends its lead on what cuts this year's expected poor deck
+    # area most (bridge 2: 0.9 → 0.2 poor by action 2); a path with exactly the plan's money does nothing more.
+    annual = np.tile(np.asarray(cfg.budgets_usd), (2, 1))
+    ahead = SimpleNamespace(fleet_annual_budget=annual, num_envs=2, config=cfg,
+                            budget=annual + np.array([[1e9, 1e9], [0.0, 0.0]]))
+    p_poor = np.zeros((2, 6, 5))
+    p_poor[:, 2] = [0.9, 0.5, 0.2, 0.6, 0.6]
+    out = np.zeros((2, 6), dtype=np.int64)
+    planner._spend_lead(ahead, 0, p_poor, out)
+    np.testing.assert_array_equal(out, [[0, 0, 2, 0, 0, 0], [0] * 6])
+    ahead.budget = annual + planner._cost[:, 2, 1][:, None]  # a lead that buys action 1 only
+    out[:] = 0
+    planner._spend_lead(ahead, 0, p_poor, out)
+    np.testing.assert_array_equal(out[:, 2], [1, 1])
     planner.budget_share = 1.5
     with pytest.raises(ValueError, match=r"budget_share = 1.5: must be in \(0, 1\]"):
         evaluate_policy(planner, cfg, 2, 3, "lagrangian", sim)

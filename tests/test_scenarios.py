@@ -126,3 +126,31 @@ def test_the_command_certifies_on_the_grid_run_scenarios_does():
     from bridgefleet.evaluation.scenarios import CERTIFY_STEP
 
     assert build_parser().parse_args(["scenarios"]).certify_step == CERTIFY_STEP == 0.01
+
+
+def _probe_level(scale: float, met: bool):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(scale=scale, deck=np.full((2, 3, 3), 0.05 if met else 0.15), rounded=False, aim=0.1)
+
+
+@pytest.mark.parametrize(("meets_from", "probes", "least"), [(0.27, [0.28, 0.265, 0.2725], 0.2725),
+                                                             (0.45, [0.28, 0.36, 0.43], 0.5)])
+def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bisected(monkeypatch, meets_from,
+                                                                                      probes, least):
+    # Certificate 0.2, the level 0.25 missed and 0.5 met: probes at 1.1, 1.2 × 0.2 fall below 0.25, so the
+    # first is 1.4 × 0.2 = 0.28; after a miss the excess doubles (1.8 × 0.2 = 0.36, then 2.6 × 0.2 = 0.52 is
+    # past 0.5: bisection), after a hit it is bisection.
+    from bridgefleet.evaluation import scenarios
+
+    seen = []
+
+    def simulate(cfg, fleet, scale, *args):
+        seen.append(round(scale, 9))
+        return _probe_level(scale, scale >= meets_from)
+
+    monkeypatch.setattr(scenarios, "simulate_level", simulate)
+    levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
+    found = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    assert seen == probes
+    assert found == pytest.approx(least)

@@ -274,6 +274,7 @@ class LagrangianPlanner:
             least_budget(m, self.max_poor, self._budgets, self._carry_over, pool=self.candidates)
         bridges, found = [], []
         follow = np.empty_like(index)
+        self._spend_plan = np.zeros((paths, 2, m.horizon))  # each path's expected spend, (P, 2, T) USD
         n = 0
         for e, (cols, x, units) in enumerate(self.bound.mixture):
             poor_b = None  # the aim's allowance, not the rule's
@@ -292,6 +293,10 @@ class LagrangianPlanner:
                 evaluate=lambda part, k, e=e, u=units.unit: self._on_this_grid(part, k, e, u))
             mine = np.arange(paths) if e_n == 1 else np.array([e])  # one fleet: every path; else path e's fleet
             pick = keep[assign(cols.bridge[keep], weight, units.n, len(mine), rng)]  # (paths, U) columns
+            spend = np.stack([self._valued[e][int(k)][0] for k in keep])  # (K', T) USD a year on this grid
+            for a in (0, 1):
+                mask = units.agency[cols.bridge[keep]] == a
+                self._spend_plan[mine, a] = (weight[mask, None] * spend[mask]).sum(0)
             col = pick[:, units.unit]  # (paths, B) each bridge's column on each path
             pair, row = np.unique(col * b_n + np.arange(b_n), return_inverse=True)
             bridges.append(e * b_n + pair % b_n)
@@ -483,11 +488,36 @@ class LagrangianPlanner:
                 only_choice(ben)
         if self.aim is None:
             allocate(ben, self._cost, self._agency, sim.budget, out)
-        else:  # this year's plan keeps the expected poor deck area within the rule where the budget can
-            allocate_within_rule(ben, self._cost, self._agency, sim.budget, self._deck,
-                                 poor_probability(sim.config, st.condition, st.ysm, st.rate),
-                                 self.aim * self._deck.sum(1), out)
+            return out
+        # this year's plan keeps the expected poor deck area within the rule where the budget can
+        p_poor = poor_probability(sim.config, st.condition, st.ysm, st.rate)
+        allocate_within_rule(ben, self._cost, self._agency, sim.budget, self._deck, p_poor,
+                             self.aim * self._deck.sum(1), out)
+        if self.rounded:
+            self._spend_lead(sim, t, p_poor, out)
         return out
+
+    def _spend_lead(self, sim: FleetSimulator, t: int, p_poor: np.ndarray, out: np.ndarray) -> None:
+        """A path ahead of the mixture's expected spend spends its lead now: the treatments, of bridges the plan
+        leaves alone, that cut the expected poor deck area at the end of the year most within it (the paths
+        behind it had treatments cut, so the mean over paths keeps the mixture's; ``out`` changed in place)."""
+        annual = sim.fleet_annual_budget  # (E, 2) USD
+        plan = self._spend_plan[: sim.num_envs]
+        spent = np.stack([np.where(self._agency == a, np.take_along_axis(self._cost, out[..., None], -1)[..., 0],
+                                   0.0).sum(1) for a in (0, 1)], axis=1)  # (E, 2) USD this year's plan spends
+        left = sim.budget - spent
+        spare = left  # without carry-over this year's money is lost if not spent
+        if sim.config.carry_over_budget:  # only the money beyond what the plan expects a path to hold now
+            spare = np.minimum(left, sim.budget - (annual * (t + 1) - plan[..., :t].sum(-1)))
+        spare = np.maximum(spare, 0.0)
+        if not (spare > 0).any():
+            return
+        gain = self._deck[..., None] * (p_poor[..., :1] - p_poor)  # m² less expected poor than doing nothing
+        extra = np.where((out[..., None] == 0) & (gain > 0) & self.mdps.feasible[self._index], gain, -np.inf)
+        extra[..., 0] = 0.0
+        add = np.zeros_like(out)
+        allocate(extra, self._cost, self._agency, spare, add)
+        out[add > 0] = add[add > 0]
 
 
 def _start_key(sim: FleetSimulator) -> str:
