@@ -157,7 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
     scn.add_argument("--seed", type=int, default=TEST_SEED,
                      help=f"first seed (and the fleet seed of a fleet model; default {TEST_SEED:,}: the test fleets)")
-    scn.add_argument("--bisect", type=int, default=3, help="bisection steps for the planner's least budget")
+    scn.add_argument("--bisect", type=int, default=3,
+                     help="probes for the planner's least budget (at 1.1, 1.2, 1.4, … × the certified least budget "
+                     "until one meets the rule, then bisection)")
     scn.add_argument("--certify-step", type=float, default=0.01,  # scenarios.CERTIFY_STEP (numpy stays unloaded here)
                      help="rating grid of the certified least budget (default 0.01; it holds for the simulator's "
                      "model whatever the step; finer is tighter and slower)")

@@ -167,9 +167,11 @@ class LagrangianPlanner:
             of bridges follows one policy drawn with them, solved again on this grid at the prices it was found at;
             each year's knapsack then keeps the actual budget, funding each bridge's choice or nothing: where the
             money is short, the year-by-year check at ``aim`` decides which bridges wait (their priced benefits come
-            from different prices, so they are not compared alone). False: every bridge's benefit at the relaxation's
-            best prices, one knapsack a year (better where no rule binds; at those prices most bridges are
-            indifferent between the policies the mixture needs, so where a rule binds the knapsack misses it).
+            from different prices, so they are not compared alone), and a path holding more money than the mixture
+            expects it to spends the difference where it cuts this year's expected poor deck area most. False:
+            every bridge's benefit at the relaxation's best prices, one knapsack a year (better where no rule binds;
+            at those prices most bridges are indifferent between the policies the mixture needs, so where a rule
+            binds the knapsack misses it).
         candidates: the least budget's policies on this grid (:func:`bridgefleet.planning.least_budget.least_budget`
             with ``pool``), which the mixture may use beside the price search's: the search grid's policies solved
             again here can leave more deck area poor than the LP counted. An empty pool is filled the first time the
