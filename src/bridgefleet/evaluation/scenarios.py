@@ -53,7 +53,9 @@ higher (looser) and the planner's simulated poor deck area within 0.6 points."""
 PROBE_ITERS = 12
 """DP solves of the price search at a probe for the planner's least budget (a level's: up to 80, until within
 :data:`SEARCH_TOL`). A probe starts from the columns of every search before it, and near the certificate the
-mixture it follows draws on the least budget's columns, not the search's (measured on Indiana: …)."""
+mixture it follows draws on the least budget's columns, not the search's. Measured on Indiana (traced runs, same
+day): the probes met and missed the rule as with up to 80 solves (0.148 × 11.2 % both, 0.162 × 9.5 % both, 0.155 ×
+9.6 and 9.8 %), and the first probe's search and knapsack took 64 s instead of 131 s."""
 GALLOP_FIRST = 0.10
 """The planner's least budget is first tried at (1 + this) × the certified least budget (the issue's target
 ratio), then at twice the excess each time it misses."""
