@@ -296,10 +296,10 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     hi = min(ok)
     below = [lv.scale for lv in levels if lv.scale < hi]
     lo = max(max(below) if below else 0.0, min(certified, hi))
-    excess = GALLOP_FIRST
+    excess, gallop = GALLOP_FIRST, certified > 0
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
-        if certified > 0 and math.isfinite(excess):
+        if gallop:
             while certified * (1.0 + excess) <= lo:
                 excess *= 2.0
             if certified * (1.0 + excess) < hi:
@@ -310,7 +310,7 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
             failed = max(failed, mid)
         if _meets(level, rule):
             hi = mid
-            excess = np.inf  # bisection from here on
+            gallop = False  # bisection from here on
         else:
             lo = mid
         if bar is not None:

@@ -142,13 +142,14 @@ def least_budget(mdps: BridgeMDPs, max_poor: float, share: tuple[float, float], 
             masters[e].prune(keep_iters)
             if met:
                 upper[e] = value
-            a = smoothing if it > 1 and lower[e] > 0 else 0.0  # Wentges: toward the best prices so far
-            price_cost[e] = a * best_cost[e] + (1 - a) * kappa
-            price_poor[e] = a * best_poor[e] + (1 - a) * mu
-            worth[e] = a * best_worth[e] + (1 - a) * w
-            if it == 1 and start is not None:
+            if it == 1 and start is not None:  # another grid's best prices instead of this LP's
                 price_cost[e], price_poor[e] = start[0][e], start[1][e]
                 worth[e] = (price_cost[e] * np.asarray(share, float)[:, None]).sum()  # κ · one budget's USD
+            else:
+                a = smoothing if it > 1 and lower[e] > 0 else 0.0  # Wentges: toward the best prices so far
+                price_cost[e] = a * best_cost[e] + (1 - a) * kappa
+                price_poor[e] = a * best_poor[e] + (1 - a) * mu
+                worth[e] = a * best_worth[e] + (1 - a) * w
             active[e] = not (np.isfinite(upper[e]) and upper[e] - lower[e] <= tol * max(upper[e], 1e-9))
         if not active.any():
             break

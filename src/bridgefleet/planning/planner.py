@@ -27,7 +27,7 @@ from bridgefleet.planning.dp import Layout, Solution, slot_offset, solve
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.rounding import assign, mixture_weights
-from bridgefleet.planning.rule import allocate_within_rule, only_choice, poor_probability
+from bridgefleet.planning.rule import allocate_within_rule, fund_poor_cuts, only_choice, poor_probability
 from bridgefleet.planning.transitions import grid_points
 from bridgefleet.sim.model import RATING_GAIN
 from bridgefleet.sim.simulator import FleetSimulator
@@ -296,9 +296,7 @@ class LagrangianPlanner:
             mine = np.arange(paths) if e_n == 1 else np.array([e])  # one fleet: every path; else path e's fleet
             pick = keep[assign(cols.bridge[keep], weight, units.n, len(mine), rng)]  # (paths, U) columns
             spend = np.stack([self._valued[e][int(k)][0] for k in keep])  # (K', T) USD a year on this grid
-            for a in (0, 1):
-                mask = units.agency[cols.bridge[keep]] == a
-                self._spend_plan[mine, a] = (weight[mask, None] * spend[mask]).sum(0)
+            self._spend_plan[mine] = np.eye(2)[units.agency[cols.bridge[keep]]].T @ (weight[:, None] * spend)
             col = pick[:, units.unit]  # (paths, B) each bridge's column on each path
             pair, row = np.unique(col * b_n + np.arange(b_n), return_inverse=True)
             bridges.append(e * b_n + pair % b_n)
@@ -511,23 +509,14 @@ class LagrangianPlanner:
             p_poor: float64 (E, B, 5), each action's probability of ending the year poor (:func:`poor_probability`).
             out: int64 (E, B), this year's plan; treatments added in place.
         """
-        annual = sim.fleet_annual_budget  # (E, 2) USD
-        plan = self._spend_plan[: sim.num_envs]
-        spent = np.stack([np.where(self._agency == a, np.take_along_axis(self._cost, out[..., None], -1)[..., 0],
-                                   0.0).sum(1) for a in (0, 1)], axis=1)  # (E, 2) USD this year's plan spends
-        left = sim.budget - spent
-        spare = left  # without carry-over this year's money is lost if not spent
+        spent = np.take_along_axis(self._cost, out[..., None], -1)[..., 0] @ np.eye(2)[self._agency]  # (E, 2) USD
+        spare = sim.budget - spent  # without carry-over this year's money is lost if not spent
         if sim.config.carry_over_budget:  # only the money beyond what the plan expects a path to hold now
-            spare = np.minimum(left, sim.budget - (annual * (t + 1) - plan[..., :t].sum(-1)))
+            held = sim.fleet_annual_budget * (t + 1) - self._spend_plan[: sim.num_envs, :, :t].sum(-1)
+            spare = np.minimum(spare, sim.budget - held)
         spare = np.maximum(spare, 0.0)
-        if not (spare > 0).any():
-            return
-        gain = self._deck[..., None] * (p_poor[..., :1] - p_poor)  # m² less expected poor than doing nothing
-        extra = np.where((out[..., None] == 0) & (gain > 0) & self.mdps.feasible[self._index], gain, -np.inf)
-        extra[..., 0] = 0.0
-        add = np.zeros_like(out)
-        allocate(extra, self._cost, self._agency, spare, add)
-        out[add > 0] = add[add > 0]
+        if (spare > 0).any():
+            fund_poor_cuts(out, self._cost, self._agency, spare, self._deck, p_poor, self.mdps.feasible[self._index])
 
 
 def _start_key(sim: FleetSimulator) -> str:

@@ -40,6 +40,26 @@ def poor_probability(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray
     return drop_exceeds(config, post - POOR_BELOW, mean)  # the drop that makes the bridge poor exceeds post − 5
 
 
+def poor_cut(deck: np.ndarray, p_poor: np.ndarray) -> np.ndarray:
+    """m² less deck area expected poor at the end of the year than doing nothing, float64 (E, B, 5), for each
+    action: ``deck`` float64 (E, B) m² × the drop in :func:`poor_probability` ``p_poor`` float64 (E, B, 5)."""
+    return deck[..., None] * (p_poor[..., :1] - p_poor)
+
+
+def fund_poor_cuts(out: np.ndarray, cost: np.ndarray, agency: np.ndarray, spare: np.ndarray, deck: np.ndarray,
+                   p_poor: np.ndarray, feasible: np.ndarray) -> None:
+    """Add to the plan ``out`` int64 (E, B) (in place), for bridges it leaves alone, the treatments that cut the
+    expected poor deck area at the end of the year most within ``spare`` float64 (E, 2) USD per agency (a
+    multiple-choice knapsack on :func:`poor_cut`). cost float64 (E, B, 5) USD; agency int64 (B,); deck, p_poor as
+    for :func:`poor_cut`; feasible bool (E, B, 5), the actions allowed."""
+    cut = poor_cut(deck, p_poor)
+    gain = np.where((out[..., None] == 0) & (cut > 0) & feasible, cut, -np.inf)
+    gain[..., 0] = 0.0
+    add = np.zeros_like(out)
+    allocate(gain, cost, agency, spare, add)
+    out[add > 0] = add[add > 0]
+
+
 def only_choice(ben: np.ndarray) -> np.ndarray:
     """Each bridge's best action or nothing: ``ben`` float64 (E, B, 5) with every other treatment's benefit set to
     −inf (in place; returned). Ties go to the lower action."""
@@ -63,7 +83,7 @@ def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, 
         steps: bisection steps on λ.
     """
     allocate(ben, cost, agency, budget, out)
-    drop = deck[..., None] * (p_poor[..., :1] - p_poor)  # m² less expected poor than doing nothing
+    drop = poor_cut(deck, p_poor)
 
     def poor(actions: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         return (deck[rows] * np.take_along_axis(p_poor[rows], actions[..., None], -1)[..., 0]).sum(-1)
