@@ -70,8 +70,8 @@ def main() -> None:
                             progress=False)
     print(f"warm-up (Numba compiles on a fresh checkout): {time.perf_counter() - start:.0f} s")
     print("| fleet | levels | wall s | target s | least budget s | levels + bisection s | simulated levels | "
-          "certified least | planner least | ratio | target ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "probe paths | certified least | planner missed at | planner least | ratio | target ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.fleets.split(","):
         cfg = fleet(name, args.indiana)
         if cfg is None:
@@ -92,7 +92,9 @@ def main() -> None:
         ratio = "–" if planner is None else f"{planner / sc.certified:.2f}"
         print(f"| {name} | {len(sc.levels)} | {wall:.0f} | {TARGET_S.get(name, '–')} | "
               f"{clock.seconds['least budget']:.0f} | {clock.seconds['levels + bisection']:.0f} | {clock.calls} | "
-              f"{sc.certified:.3f} | {'none' if planner is None else f'{planner:.3f}'} | {ratio} | "
+              f"{sc.probe_episodes} | {sc.certified:.3f} | "
+              f"{'–' if sc.planner_missed is None else f'{sc.planner_missed:.3f}'} | "
+              f"{'none' if planner is None else f'{planner:.3f}'} | {ratio} | "
               f"≤ {TARGET_RATIO:.2f} |", flush=True)
 
 

@@ -151,6 +151,52 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    found = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    found, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
     assert seen == probes
     assert found == pytest.approx(least)
+    assert missed == pytest.approx(max([0.25] + [p for p in probes if p < meets_from]))
+
+
+@pytest.mark.parametrize(("deck", "episodes", "expected"), [
+    (np.full(100, 50.0), 16, 36),  # n_eff 100: 0.1 × 0.9 / (100 × 0.005²) = 36 paths
+    (np.r_[np.full(99, 10.0), 0.0], 16, 37),  # a bridge the rule does not count: n_eff 99, 36.4 → 37
+    (np.r_[300.0, np.full(9, 100.0)], 16, 256),  # n_eff 1,200² / 180,000 = 8: 450, at most 256
+    (np.full(10_000, 7.0), 16, 16),  # n_eff 10,000: 0.36 → the levels' 16
+    (np.full(100, 50.0), 64, 64),  # never fewer than the levels'
+])
+def test_probe_paths_give_each_years_poor_share_a_standard_error_of_five_percent_of_the_rule(deck, episodes,
+                                                                                           expected):
+    from bridgefleet.evaluation.scenarios import probe_episodes
+
+    assert probe_episodes(deck, 0.10, episodes) == expected
+
+
+def test_no_rule_or_no_counted_deck_keeps_the_levels_paths():
+    from bridgefleet.evaluation.scenarios import probe_episodes
+
+    assert probe_episodes(np.full(10, 5.0), 0.0, 16) == 16
+    assert probe_episodes(np.zeros(10), 0.10, 16) == 16
+
+
+@pytest.mark.parametrize(("levels_judge", "probes"), [(True, [0.28, 0.265, 0.2575]),
+                                                      (False, [0.22, 0.24, 0.23])])
+def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkeypatch, levels_judge, probes):
+    # Certificate 0.2, the rule met from 0.23; the level 0.25 "missed" (on fewer paths: noise) and 0.5 met.
+    # Judged by the levels, the search starts above 0.25 (1.4 × 0.2 = 0.28, met) and bisects down to 0.2575;
+    # otherwise at 1.1 × 0.2 = 0.22, then
+    # 1.2 × 0.2 = 0.24 (met), then bisection at 0.23 (met).
+    from bridgefleet.evaluation import scenarios
+
+    seen = []
+
+    def simulate(cfg, fleet, scale, *args):
+        seen.append(round(scale, 9))
+        return _probe_level(scale, scale >= 0.23 - 1e-12)
+
+    monkeypatch.setattr(scenarios, "simulate_level", simulate)
+    levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
+    found, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
+                                             levels_judge)
+    assert seen == probes
+    assert found == pytest.approx(probes[-1] if levels_judge else 0.23)
+    assert missed == pytest.approx(0.25 if levels_judge else 0.22)
