@@ -161,3 +161,16 @@ def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_t
                         "more bridges poor (smaller ones); it spends 10% more per year and is worth USD +5,000,000 "
                         "of cost-equivalent over the horizon (present value: condition, traffic and cost, at USD "
                         "100,000 a return unit).")
+
+
+@pytest.mark.parametrize("curve", [[(200, 3.5, 41.0, 40.0)], [(100, 1.0, 39.0, 40.0), (200, 2.0, 41.5, 40.0)]])
+def test_the_training_chart_draws_one_evaluation_or_many_without_numerical_warnings(curve):
+    import warnings
+
+    from bridgefleet.report.charts import training_chart
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one point used to give a singular x-axis (divide by zero in matplotlib)
+        svg = training_chart(curve, "worst_first")
+    assert svg is not None and svg.lstrip().startswith(("<?xml", "<svg"))
+    assert ("seconds of training" in svg) == (len(curve) > 1)

@@ -53,8 +53,11 @@ def training_chart(curve: list[tuple[int, float, float, float]], target_name: st
     ax.axhline(target[-1], color="#c62828", ls="--", label=f"best rule of thumb ({target_name})")
     ax.set_xlabel("training episodes")
     ax.set_ylabel("mean discounted return")
-    top = ax.secondary_xaxis("top", functions=(lambda e: np.interp(e, ep, sec), lambda s: np.interp(s, sec, ep)))
-    top.set_xlabel("seconds of training")
+    if len(np.unique(ep)) > 1:
+        top = ax.secondary_xaxis("top", functions=(lambda e: np.interp(e, ep, sec), lambda s: np.interp(s, sec, ep)))
+        top.set_xlabel("seconds of training")
+    else:  # one evaluation: no span of episodes (or seconds) to draw an axis over
+        ax.set_xlim(ep[0] - 1, ep[0] + 1)
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     return _svg(fig)
