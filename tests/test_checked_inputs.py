@@ -143,3 +143,14 @@ def test_bound_iters_below_two_names_the_option(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--bound-iters", "0"])
     assert "--bound-iters: 0: the price search needs at least 2 DP solves" in capsys.readouterr().err
+
+
+
+def test_train_refuses_an_out_folder_it_cannot_write_before_training(tmp_path, capsys, monkeypatch):
+    import bridgefleet.paths
+
+    monkeypatch.setattr(bridgefleet.paths.os, "access", lambda path, mode: False)  # as a 555 folder to a non-root
+    assert main(["train", "--episodes", "1", "--out", str(tmp_path / "ro" / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'ro' / 'run'}: folder {tmp_path} is not writable" in err and "Traceback" not in err
+    assert not (tmp_path / "ro").exists()

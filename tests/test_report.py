@@ -179,3 +179,15 @@ def test_the_training_chart_draws_one_evaluation_or_many_without_numerical_warni
         svg = training_chart(curve, "worst_first")
     assert svg is not None and svg.lstrip().startswith(("<?xml", "<svg"))
     assert ("seconds of training" in svg) == (len(curve) > 1)
+
+
+def test_scenarios_of_the_bundled_inventory_match_a_report_that_names_it_either_way():
+    from bridgefleet.report import _check_same_fleet
+
+    _check_same_fleet("/somewhere/src/bridgefleet/data/DC19.txt", "dc-2019", "sc")  # the name against the path
+    _check_same_fleet("dc-2019", "/elsewhere/DC19.txt", "sc")
+    _check_same_fleet("one fleet of the default fleet model (fleet seed 1)", None, "sc")
+    for scenario_fleet, inventory in [("/data/INDIANA2019.csv", "dc-2019"), ("one fleet of the default fleet model",
+                                                                            "dc-2019"), ("dc-2019", None)]:
+        with pytest.raises(ValueError, match="run bridgefleet scenarios on the same fleet"):
+            _check_same_fleet(scenario_fleet, inventory, "sc")

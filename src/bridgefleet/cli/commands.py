@@ -201,6 +201,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                      "checkpoint_replay": True if args.checkpoint_replay else None,
                      "fleet": {"model": args.fleet_model} if args.fleet_model else None}
         cfg = resolve_config(args.preset, args.config, overrides)
+        if args.out is not None:
+            check_writable_folder(args.out, "--out")  # before minutes of training
         run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
     print(f"run directory: {run_dir}")
     hw = summary["hardware"]

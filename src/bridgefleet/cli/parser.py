@@ -243,7 +243,8 @@ def _inventory_options(p: argparse.ArgumentParser) -> None:
 def _rule_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-poor-deck-area", type=float, metavar="F",
                    help="the planner and the bound also price 'at most F of deck area poor in any year' (0.10: "
-                   "FHWA's minimum condition, 23 CFR 490.411); evaluation reports breaches of F (default 0.10)")
+                   "FHWA's minimum condition, 23 CFR 490.411; default: off, no rule priced); breaches are reported "
+                   "against F, or against 0.10 without it")
 
 
 def _fleet_model_option(p: argparse.ArgumentParser) -> None:

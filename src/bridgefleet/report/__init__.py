@@ -21,6 +21,7 @@ from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenarios import SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
+from bridgefleet.inventory.model import BUNDLED
 from bridgefleet.outputs import write_text
 from bridgefleet.paths import check_writable_file
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
@@ -122,7 +123,11 @@ def _check_same_fleet(scenario_fleet: str, inventory: str | None, folder: str | 
         ValueError: naming both fleets.
     """
     synthetic = scenario_fleet.startswith("one fleet of")
-    same = synthetic if inventory is None else (not synthetic and Path(scenario_fleet).name == Path(inventory).name)
+
+    def file_name(name: str) -> str:  # a bundled inventory by its name or by its file's path
+        return BUNDLED.get(name, Path(name).name)
+
+    same = synthetic if inventory is None else (not synthetic and file_name(scenario_fleet) == file_name(inventory))
     if not same:
         raise ValueError(f"--scenarios {folder}: its levels are of {scenario_fleet or 'an unnamed fleet'}, this "
                          f"report is of {inventory or 'the run’s fleet model'}: run bridgefleet scenarios on the same "
