@@ -212,6 +212,20 @@ def test_one_bad_row_is_dropped_and_reported(tmp_path: Path) -> None:
     assert "bad value" in summarize(inv)
 
 
+def test_a_quote_left_open_drops_its_own_line_only(tmp_path: Path) -> None:
+    # Line 6 of DC's file cut inside its quoted facility name ('30TH STREET  N.W.'): the quote never closes on
+    # the line. An NBI record is one line, so line 6 is dropped with its reason and line 7 is read on its own.
+    lines = bundled_path("dc-2019").read_text(encoding="latin-1").splitlines(keepends=True)
+    cut = lines[5].index("'30TH STREET") + len("'30TH STREET  N.W")
+    lines[5] = lines[5][:cut] + "\n"
+    inv = read_nbi(write(tmp_path, "".join(lines)))
+    assert inv.kept == 243
+    assert len(inv.dropped) == 1 and inv.dropped[0][0] == 6
+    assert "a quote opened in this column is never closed on its line" in inv.dropped[0][1]
+    assert "'30TH STREET  N.W" in inv.dropped[0][1]
+    assert next(csv.reader([lines[6]], quotechar="'"))[1].strip() in inv.bridge_id.tolist()  # line 7's bridge
+
+
 def test_missing_column(tmp_path: Path) -> None:
     header = [h for h in HEADER if h != "ADT_029"]
     p = write(tmp_path, nbi_text([{}], header))

@@ -111,7 +111,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
             duplicated structure number, too many malformed rows, no usable bridge, unknown year.
     """
     path = Path(path)
-    header, rows = _read_rows(path, quotechar="'", encoding="latin-1")
+    header, rows = _read_rows(path, quotechar="'", encoding="latin-1", one_line=True)
     _missing_columns(path, header, NBI_REQUIRED)
     if "DECK_AREA" not in header:
         _missing_columns(path, header, ("STRUCTURE_LEN_MT_049", "DECK_WIDTH_MT_052"))

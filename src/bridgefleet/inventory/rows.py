@@ -63,8 +63,36 @@ def check_inventory_year(year: int, how: str, path: Path) -> None:
                              "pass the year explicitly (YEAR column, or year: in the mapping)", path)
 
 
-def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """Header and (start line, fields) of every non-blank data row; raises on file-level problems."""
+class _Unclosed(list):
+    """The fields of a line whose quote is never closed on it (a one-line record format); ``column``: 1-based,
+    the field the quote opens."""
+
+    def __init__(self, fields_: list[str], column: int):
+        super().__init__(fields_)
+        self.column = column
+
+
+def _one_line_each(lines: list[str], first: int, quotechar: str) -> list[tuple[int, list[str]]]:
+    """A record the CSV reader ran over several lines (a quote left open), parsed one line at a time: (line,
+    fields), an unclosed quote's line as :class:`_Unclosed`, so only that line is dropped, not the next ones."""
+    out: list[tuple[int, list[str]]] = []
+    for k, line in enumerate(lines):
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            continue
+        fields_ = next(csv.reader([text], quotechar=quotechar))
+        if text.count(quotechar) % 2:
+            out.append((first + k, _Unclosed(fields_, len(fields_))))
+        else:
+            out.append((first + k, fields_))
+    return out
+
+
+def _read_rows(path: Path, quotechar: str, encoding: str,
+               one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and (start line, fields) of every non-blank data row; raises on file-level problems.
+    ``one_line``: every record is one line (the NBI's ASCII files), so a quote left open drops its own line
+    only, with its reason, instead of swallowing the lines after it into one row."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -82,6 +110,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], li
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
     last = 0
+    physical = io.StringIO(text, newline="").readlines() if one_line else []  # the reader's lines
     try:
         for fields_ in reader:
             start = last + 1
@@ -91,6 +120,8 @@ def _read_rows(path: Path, quotechar: str, encoding: str) -> tuple[list[str], li
             if header is None:
                 header = [_clean(f) for f in fields_]
                 header_line = start
+            elif one_line and last > start:
+                rows.extend(_one_line_each(physical[start - 1 : last], start, quotechar))
             else:
                 rows.append((start, fields_))
     except csv.Error as exc:
@@ -291,6 +322,9 @@ def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,
     for line, fields_ in rows:
         n_rows += 1
         try:
+            if isinstance(fields_, _Unclosed):
+                raise _RowProblem(_BAD, "a quote opened in this column is never closed on its line",
+                                  f"#{fields_.column}", fields_[-1][:40])
             if len(fields_) != n_columns:
                 col = f"#{min(len(fields_), n_columns) + 1}"
                 raise _RowProblem(_BAD, f"row has {len(fields_)} fields, the header has {n_columns}", col)
