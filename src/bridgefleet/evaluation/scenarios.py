@@ -392,7 +392,7 @@ def format_markdown(sc: Scenarios) -> str:
     show = [y for y in SHOW_YEARS if y <= y_n] or [y_n]
     head = ["budget (× sized)", "USD a year"] + [f"good / poor y{y}" for y in show] + [
         "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst sample-year poor",
-        "planner aimed at", "bound"]
+        "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
              f"of {sc.levels[0].result.basis}", "",
@@ -423,7 +423,10 @@ def format_markdown(sc: Scenarios) -> str:
                      f"judged on {sc.probe_episodes} episodes"
                      + ("" if sc.planner_missed is None else f"; it missed at {sc.planner_missed:.3f} ×") + ").")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
-                 f"at γ = {sc.levels[0].result.discount} a year; USD of today.")
+                 f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
+                 "return (condition, traffic and cost) a policy can reach at that budget (with the rule: in "
+                 f"expectation), in return units of USD {1 / sc.cost_lambda:,.0f} of cost-equivalent each; it can "
+                 "go below zero, and on the planner's grid its error has no sign (docs/planning.md).")
     if sc.agent is not None:
         lines += ["", "The trained agent at each level, on the same fleets (below the bound: per bridge, in return "
                   "units and USD of cost-equivalent a year):", "",
