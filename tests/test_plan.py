@@ -33,7 +33,7 @@ def test_set_budget_scales_the_sized_budget_and_keeps_the_split():
     assert set_budget(cfg) is cfg
     with pytest.raises(ValueError, match="not both"):
         set_budget(cfg, scale=1.0, usd=1.0)
-    with pytest.raises(ValueError, match="budget scale -1"):
+    with pytest.raises(ValueError, match="--budget-scale -1: must be"):
         set_budget(cfg, scale=-1.0)
 
 
@@ -72,7 +72,7 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert main(["plan", str(tmp_path), "--budget-scale", "2", "--out", str(tmp_path / "p.csv")]) == 2
     assert "need --policy" in capsys.readouterr().err
     assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
-    assert "budget USD -5.0: must be a finite number ≥ 0" in capsys.readouterr().err
+    assert "--budget-usd -5: must be a finite number ≥ 0" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
 
 

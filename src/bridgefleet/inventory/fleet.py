@@ -56,10 +56,10 @@ def set_budget(config: FleetConfig, scale: float | None = None, usd: float | Non
         ValueError: both given, or a negative or non-finite value.
     """
     if scale is not None and usd is not None:
-        raise ValueError("give a budget scale or a budget in USD, not both")
-    for name, value in (("budget scale", scale), ("budget USD", usd)):
+        raise ValueError("give --budget-scale or --budget-usd, not both")
+    for name, value in (("--budget-scale", scale), ("--budget-usd", usd)):
         if value is not None and not (np.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} {value}: must be a finite number ≥ 0")
+            raise ValueError(f"{name} {value:g}: must be a finite number ≥ 0")
     if scale is None and usd is None:
         return config
     urban, rural = config.budgets_usd
