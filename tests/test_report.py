@@ -130,6 +130,9 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert "3. The plan of the lagrangian policy" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text
+    breaches = data["planner_least_breaches"]  # at the planner's least budget: here the lowest level, 0.5
+    assert data["planner_least_scale"] == 0.5 and breaches is not None
+    assert f"the probability of a breach in some year is {breaches['any_year']:.0%}" in text
     assert text.count("<svg") >= 3  # the scenarios chart beside the others
     assert main(["report", str(default_run), "--scenarios", str(tmp_path), "--quiet"]) == 2
     assert "no scenarios.json" in capsys.readouterr().err

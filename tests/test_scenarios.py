@@ -151,10 +151,11 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    found, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    found, missed, at = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
     assert seen == probes
     assert found == pytest.approx(least)
     assert missed == pytest.approx(max([0.25] + [p for p in probes if p < meets_from]))
+    assert at.scale == pytest.approx(least)  # the simulation the least rests on (a probe's, or the level's)
 
 
 @pytest.mark.parametrize(("deck", "episodes", "expected"), [
@@ -195,8 +196,29 @@ def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkey
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    found, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
-                                             levels_judge)
+    found, missed, _ = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
+                                                levels_judge)
     assert seen == probes
     assert found == pytest.approx(probes[-1] if levels_judge else 0.23)
     assert missed == pytest.approx(0.25 if levels_judge else 0.22)
+
+
+def test_the_least_budget_sentence_gives_the_planners_breaches_there():
+    from types import SimpleNamespace
+
+    from bridgefleet.evaluation.evaluate import EvalResult
+    from bridgefleet.evaluation.scenarios import _breach_words
+
+    # 4 episodes × 5 years at 5 % poor, but episode 0 at 12 % in years 2–4 (3 running) and episode 1 at 21 % in
+    # year 1: a breach in some year on 2 of 4 (50 %), 3 running on 1 (25 %); year 1's mean (3 × 5 + 21) / 4 = 9 %.
+    deck = np.zeros((4, 5, 3))
+    deck[..., 2] = 0.05
+    deck[0, 1:4, 2] = 0.12
+    deck[1, 0, 2] = 0.21
+    z = np.zeros((4, 5))
+    result = EvalResult("lagrangian", 4, 0.0, 0.0, 0.0, 0.0, 0.0, np.zeros(4), np.zeros(2), np.zeros(5), np.zeros(5),
+                        deck, z, z, 0.95)
+    words = _breach_words(SimpleNamespace(result=result, deck=deck), 0.10)
+    assert words == (", where over 4 episodes the probability of a breach (poor deck area above 10%) in some year "
+                     "is 50% and in 3 years running 25%, and the worst year's mean is 9.0% (year 1)")
+    assert _breach_words(None, 0.10) == ""

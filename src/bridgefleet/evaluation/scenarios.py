@@ -191,6 +191,7 @@ class Scenarios:
     certify_step: float
     planner_least: float | None
     planner_missed: float | None  # the largest scale below it at which the planner was seen to miss the rule
+    planner_at_least: Level | None  # the planner's simulation at its least budget (breaches, worst year)
     probe_episodes: int  # sample paths the planner's least budget was judged on (:func:`probe_episodes`)
     sized_usd: float
     fleet: str
@@ -274,7 +275,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             if bar is not None:
                 bar.update(1)
     probes = probe_episodes(planned.deck, rule, episodes)
-    planner_least, planner_missed = _planner_least(cfg, fleet, levels, probes, seed, rule, sized, bisect, bar,
+    planner_least, planner_missed, at_least = _planner_least(cfg, fleet, levels, probes, seed, rule, sized, bisect, bar,
                                    float(lb.certified[0]), pool, candidates, episodes >= probes)
     if bar is not None:
         bar.close()
@@ -285,7 +286,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                   for c in level_cfgs]
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
-                     planner_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
+                     planner_least, planner_missed, at_least, probes, sized, name, episodes, agents, sim.n_bridges,
                      cfg.cost_lambda)
 
 
@@ -312,7 +313,7 @@ def _knapsack_met(level: Level, rule: float) -> bool:
 
 def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
                    pool: ColumnPool, candidates: ColumnPool,
-                   levels_judge: bool = True) -> tuple[float | None, float | None]:
+                   levels_judge: bool = True) -> tuple[float | None, float | None, Level | None]:
     """Smallest scale at which the planner meets the rule in expectation, searched between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
     no level meets it), in ``bisect`` probes: an exponential search up from the certificate (probes at 1.1, 1.2,
@@ -325,14 +326,16 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     year 30, where 0.259 × kept 7.1 % on 44).
 
     Returns:
-        (the least scale found to meet the rule, the largest below it found to miss it); None where there is none.
+        (the least scale found to meet the rule, the largest below it found to miss it, the planner's simulation
+        at the least); None where there is none.
     """
-    ok = [lv.scale for lv in levels if _meets(lv, rule)]
+    ok = [lv for lv in levels if _meets(lv, rule)]
     if not ok:
-        return None, None
+        return None, None, None
     judged = levels if levels_judge else []
     failed = max([lv.scale for lv in judged if not _knapsack_met(lv, rule)], default=-np.inf)
-    hi = min(ok)
+    at_hi = min(ok, key=lambda lv: lv.scale)
+    hi = at_hi.scale
     below = [lv.scale for lv in judged if lv.scale < hi]
     missed = max(below) if below else None
     lo = max(max(below) if below else 0.0, min(certified, hi))
@@ -349,14 +352,14 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
         if not _knapsack_met(level, rule):
             failed = max(failed, mid)
         if _meets(level, rule):
-            hi = mid
+            hi, at_hi = mid, level
             gallop = False  # bisection from here on
         else:
             lo = mid
             missed = mid if missed is None else max(missed, mid)
         if bar is not None:
             bar.update(1)
-    return hi, missed
+    return hi, missed, at_hi
 
 
 def write_scenarios(sc: Scenarios, out: Path) -> str:
@@ -421,7 +424,8 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets it in expectation from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
                      f"judged on {sc.probe_episodes} episodes"
-                     + ("" if sc.planner_missed is None else f"; it missed at {sc.planner_missed:.3f} ×") + ").")
+                     + ("" if sc.planner_missed is None else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
+                     + _breach_words(sc.planner_at_least, sc.rule) + ".")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
                  "return (condition, traffic and cost) a policy can reach at that budget (with the rule: in "
@@ -443,6 +447,16 @@ def format_markdown(sc: Scenarios) -> str:
                          f"{lv.result.mean_return:,.2f} | {lv.bound:,.2f} | {au:.3f} | {ad:,.0f} | {pu:.3f} | "
                          f"{pd:,.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _breach_words(level: Level | None, rule: float) -> str:
+    """", where …": the probability of a breach at the planner's least budget, its worst year (issue 28)."""
+    if level is None:
+        return ""
+    b = level.result.breaches(rule)
+    return (f", where over {level.deck.shape[0]} episodes the probability of a breach (poor deck area above "
+            f"{rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running {b['three_consecutive']:.0%}, "
+            f"and the worst year's mean is {b['worst_year_poor']:.1%} (year {b['worst_year']})")
 
 
 def summary(sc: Scenarios) -> dict:
@@ -471,6 +485,8 @@ def summary(sc: Scenarios) -> dict:
             "certify_step": sc.certify_step, "grid_relaxation_least_scale": list(sc.relaxation),
             "planner_least_scale": sc.planner_least, "planner_least_episodes": sc.probe_episodes,
             "planner_missed_scale": sc.planner_missed,
+            "planner_least_breaches": None if sc.planner_at_least is None
+            else sc.planner_at_least.result.breaches(sc.rule),
             "levels": levels}
 
 
