@@ -410,3 +410,13 @@ def test_nbi_positions_are_decimal_degrees_and_miscoded_ones_are_left_out() -> N
     inv = load_inventory("dc-2019")
     ok = ~np.isnan(inv.latitude)
     assert ok.sum() == 239 and (inv.longitude[ok] < -76.9).all() and (inv.latitude[ok] > 38.8).all()
+
+
+def test_lines_after_an_open_quote_are_read_one_by_one_and_an_apostrophe_is_no_open_quote() -> None:
+    from bridgefleet.inventory.rows import _one_line_each, _Unclosed
+
+    out = _one_line_each(["1,'ab,c\n", "2,O'BRIEN,3\r\n", "\n", "3,'x',4\n"], 5, "'")
+    assert [line for line, _ in out] == [5, 6, 8]
+    assert isinstance(out[0][1], _Unclosed) and out[0][1].column == 2 and list(out[0][1]) == ["1", "ab,c"]
+    assert out[1][1] == ["2", "O'BRIEN", "3"] and not isinstance(out[1][1], _Unclosed)
+    assert out[2][1] == ["3", "x", "4"]

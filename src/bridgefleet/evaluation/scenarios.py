@@ -275,8 +275,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             if bar is not None:
                 bar.update(1)
     probes = probe_episodes(planned.deck, rule, episodes)
-    planner_least, planner_missed, at_least = _planner_least(cfg, fleet, levels, probes, seed, rule, sized, bisect, bar,
-                                   float(lb.certified[0]), pool, candidates, episodes >= probes)
+    planner_least, planner_missed, at_least = _planner_least(
+        cfg, fleet, levels, probes, seed, rule, sized, bisect, bar, float(lb.certified[0]), pool, candidates,
+        levels_judge=episodes >= probes)
     if bar is not None:
         bar.close()
     agents = None

@@ -80,11 +80,11 @@ def _one_line_each(lines: list[str], first: int, quotechar: str) -> list[tuple[i
         text = line.rstrip("\r\n")
         if not text.strip():
             continue
-        fields_ = next(csv.reader([text], quotechar=quotechar))
-        if text.count(quotechar) % 2:
+        try:  # strict: a quoted field still open at the end of the line is an error (an apostrophe inside a
+            out.append((first + k, next(csv.reader([text], quotechar=quotechar, strict=True))))  # field is not)
+        except csv.Error:
+            fields_ = next(csv.reader([text], quotechar=quotechar))
             out.append((first + k, _Unclosed(fields_, len(fields_))))
-        else:
-            out.append((first + k, fields_))
     return out
 
 
