@@ -399,7 +399,8 @@ def format_markdown(sc: Scenarios) -> str:
         "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
-             f"of {sc.levels[0].result.basis}", "",
+             f"of {sc.levels[0].result.basis}. The planner buys the most value (condition, traffic and cost) within "
+             "the rule: below the rule its poor share need not fall as the budget grows.", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
