@@ -42,3 +42,32 @@ def test_a_pattern_that_matches_nothing_is_one_line(tmp_path, capsys):
     assert main(["bound", "--inventory", str(tmp_path / "*.txt"), *FAST]) == 2
     err = capsys.readouterr().err
     assert "no file matches" in err and "Traceback" not in err
+
+
+def test_a_bad_file_is_refused_before_any_file_is_solved(states, capsys, monkeypatch):
+    from bridgefleet.evaluation import national
+
+    (states / "z.txt").write_text("", encoding="utf-8")  # sorts last: an empty "state"
+    solved = []
+    monkeypatch.setattr(national, "file_row", lambda c, *a, **k: solved.append(c.inventory))
+    assert main(["bound", "--inventory", str(states / "*.txt"), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "z.txt" in err and "the file is empty" in err and "Traceback" not in err
+    assert solved == []  # a.txt and b.txt were read and checked, not solved
+
+
+def test_several_files_record_the_rule_and_refuse_a_certified_step(states, capsys):
+    out = states / "n.json"
+    assert main(["bound", "--inventory", str(states / "*.txt"), *FAST, "--max-poor-deck-area", "0.1",
+                 "--json", str(out)]) == 0
+    assert "rule: at most 10% of deck area poor in expectation every year, priced" in capsys.readouterr().out
+    settings = json.loads(out.read_text())["settings"]
+    assert settings["max_poor_deck_area"] == 0.1 and settings["episodes"] == 2
+    assert main(["bound", "--inventory", str(states / "*.txt"), *FAST, "--certify-step", "0.05"]) == 2
+    assert "--certify-step: the certified bound is for one inventory" in capsys.readouterr().err
+
+
+def test_a_pattern_given_to_another_command_says_bound_reads_patterns(states, capsys):
+    assert main(["evaluate", "--inventory", str(states / "*.txt"), "--episodes", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "several files by a pattern: `bridgefleet bound` only" in err

@@ -122,14 +122,23 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.json is not None:
         check_writable_file(args.json, "--json")
     if args.inventory and any(c in args.inventory for c in GLOB_CHARS):  # several files: one problem each
+        if args.certify_step is not None:
+            raise ValueError("--certify-step: the certified bound is for one inventory; with several files "
+                             "(--inventory with a pattern) each row gives the grid bound")
         rows = run_files(_fleet_config(args), args.inventory, args.episodes, args.seed, args.max_poor_deck_area,
                          ray=args.ray_address, progress=not args.quiet, step=args.grid_step,
                          max_iter=args.bound_iters)
-        print(f"each inventory its own problem (its agencies and sized budgets), {args.episodes} sample(s) each; "
-              "bound and planner: expected discounted return, reward units; deck area: FHWA's (NHS where coded)")
+        rule = ("no poor deck-area rule" if args.max_poor_deck_area is None else
+                f"rule: at most {args.max_poor_deck_area:.0%} of deck area poor in expectation every year, priced")
+        print(f"each inventory its own problem (its agencies and sized budgets), {args.episodes} sample(s) each "
+              f"from seed {args.seed}; {rule}; bound and planner: expected discounted return, reward units; "
+              "deck area: FHWA's (NHS where coded; 'bridges' counts all)")
         print(national_markdown(rows))
         if args.json:
-            _write_json(args.json, national_json(rows))
+            _write_json(args.json, national_json(rows, {"episodes": args.episodes, "seed": args.seed,
+                                                        "max_poor_deck_area": args.max_poor_deck_area,
+                                                        "bound_units": "expected discounted return, reward units",
+                                                        "money_units": "USD a year"}))
         return 0
     cfg, fleet = resolve_fleet(_fleet_config(args))
     sim = FleetSimulator(cfg, args.episodes, fleet)

@@ -83,6 +83,8 @@ def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor
     process with a progress bar, or as Ray tasks on the cluster at ``ray`` ("local": Ray on this machine)."""
     files = inventory_files(pattern)
     cfgs = [cfg.replace(inventory=f) for f in files]
+    for c in cfgs:  # every file read and checked before any is solved: a bad last file wastes no work
+        resolve_fleet(c)
     if ray is not None:
         from bridgefleet.cluster import one_core_tasks
 
@@ -121,5 +123,6 @@ def markdown(rows: list[FileRow]) -> str:
     return "\n".join(lines)
 
 
-def to_json(rows: list[FileRow]) -> dict:
-    return {"files": [asdict(r) for r in rows], "total": asdict(total(rows))}
+def to_json(rows: list[FileRow], settings: dict | None = None) -> dict:
+    """The table as JSON: ``settings`` (episodes, seed, the rule, units), a row per file and the total."""
+    return {"settings": settings or {}, "files": [asdict(r) for r in rows], "total": asdict(total(rows))}

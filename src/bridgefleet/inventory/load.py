@@ -51,7 +51,7 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
     state_cost_factor,
 )
 from bridgefleet.inventory.nbi import read_nbi
-from bridgefleet.inventory.rows import _clean, _looks_binary, check_delimiter
+from bridgefleet.inventory.rows import _clean, _looks_binary, _no_such_file, check_delimiter
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE
 
 __all__ = [
@@ -83,7 +83,7 @@ def _header(path: Path) -> list[str]:
             fh.seek(0)
             head = fh.read(4000)
     except FileNotFoundError:
-        raise InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)})", path) from None
+        raise _no_such_file(path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
     if (not head.strip() or b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))

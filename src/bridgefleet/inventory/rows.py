@@ -88,6 +88,12 @@ def _one_line_each(lines: list[str], first: int, quotechar: str) -> list[tuple[i
     return out
 
 
+def _no_such_file(path: Path) -> InventoryError:
+    """The error for a path that names no file: the bundled names, and where a pattern of several files works."""
+    pattern = "; several files by a pattern: `bridgefleet bound` only" if any(c in str(path) for c in "*?[") else ""
+    return InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)}){pattern}", path)
+
+
 def _read_rows(path: Path, quotechar: str, encoding: str,
                one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and (start line, fields) of every non-blank data row; raises on file-level problems.
@@ -96,8 +102,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        names = ", ".join(BUNDLED)
-        raise InventoryError(f"no such file (bundled inventories: {names})", path) from None
+        raise _no_such_file(path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
     text = _decode(raw, path, encoding)
