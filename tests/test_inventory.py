@@ -420,3 +420,14 @@ def test_lines_after_an_open_quote_are_read_one_by_one_and_an_apostrophe_is_no_o
     assert isinstance(out[0][1], _Unclosed) and out[0][1].column == 2 and list(out[0][1]) == ["1", "ab,c"]
     assert out[1][1] == ["2", "O'BRIEN", "3"] and not isinstance(out[1][1], _Unclosed)
     assert out[2][1] == ["3", "x", "4"]
+
+
+def test_the_summary_gives_fhwas_deck_area_shares_beside_the_counts(tmp_path: Path) -> None:
+    # 3 bridges of 100, 200, 700 m² rated 8, 5, 4: by count a third each; by deck area 10 / 20 / 70 %.
+    def rated(r: str, area: str) -> dict[str, str]:
+        return {"DECK_COND_058": r, "SUPERSTRUCTURE_COND_059": r, "SUBSTRUCTURE_COND_060": r, "DECK_AREA": area}
+
+    inv = read_nbi(write(tmp_path, nbi_text([rated("8", "100"), rated("5", "200"), rated("4", "700")])))
+    text = summarize(inv)
+    assert "good 1 (33.3 %), fair 1 (33.3 %), poor 1 (33.3 %)" in text
+    assert "by deck area of all bridges (FHWA's measure, 23 CFR 490.407): good 10.0 %, fair 20.0 %, poor 70.0 %" in text

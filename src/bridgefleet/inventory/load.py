@@ -178,6 +178,11 @@ def summarize(inv: Inventory) -> str:
     counts = {b: int((bands == b).sum()) for b in ("good", "fair", "poor")}
     lines.append("Condition (FHWA, lowest rating): " + ", ".join(
         f"{b} {c} ({100.0 * c / n:.1f} %)" for b, c in counts.items()))
+    counted = inv.on_nhs if inv.on_nhs.any() else np.ones(inv.kept, dtype=bool)
+    area = np.where(counted, inv.deck_area.astype(np.float64), 0.0)
+    lines.append(f"  by deck area of {'NHS' if inv.on_nhs.any() else 'all'} bridges (FHWA's measure, 23 CFR "
+                 "490.407): " + ", ".join(f"{b} {100.0 * area[bands == b].sum() / max(area.sum(), 1e-300):.1f} %"
+                                         for b in counts))
     for label, mask in (("urban", inv.urban), ("rural", ~inv.urban)):
         if mask.any():
             bb = bands[mask]
