@@ -88,6 +88,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               "these fleets (Lagrangian relaxation of the budgets on a rating grid, whose error has no sign; "
               "`bridgefleet bound --certify-step 0.02` gives a bound that holds for the simulator's model, and the "
               "prices)")
+        for r in results:
+            if r.mean_return > bound[0]:
+                noise = "within" if r.mean_return - r.ci95 <= bound[0] else "beyond"
+                print(f"  {r.policy} scores {r.mean_return:.2f} ± {r.ci95:.2f}, above this estimate: {noise} its "
+                      f"95 % CI over {args.episodes} episodes" + ("" if noise == "within" else
+                                                                  ", so the grid's error") + "; more episodes or "
+                      "--certify-step settle it")
     if args.json:
         _write_json(args.json, {"fleet_model": model, **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
     return 0

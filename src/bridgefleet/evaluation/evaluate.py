@@ -95,7 +95,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
         sim: an existing simulator with ``num_envs == episodes`` to reuse (optional).
     """
     if episodes < 1:
-        raise ValueError(f"episodes = {episodes}: must be at least 1")
+        raise ValueError(f"--episodes {episodes}: must be at least 1")
     if sim is None:
         config, fleet = resolve_fleet(config)
         sim = FleetSimulator(config, episodes, fleet)
@@ -275,7 +275,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     from bridgefleet.planning.planner import LagrangianPlanner
 
     if episodes < 1:
-        raise ValueError(f"episodes = {episodes}: must be at least 1")
+        raise ValueError(f"--episodes {episodes}: must be at least 1")
     config, fleet = resolve_fleet(config)
     config = set_budget(config, scale=budget_scale)
     sim = FleetSimulator(config, episodes, fleet)
