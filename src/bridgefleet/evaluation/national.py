@@ -80,7 +80,12 @@ def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None 
 def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor: float | None = None,
               ray: str | None = None, progress: bool = True, **planner: float) -> list[FileRow]:
     """:func:`file_row` of every file ``pattern`` names (``cfg`` for everything but the inventory), in this
-    process with a progress bar, or as Ray tasks on the cluster at ``ray`` ("local": Ray on this machine)."""
+    process with a progress bar, or as Ray tasks on the cluster at ``ray`` ("local": Ray on this machine).
+
+    Raises:
+        ValueError: no file matches. InventoryError (a ValueError): a file that cannot be read as an inventory or
+            a fleet, before any file is solved.
+    """
     files = inventory_files(pattern)
     cfgs = [cfg.replace(inventory=f) for f in files]
     for c in cfgs:  # every file read and checked before any is solved: a bad last file wastes no work
