@@ -52,7 +52,7 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
 )
 from bridgefleet.inventory.nbi import read_nbi
 from bridgefleet.inventory.rows import _clean, _looks_binary, _no_such_file, check_delimiter
-from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE
+from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
 
 __all__ = [
     "BUNDLED", "BUNDLED_MAPPINGS", "GOOD_MIN", "MAX_BAD_FRACTION", "NBI_REQUIRED", "POOR_MAX", "RATE_BY_BAND",
@@ -178,11 +178,9 @@ def summarize(inv: Inventory) -> str:
     counts = {b: int((bands == b).sum()) for b in ("good", "fair", "poor")}
     lines.append("Condition (FHWA, lowest rating): " + ", ".join(
         f"{b} {c} ({100.0 * c / n:.1f} %)" for b, c in counts.items()))
-    counted = inv.on_nhs if inv.on_nhs.any() else np.ones(inv.kept, dtype=bool)
-    area = np.where(counted, inv.deck_area.astype(np.float64), 0.0)
+    shares = band_shares(inv.condition, fhwa_weight(inv.deck_area, inv.on_nhs))
     lines.append(f"  by deck area of {'NHS' if inv.on_nhs.any() else 'all'} bridges (FHWA's measure, 23 CFR "
-                 "490.407): " + ", ".join(f"{b} {100.0 * area[bands == b].sum() / max(area.sum(), 1e-300):.1f} %"
-                                         for b in counts))
+                 "490.407): " + ", ".join(f"{b} {100.0 * s:.1f} %" for b, s in zip(counts, shares, strict=True)))
     for label, mask in (("urban", inv.urban), ("rural", ~inv.urban)):
         if mask.any():
             bb = bands[mask]

@@ -115,7 +115,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
     last = 0
-    physical = io.StringIO(text, newline="").readlines() if one_line else []  # the reader's lines
+    physical: list[str] | None = None  # the reader's lines, split only if a record runs over several
     try:
         for fields_ in reader:
             start = last + 1
@@ -126,6 +126,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
                 header = [_clean(f) for f in fields_]
                 header_line = start
             elif one_line and last > start:
+                physical = physical or io.StringIO(text, newline="").readlines()
                 rows.extend(_one_line_each(physical[start - 1 : last], start, quotechar))
             else:
                 rows.append((start, fields_))

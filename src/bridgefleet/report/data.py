@@ -180,8 +180,8 @@ def plain_words(results: list[EvalResult], n_bridges: int, cost_lambda: float) -
     spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
     usd = (trained.mean_return - best.mean_return) / cost_lambda
     deck_t, deck_b = (r.deck_by_year[:, year - 1, 2].mean() for r in (trained, best))
-    (worst_t, when_t), (worst_b, when_b) = ((float(p.max()), int(p.argmax()) + 1)
-                                            for p in (r.deck_by_year[..., 2].mean(0) for r in (trained, best)))
+    (worst_t, when_t), (worst_b, when_b) = ((b["worst_year_poor"], b["worst_year"])
+                                            for b in (r.breaches() for r in (trained, best)))
     spends = ("as much a year as the rule of thumb" if abs(spend) < 0.005 else
               f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'} a year than the rule of thumb (each within the "
               "budgets)")
