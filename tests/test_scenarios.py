@@ -151,7 +151,8 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    found, missed, at = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    found = at.scale
     assert seen == probes
     assert found == pytest.approx(least)
     assert missed == pytest.approx(max([0.25] + [p for p in probes if p < meets_from]))
@@ -196,8 +197,9 @@ def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkey
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    found, missed, _ = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
-                                                levels_judge)
+    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
+                                          levels_judge)
+    found = at.scale
     assert seen == probes
     assert found == pytest.approx(probes[-1] if levels_judge else 0.23)
     assert missed == pytest.approx(0.25 if levels_judge else 0.22)

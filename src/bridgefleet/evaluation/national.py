@@ -60,11 +60,13 @@ def inventory_files(pattern: str) -> list[str]:
     return files
 
 
-def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None = None,
+def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None = None, fleet=None,
              **planner: float) -> FileRow:
-    """The bound and the planner on one inventory (``cfg.inventory``), over ``episodes`` deterioration samples."""
+    """The bound and the planner on one inventory (``cfg.inventory``), over ``episodes`` deterioration samples;
+    ``fleet``: the inventory already read (``resolve_fleet(cfg)``, with ``cfg`` that call's), else read here."""
     start = time.perf_counter()
-    cfg, fleet = resolve_fleet(cfg)
+    if fleet is None:
+        cfg, fleet = resolve_fleet(cfg)
     sim = FleetSimulator(cfg, episodes, fleet)
     sim.reset(None, [seed + i for i in range(episodes)])
     weight = sim.fhwa_weight()[0]
@@ -87,19 +89,18 @@ def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor
             a fleet, before any file is solved.
     """
     files = inventory_files(pattern)
-    cfgs = [cfg.replace(inventory=f) for f in files]
-    for c in cfgs:  # every file read and checked before any is solved: a bad last file wastes no work
-        resolve_fleet(c)
+    # every file read and checked before any is solved: a bad last file wastes no work
+    resolved = [resolve_fleet(cfg.replace(inventory=f)) for f in files]
     if ray is not None:
         from bridgefleet.cluster import one_core_tasks
 
         ray_mod, task = one_core_tasks(ray)
-        return ray_mod.get([task.remote(file_row, c, episodes, seed, max_poor, **planner) for c in cfgs])
+        return ray_mod.get([task.remote(file_row, c, episodes, seed, max_poor, fl, **planner) for c, fl in resolved])
     if progress:
         from tqdm import tqdm
 
-        cfgs = tqdm(cfgs, desc="inventories", unit="file", leave=False)
-    return [file_row(c, episodes, seed, max_poor, **planner) for c in cfgs]
+        resolved = tqdm(resolved, desc="inventories", unit="file", leave=False)
+    return [file_row(c, episodes, seed, max_poor, fl, **planner) for c, fl in resolved]
 
 
 def total(rows: list[FileRow]) -> FileRow:

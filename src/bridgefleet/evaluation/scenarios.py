@@ -189,9 +189,8 @@ class Scenarios:
     certified: float  # holds for the simulator's model (certified values on a ``certify_step`` grid)
     relaxation: tuple[float, float]  # on the planner's grid the relaxed least budget lies between these
     certify_step: float
-    planner_least: float | None
-    planner_missed: float | None  # the largest scale below it at which the planner was seen to miss the rule
     planner_at_least: Level | None  # the planner's simulation at its least budget (breaches, worst year)
+    planner_missed: float | None  # the largest scale below it at which the planner was seen to miss the rule
     probe_episodes: int  # sample paths the planner's least budget was judged on (:func:`probe_episodes`)
     sized_usd: float
     fleet: str
@@ -199,6 +198,11 @@ class Scenarios:
     agent: list[EvalResult] | None = None  # a trained run's policy at each level (same fleets), or None
     n_bridges: int = 0
     cost_lambda: float = 1e-5
+
+    @property
+    def planner_least(self) -> float | None:
+        """The least budget scale at which the planner met the rule (None: at no level)."""
+        return None if self.planner_at_least is None else self.planner_at_least.scale
 
 
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
@@ -275,7 +279,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             if bar is not None:
                 bar.update(1)
     probes = probe_episodes(planned.deck, rule, episodes)
-    planner_least, planner_missed, at_least = _planner_least(
+    at_least, planner_missed = _planner_least(
         cfg, fleet, levels, probes, seed, rule, sized, bisect, bar, float(lb.certified[0]), pool, candidates,
         levels_judge=episodes >= probes)
     if bar is not None:
@@ -287,7 +291,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                   for c in level_cfgs]
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
-                     planner_least, planner_missed, at_least, probes, sized, name, episodes, agents, sim.n_bridges,
+                     at_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
                      cfg.cost_lambda)
 
 
@@ -314,7 +318,7 @@ def _knapsack_met(level: Level, rule: float) -> bool:
 
 def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
                    pool: ColumnPool, candidates: ColumnPool,
-                   levels_judge: bool = True) -> tuple[float | None, float | None, Level | None]:
+                   levels_judge: bool = True) -> tuple[Level | None, float | None]:
     """Smallest scale at which the planner meets the rule in expectation, searched between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
     no level meets it), in ``bisect`` probes: an exponential search up from the certificate (probes at 1.1, 1.2,
@@ -327,19 +331,18 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     year 30, where 0.259 × kept 7.1 % on 44).
 
     Returns:
-        (the least scale found to meet the rule, the largest below it found to miss it, the planner's simulation
-        at the least); None where there is none.
+        (the planner's simulation at the least scale found to meet the rule, the largest scale below it found to
+        miss it); None where there is none.
     """
     ok = [lv for lv in levels if _meets(lv, rule)]
     if not ok:
-        return None, None, None
+        return None, None
     judged = levels if levels_judge else []
     failed = max([lv.scale for lv in judged if not _knapsack_met(lv, rule)], default=-np.inf)
     at_hi = min(ok, key=lambda lv: lv.scale)
     hi = at_hi.scale
-    below = [lv.scale for lv in judged if lv.scale < hi]
-    missed = max(below) if below else None
-    lo = max(max(below) if below else 0.0, min(certified, hi))
+    missed = max((lv.scale for lv in judged if lv.scale < hi), default=None)
+    lo = max(0.0 if missed is None else missed, min(certified, hi))
     excess, gallop = GALLOP_FIRST, certified > 0
     for _ in range(bisect):
         mid = 0.5 * (lo + hi)
@@ -356,11 +359,10 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
             hi, at_hi = mid, level
             gallop = False  # bisection from here on
         else:
-            lo = mid
-            missed = mid if missed is None else max(missed, mid)
+            lo = missed = mid  # every probe lies above lo
         if bar is not None:
             bar.update(1)
-    return hi, missed, at_hi
+    return at_hi, missed
 
 
 def write_scenarios(sc: Scenarios, out: Path) -> str:

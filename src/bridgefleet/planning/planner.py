@@ -241,6 +241,7 @@ class LagrangianPlanner:
         self._index = (np.zeros((sim.num_envs, 1), dtype=np.int64) if one
                        else np.arange(sim.num_envs)[:, None] * b_n) + np.arange(b_n)
         self._cost = np.ascontiguousarray(self.mdps.cost[self._index])  # (E, B, 5) USD, fixed for the run
+        self._feasible = self.mdps.feasible[self._index]  # (E, B, 5) the actions allowed, fixed for the run
         self._deck = self.mdps.deck[self._index]  # (E, B) m² the rule counts
         self._age0 = sim.state.age.copy()
         self._window = (0, 0) if store is None else store
@@ -516,7 +517,7 @@ class LagrangianPlanner:
             spare = np.minimum(spare, sim.budget - held)
         spare = np.maximum(spare, 0.0)
         if (spare > 0).any():
-            fund_poor_cuts(out, self._cost, self._agency, spare, self._deck, p_poor, self.mdps.feasible[self._index])
+            fund_poor_cuts(out, self._cost, self._agency, spare, self._deck, p_poor, self._feasible)
 
 
 def _start_key(sim: FleetSimulator) -> str:
