@@ -60,13 +60,12 @@ def inventory_files(pattern: str) -> list[str]:
     return files
 
 
-def file_row(cfg: FleetConfig, episodes: int, seed: int, max_poor: float | None = None, fleet=None,
+def file_row(cfg: FleetConfig, fleet, episodes: int, seed: int, max_poor: float | None = None,
              **planner: float) -> FileRow:
-    """The bound and the planner on one inventory (``cfg.inventory``), over ``episodes`` deterioration samples;
-    ``fleet``: the inventory already read (``resolve_fleet(cfg)``, with ``cfg`` that call's), else read here."""
+    """The bound and the planner on one inventory, over ``episodes`` deterioration samples: ``cfg`` and ``fleet``
+    as :func:`bridgefleet.inventory.fleet.resolve_fleet` returned them for it (:func:`run_files` reads every file
+    before solving any)."""
     start = time.perf_counter()
-    if fleet is None:
-        cfg, fleet = resolve_fleet(cfg)
     sim = FleetSimulator(cfg, episodes, fleet)
     sim.reset(None, [seed + i for i in range(episodes)])
     weight = sim.fhwa_weight()[0]
@@ -95,12 +94,12 @@ def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor
         from bridgefleet.cluster import one_core_tasks
 
         ray_mod, task = one_core_tasks(ray)
-        return ray_mod.get([task.remote(file_row, c, episodes, seed, max_poor, fl, **planner) for c, fl in resolved])
+        return ray_mod.get([task.remote(file_row, c, fl, episodes, seed, max_poor, **planner) for c, fl in resolved])
     if progress:
         from tqdm import tqdm
 
         resolved = tqdm(resolved, desc="inventories", unit="file", leave=False)
-    return [file_row(c, episodes, seed, max_poor, fl, **planner) for c, fl in resolved]
+    return [file_row(c, fl, episodes, seed, max_poor, **planner) for c, fl in resolved]
 
 
 def total(rows: list[FileRow]) -> FileRow:
