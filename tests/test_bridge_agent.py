@@ -178,3 +178,49 @@ def test_per_on_the_bridge_agent_weights_the_loss_and_beta_reaches_one(tmp_path)
     batch["weights"] = np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
     out = learner.update(batch)
     assert out["loss"] == pytest.approx(float(out["td_error"][0]) ** 2 / 8, rel=1e-4)
+
+
+def test_weight_average_decides_evaluations_and_the_kept_model(tmp_path):
+    """θ̄ ← d θ̄ + (1 − d) θ after each vector episode with updates; evaluations and final.pt use θ̄, the acting
+    network keeps its own weights, and a checkpoint carries θ̄ on."""
+    cfg = TrainConfig.from_dict({**TINY, "weight_average": 0.75})
+    trainer = BridgeTrainer(cfg, tmp_path / "run", progress=False)
+    net = trainer.learners["bridge"].acting
+    trainer.update_average()
+    assert trainer.average is None  # no update yet: nothing to average
+    trainer.learners["bridge"]._step = 1
+    torch.manual_seed(0)
+    first = {k: torch.randn_like(v) for k, v in net.state_dict().items()}
+    second = {k: torch.randn_like(v) for k, v in net.state_dict().items()}
+    net.load_state_dict(first)
+    trainer.update_average()  # the first: the weights themselves
+    net.load_state_dict(second)
+    trainer.update_average()  # θ̄ = 0.75 θ1 + 0.25 θ2
+    for k, v in trainer.average["bridge"].items():
+        torch.testing.assert_close(v, 0.75 * first[k] + 0.25 * second[k])
+    with trainer.decided_by():
+        for k, v in net.state_dict().items():
+            torch.testing.assert_close(v, trainer.average["bridge"][k])
+    for k, v in net.state_dict().items():
+        torch.testing.assert_close(v, second[k])  # put back
+    other = BridgeTrainer(TrainConfig.from_dict(dict(TINY)), tmp_path / "plain", progress=False)
+    other.learners["bridge"].acting.load_state_dict(trainer.average["bridge"])
+    with_average = other.evaluate()
+    other.learners["bridge"].acting.load_state_dict(second)
+    assert other.evaluate() != pytest.approx(with_average)  # the two weights decide differently here
+    assert trainer.evaluate() == pytest.approx(with_average)  # evaluated with θ̄, not θ
+
+    run = tmp_path / "avg"
+    train(cfg, run, progress=False)
+    final = torch.load(run / "final.pt", weights_only=True)["bridge"]["online"]
+    ckpt = torch.load(sorted((run / "checkpoints").glob("ckpt_*.pt"))[-1], weights_only=True)
+    assert ckpt["average"]["bridge"].keys() == final.keys()
+    for k, v in ckpt["best_state"]["bridge"].items():
+        torch.testing.assert_close(final[k], v)  # final.pt: θ̄ at the best evaluation
+    moved = [k for k, v in ckpt["average"]["bridge"].items() if v.is_floating_point()
+             and not torch.equal(v, ckpt["bridge"]["online"][k])]
+    assert moved  # θ̄ lags the acting network (here the online one: no polyak_tau)
+    resumed = BridgeTrainer(cfg, tmp_path / "resumed", progress=False)
+    resumed.load_state_dict(ckpt)
+    for k, v in ckpt["average"]["bridge"].items():
+        torch.testing.assert_close(resumed.average["bridge"][k], v)  # a resume averages on from θ̄

@@ -50,6 +50,12 @@ class TrainConfig:
     polyak_tau: float | None = None
     """If set, the target network is a Polyak average θ⁻ ← (1 − τ)θ⁻ + τθ after every update; the per-bridge
     agent then also acts and is evaluated with it (smoother than the online network)."""
+    weight_average: float | None = None
+    """If set, evaluations, the kept best model and final.pt use an exponential moving average of the acting
+    network's weights, θ̄ ← d θ̄ + (1 − d) θ after every vector episode with updates (d this decay, in (0, 1)), not
+    the acting weights of the moment: a greedy policy on a still-learning Q churns from one evaluation to the next,
+    the average less (Polyak & Juditsky 1992; Izmailov et al. 2018 average uniformly). Exploration still acts
+    with the acting network. None: no average."""
     grad_clip: float = 10.0
     """Gradient-norm clip."""
     loss: str = "mse"
@@ -190,6 +196,9 @@ class TrainConfig:
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
+            "weight_average": (self.weight_average is None or (
+                isinstance(self.weight_average, int | float) and not isinstance(self.weight_average, bool)
+                and 0 < self.weight_average < 1), "in (0, 1), or left out"),
         }
         for name, (ok, need) in checks.items():
             if not ok:
@@ -301,7 +310,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
-                "user_cost_feature": True},
+                "user_cost_feature": True, "weight_average": 0.9},
 }
 
 

@@ -1,7 +1,8 @@
 """The off-policy training skeleton both agents run: one loop, top to bottom.
 
 config → agent's collection (one vector episode: every fleet's years) → replay → learner updates (an update
-credit per simulated year) → episode log → evaluation (best model kept) → checkpoint → final.pt + summary.json.
+credit per simulated year) → weight average → episode log → evaluation (best model kept) → checkpoint → final.pt +
+summary.json.
 
 An agent is a subclass that supplies what differs (:class:`Trainer`'s abstract methods): its learners (named,
 as their checkpoint sections are), its replays, how it collects one vector episode, how it samples a batch, its
@@ -13,10 +14,11 @@ finish — is here once (the layout follows CleanRL's one loop and SB3's ``OffPo
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -107,6 +109,7 @@ class Trainer(ABC):
         self.last_eval: float | None = None
         self.best_eval: float | None = None
         self.best_state: dict[str, dict[str, torch.Tensor]] | None = None
+        self.average: dict[str, dict[str, torch.Tensor]] | None = None  # cfg.weight_average's, by learner
         self.episodes_to_target: int | None = None
         self.seconds_to_target: float | None = None
         self.target_return: float | None = None
@@ -203,8 +206,52 @@ class Trainer(ABC):
         self.update_credit = min(self.update_credit, max(1.0, cfg.updates_per_step))
 
     def evaluate(self) -> float:
-        res = evaluate_policy(self.policy(), self.fleet_cfg, self.cfg.eval_episodes, self.cfg.eval_seed, self.agent)
+        with self.decided_by():
+            res = evaluate_policy(self.policy(), self.fleet_cfg, self.cfg.eval_episodes, self.cfg.eval_seed,
+                                  self.agent)
         return res.mean_return
+
+    def update_average(self) -> None:
+        """After a vector episode: θ̄ ← d θ̄ + (1 − d) θ for each learner's acting weights θ (``weight_average`` d),
+        from the first vector episode after which the learners have updated (their first weights before)."""
+        d = self.cfg.weight_average
+        if d is None or self.update_step == 0:
+            return
+        if self.average is None:
+            self.average = {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
+                            for name, learner in self.learners.items()}
+            return
+        for name, learner in self.learners.items():
+            avg = self.average[name]
+            for k, v in learner.acting.state_dict().items():
+                if v.is_floating_point():
+                    avg[k].lerp_(v.detach(), 1.0 - d)
+                else:
+                    avg[k].copy_(v)
+
+    def decided_weights(self) -> dict[str, dict[str, torch.Tensor]]:
+        """The weights that decide, by learner: the average (``weight_average``) once there is one, else the
+        acting network's (copies)."""
+        if self.average is not None:
+            return {name: {k: v.clone() for k, v in avg.items()} for name, avg in self.average.items()}
+        return {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
+                for name, learner in self.learners.items()}
+
+    @contextlib.contextmanager
+    def decided_by(self) -> Iterator[None]:
+        """Within it the learners' acting networks hold :meth:`decided_weights` (the average), put back after."""
+        if self.average is None:
+            yield
+            return
+        kept = {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
+                for name, learner in self.learners.items()}
+        try:
+            for name, learner in self.learners.items():
+                learner.acting.load_state_dict(self.average[name])
+            yield
+        finally:
+            for name, learner in self.learners.items():
+                learner.acting.load_state_dict(kept[name])
 
     def record_evaluation(self, writer: Any) -> None:
         """After an evaluation (``last_eval``): the best model, TensorBoard, metrics.csv, ``on_eval`` (checkpointed
@@ -213,8 +260,7 @@ class Trainer(ABC):
         ep = self.episodes_done
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
-            self.best_state = {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
-                               for name, learner in self.learners.items()}
+            self.best_state = self.decided_weights()
         writer.add_scalar("eval/return", self.last_eval, ep)
         writer.add_scalar("eval/target_return", self.target_return, ep)
         self.metrics.eval(ep, self.elapsed(), self.last_eval, self.target_return)
@@ -245,6 +291,7 @@ class Trainer(ABC):
                     group["lr"] = cfg.lr_at(self.episodes_done)
             eps = self.epsilon()
             returns = self.run_episode(eps)
+            self.update_average()
             for r in returns:
                 self.episodes_done += 1
                 metrics.train(self.episodes_done, self.elapsed(), float(r), eps)
@@ -288,6 +335,7 @@ class Trainer(ABC):
             "target_return": self.target_return, "target_policy": self.target_policy,
             "last_eval": self.last_eval, "best_eval": self.best_eval,
             "best_state": self.best_state if self.best_state is not None else {},
+            "average": self.average if self.average is not None else {},
             "config": self.cfg.to_dict(),
         }
 
@@ -317,6 +365,7 @@ class Trainer(ABC):
         if best is not None and not all(isinstance(v, dict) for v in best.values()):
             best = {names[0]: best}  # a per-bridge checkpoint before format 2: one network's weights
         self.best_state = best
+        self.average = state.get("average") or None  # a checkpoint before weight_average: the average starts again
 
     def replay_state(self) -> dict[str, dict[str, Any]]:
         return {name: r.state_dict() for name, r in self.replays.items()}
@@ -332,10 +381,10 @@ class Trainer(ABC):
         return save_rolling(self.run_dir, self.episodes_done, self.state_dict(), replay=replay)
 
     def finish(self) -> dict[str, Any]:
-        """final.pt (each learner's acting network at its best evaluation, as SB3's EvalCallback keeps
-        best_model: a greedy policy on a still-learning Q can dip) and summary.json."""
+        """final.pt (each learner's deciding weights, :meth:`decided_weights`, at its best evaluation, as SB3's
+        EvalCallback keeps best_model: a greedy policy on a still-learning Q can dip) and summary.json."""
         wall = self.elapsed()
-        best = self.best_state or {name: learner.acting.state_dict() for name, learner in self.learners.items()}
+        best = self.best_state or self.decided_weights()
         atomic_torch_save({**{name: {"online": w} for name, w in best.items()}, "config": self.cfg.to_dict(),
                            "best_eval_return": self.best_eval}, self.run_dir / "final.pt")
         per = [r for r in self.replays.values() if isinstance(r, PrioritizedReplayBuffer)]
