@@ -80,6 +80,9 @@ def _space(tmp_path, space):
      "field 'double' = 0.0 (uniform draws any number in [0, 1]): training option double = 0.0: must be true or "
      "false"),
     ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be > 0"),
+    ({"weight_average": {"uniform": [0.5, 1.0]}},
+     "field 'weight_average' = 1.0 (uniform draws any number in [0.5, 1.0]): training option weight_average = 1.0: "
+     "must be in (0, 1), or left out"),
 ])
 def test_every_kind_of_sweep_value_is_checked_for_type_and_both_ends(tmp_path, space, message):
     p = _space(tmp_path, space)
