@@ -365,7 +365,9 @@ class Trainer(ABC):
         if best is not None and not all(isinstance(v, dict) for v in best.values()):
             best = {names[0]: best}  # a per-bridge checkpoint before format 2: one network's weights
         self.best_state = best
-        self.average = state.get("average") or None  # a checkpoint before weight_average: the average starts again
+        average = state.get("average") or {}  # a checkpoint before weight_average: the average starts again
+        self.average = {name: {k: v.to(self.learners[name].device) for k, v in avg.items()}  # loaded onto the CPU
+                        for name, avg in average.items()} or None
 
     def replay_state(self) -> dict[str, dict[str, Any]]:
         return {name: r.state_dict() for name, r in self.replays.items()}
