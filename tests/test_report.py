@@ -10,6 +10,7 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.evaluation.scenarios import RULE_SENTENCE
 from bridgefleet.inventory.load import load_inventory
 from bridgefleet.report import build_report
 from bridgefleet.training.runner import train
@@ -127,6 +128,7 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
                        plan_policy="lagrangian")
     text = out.read_text()
     assert '<section id="scenarios">' in text and "What each budget buys" in text
+    assert RULE_SENTENCE in text and RULE_SENTENCE in (scn / "scenarios.md").read_text()  # one sentence, both places
     assert "3. The plan of the lagrangian policy" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text

@@ -36,6 +36,10 @@ from bridgefleet.sim.simulator import FleetSimulator
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
 SHOW_YEARS = (1, 5, 10, 30)
+RULE_SENTENCE = ("The planner buys the most value (condition, traffic and cost) within the rule: it keeps the expected "
+                 "poor share at or under the rule each year, not as low as the money allows, so below the rule the "
+                 "poor share need not fall as the budget grows.")
+"""What the planner's poor share means, said once for scenarios.md and the report's section."""
 CERTIFY_STEP = 0.01
 """Rating grid of the certified least budget (``--certify-step``): it holds for the simulator's model at any
 step, and rises toward the continuous relaxation's least budget as the step falls (O(h²)). Measured at the same
@@ -401,8 +405,7 @@ def format_markdown(sc: Scenarios) -> str:
         "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
-             f"of {sc.levels[0].result.basis}. The planner buys the most value (condition, traffic and cost) within "
-             "the rule: below the rule its poor share need not fall as the budget grows.", "",
+             f"of {sc.levels[0].result.basis}. {RULE_SENTENCE}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]

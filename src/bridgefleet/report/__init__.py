@@ -19,7 +19,7 @@ import numpy as np
 from bridgefleet.config.fleet import read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
-from bridgefleet.evaluation.scenarios import SHOW_YEARS, plot_scenarios
+from bridgefleet.evaluation.scenarios import RULE_SENTENCE, SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.inventory.model import BUNDLED
 from bridgefleet.outputs import write_text
@@ -101,7 +101,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
-        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
+        rule_sentence=RULE_SENTENCE, usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
         plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy")
     write_text(out, html)
     return out
