@@ -224,3 +224,15 @@ def test_weight_average_decides_evaluations_and_the_kept_model(tmp_path):
     resumed.load_state_dict(ckpt)
     for k, v in ckpt["average"]["bridge"].items():
         torch.testing.assert_close(resumed.average["bridge"][k], v)  # a resume averages on from θ̄
+
+
+def test_a_resumed_run_averages_on_as_if_never_stopped(tmp_path):
+    """48 episodes, then a resume to 96 (replay checkpointed, the same schedules): the same θ̄ in final.pt, bit for
+    bit, as one run of 96."""
+    base = {**TINY, "weight_average": 0.75, "checkpoint_replay": True, "schedule_episodes": 96}
+    whole, _ = train(TrainConfig.from_dict({**base, "episodes": 96}), tmp_path / "whole", progress=False)
+    part, _ = train(TrainConfig.from_dict({**base, "episodes": 48}), tmp_path / "part", progress=False)
+    resume(part, progress=False, episodes=96)
+    a = torch.load(whole / "final.pt", weights_only=True)["bridge"]["online"]
+    b = torch.load(part / "final.pt", weights_only=True)["bridge"]["online"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
