@@ -213,29 +213,32 @@ class Trainer(ABC):
 
     def update_average(self) -> None:
         """After a vector episode: θ̄ ← d θ̄ + (1 − d) θ for each learner's acting weights θ (``weight_average`` d),
-        from the first vector episode after which the learners have updated (their first weights before)."""
+        from the first vector episode after which the learners have updated (their first weights before); the
+        same in-place lerp as the learner's Polyak target."""
         d = self.cfg.weight_average
         if d is None or self.update_step == 0:
             return
         if self.average is None:
-            self.average = {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
-                            for name, learner in self.learners.items()}
+            self.average = self._acting_weights()
             return
         for name, learner in self.learners.items():
-            avg = self.average[name]
-            for k, v in learner.acting.state_dict().items():
-                if v.is_floating_point():
-                    avg[k].lerp_(v.detach(), 1.0 - d)
-                else:
-                    avg[k].copy_(v)
+            avg, now = self.average[name], learner.acting.state_dict()
+            floats = [k for k, v in now.items() if v.is_floating_point()]
+            torch._foreach_lerp_([avg[k] for k in floats], [now[k] for k in floats], 1.0 - d)
+            for k in now.keys() - set(floats):  # integer buffers (none in these networks) are not averaged
+                avg[k].copy_(now[k])
 
-    def decided_weights(self) -> dict[str, dict[str, torch.Tensor]]:
-        """The weights that decide, by learner: the average (``weight_average``) once there is one, else the
-        acting network's (copies)."""
-        if self.average is not None:
-            return {name: {k: v.clone() for k, v in avg.items()} for name, avg in self.average.items()}
+    def _acting_weights(self) -> dict[str, dict[str, torch.Tensor]]:
+        """A copy of each learner's acting weights, by learner."""
         return {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
                 for name, learner in self.learners.items()}
+
+    def decided_weights(self) -> dict[str, dict[str, torch.Tensor]]:
+        """The weights that decide, by learner (copies): the average (``weight_average``) once there is one, else
+        the acting network's."""
+        if self.average is None:
+            return self._acting_weights()
+        return {name: {k: v.clone() for k, v in avg.items()} for name, avg in self.average.items()}
 
     @contextlib.contextmanager
     def decided_by(self) -> Iterator[None]:
@@ -243,8 +246,7 @@ class Trainer(ABC):
         if self.average is None:
             yield
             return
-        kept = {name: {k: v.detach().clone() for k, v in learner.acting.state_dict().items()}
-                for name, learner in self.learners.items()}
+        kept = self._acting_weights()
         try:
             for name, learner in self.learners.items():
                 learner.acting.load_state_dict(self.average[name])
