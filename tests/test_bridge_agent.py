@@ -11,6 +11,7 @@ from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, action_costs, b
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.runs.checkpoints import checkpoints, load_checkpoint
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.bridge_run import BridgeTrainer, spec
@@ -213,7 +214,7 @@ def test_weight_average_decides_evaluations_and_the_kept_model(tmp_path):
     run = tmp_path / "avg"
     train(cfg, run, progress=False)
     final = torch.load(run / "final.pt", weights_only=True)["bridge"]["online"]
-    ckpt = torch.load(sorted((run / "checkpoints").glob("ckpt_*.pt"))[-1], weights_only=True)
+    ckpt = load_checkpoint(checkpoints(run)[-1])
     assert ckpt["average"]["bridge"].keys() == final.keys()
     for k, v in ckpt["best_state"]["bridge"].items():
         torch.testing.assert_close(final[k], v)  # final.pt: θ̄ at the best evaluation
