@@ -9,12 +9,13 @@ import pytest
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.inventory.fleet import set_budget
-from bridgefleet.planning.bound import _Rows, fleet_mdps, lagrangian_bound
+from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.planning.rounding import assign, mixture_weights
+from bridgefleet.planning.rows import CouplingRows
 from bridgefleet.planning.transitions import prices_only
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -28,7 +29,7 @@ def _two_units(reward_treat: tuple[float, float]) -> Columns:
 
 
 def _weights(cols: Columns, poor_b, budget_share: float = 1.0) -> np.ndarray:
-    rows = _Rows(np.eye(1), np.array([[[10.0], [0.0]]]), None, None)  # USD 10 for the urban agency's one year
+    rows = CouplingRows(np.eye(1), np.array([[[10.0], [0.0]]]), None, None)  # USD 10 for the urban agency's one year
     keep, w = mixture_weights(cols, np.array([0.5, 0.5, 0.5, 0.5]), np.array([0, 0]), rows, 0, poor_b, budget_share)
     out = np.zeros(len(cols.bridge))
     out[keep] = w

@@ -36,6 +36,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import MASTER_UNITS, ColumnPool, Columns, MasterUnits
 from bridgefleet.planning.dp import Solution, solve
+from bridgefleet.planning.rows import SAMPLE_BRIDGES, CouplingRows, sample_bridges, sampled_rows
 from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
 
@@ -113,63 +114,6 @@ class BoundResult:
         return float(np.max((self.values - self.lp_values) / np.maximum(np.abs(self.values), 1e-9)))
 
 
-@dataclass
-class _Rows:
-    """Coupling rows of each fleet and agency: spend_c @ spend ≤ spend_b, count_c @ treatments ≤ count_b."""
-
-    spend_c: np.ndarray  # (M, T) rows over years (identity; lower-triangular ones with carry-over)
-    spend_b: np.ndarray  # (E, 2, M) USD
-    count_c: np.ndarray | None  # (M', T), None with carry-over
-    count_b: np.ndarray | None  # (E, 2, M') treatments
-    poor_b: np.ndarray | None = None  # (E, T) m²: the most deck area poor at the end of each year (the rule)
-
-    def year_prices(self, kappa: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Row prices → discounted per-year prices (E, 2, T) per USD and per treatment."""
-        ks, kn = kappa
-        count = kn @ self.count_c if self.count_c is not None else np.zeros(ks.shape[:2] + self.spend_c.shape[1:])
-        return ks @ self.spend_c, count
-
-    def per_year(self) -> tuple[np.ndarray, np.ndarray | None]:
-        """The amounts each row sums, per year: budget USD (E, 2, T) and treatments (E, 2, T) or None."""
-        spend = self.spend_b @ np.linalg.inv(self.spend_c).T
-        return spend, (self.count_b @ np.linalg.inv(self.count_c).T if self.count_c is not None else None)
-
-    def scaled(self, e: int, poor_b: np.ndarray | None = None) -> tuple[list[tuple[np.ndarray, np.ndarray]],
-                                                                          np.ndarray, np.ndarray]:
-        """Fleet e's rows scaled to right-hand side 1, so USD, treatments and m² share one scale: the kinds
-        [(rows over years (M, T), scale (M,))] of urban spend, rural spend[, urban, rural count], the poor rows'
-        scale (T,) (empty without a rule), and the scaled right-hand sides of them all in that order (R,).
-        ``poor_b``: float64 (T,) m² allowed poor at the end of each year instead of the rows' own (a tighter aim)."""
-        if poor_b is None and self.poor_b is not None:
-            poor_b = self.poor_b[e]
-        kinds = [(self.spend_c, self.spend_b)] + ([(self.count_c, self.count_b)] if self.count_c is not None else [])
-        scaled, rhs = [], []
-        for c, b in kinds:
-            for a in (0, 1):
-                scale = 1.0 / np.maximum(b[e, a], 1.0)
-                scaled.append((c, scale))
-                rhs.append(b[e, a] * scale)
-        poor_scale = np.zeros(0)
-        if poor_b is not None:
-            poor_scale = 1.0 / np.maximum(poor_b, 1.0)
-            rhs.append(poor_b * poor_scale)
-        return scaled, poor_scale, np.concatenate(rhs)
-
-    def coarsen(self, gamma: float, blocks: list[tuple[int, int]]) -> _Rows:
-        """A valid, coarser set of rows: one discount-weighted row per block of years [start, end) (with
-        carry-over: the cumulative rows at the block ends), so prices are constant within a block; without the
-        rule's rows (its prices stay 0 there, so the search reaches the fine rows from the bound without it)."""
-        t_n = self.spend_c.shape[1]
-        if self.count_c is None:  # carry-over: a subset of the cumulative rows
-            ends = np.array([end - 1 for _, end in blocks])
-            return _Rows(self.spend_c[ends], self.spend_b[..., ends], None, None)
-        disc = gamma ** np.arange(t_n)
-        c = np.zeros((len(blocks), t_n))
-        for i, (lo, hi) in enumerate(blocks):
-            c[i, lo:hi] = disc[lo:hi]
-        return _Rows(c, self.spend_b @ c.T, c, self.count_b @ c.T)  # identity rows: b is per year
-
-
 def _bridge_inputs(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray) -> dict:
     """The keyword arguments of :func:`bridge_mdps` for E fleets (arrays (E, B)) and the budget per fleet and
     agency, (E, 2) USD a year."""
@@ -203,7 +147,7 @@ def fleet_certifier(config: FleetConfig, profile, state, weight: np.ndarray, ann
 
 
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
-               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, _Rows]:
+               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, CouplingRows]:
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
@@ -213,10 +157,8 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
             is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck``).
     """
-    e_n, b_n = state.condition.shape
     t_n = config.horizon_years
     inputs, annual = _bridge_inputs(config, profile, state, weight, annual_budget)
-    agency = (np.arange(b_n) >= config.n_urban).astype(np.int64)
     counted = inputs["counted_deck"]
     mdps = bridge_mdps(config, step=step, **inputs)
     poor_b = None
@@ -224,26 +166,15 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         if not 0.0 <= max_poor <= 1.0:
             raise ValueError(f"--max-poor-deck-area {max_poor}: must be a share in [0, 1] (0.10 for FHWA's rule)")
         poor_b = np.repeat((max_poor * counted.sum(1))[:, None], t_n, 1)
-    if config.carry_over_budget:
-        return mdps, _Rows(np.tril(np.ones((t_n, t_n))), annual[:, :, None] * np.arange(1, t_n + 1), None, None,
-                           poor_b)
-    # The most treatments one year's budget can buy: the cheapest treatment of each bridge, cheapest first.
-    cheapest = np.where(mdps.feasible[:, 1:], mdps.cost[:, 1:], np.inf).min(1).reshape(e_n, b_n)
-    counts = np.zeros((e_n, 2))
-    for g in (0, 1):
-        cols = cheapest[:, agency == g]
-        if cols.shape[1]:
-            cum = np.cumsum(np.sort(cols, axis=1), axis=1)
-            counts[:, g] = (cum <= annual[:, g : g + 1] + 0.01).sum(1)
-    return mdps, _Rows(np.eye(t_n), np.repeat(annual[:, :, None], t_n, 2), np.eye(t_n),
-                       np.repeat(counts[:, :, None], t_n, 2), poor_b)
+    return mdps, CouplingRows.of(mdps, annual, t_n, config.carry_over_budget, poor_b)
 
 
-def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = None, max_iter: int = 80,
+def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | None = None, max_iter: int = 80,
                      tol: float = 2e-3, smoothing: float = 0.5, stage_iters: int = 10, keep_iters: int = 3,
                      progress: bool = False, certify: Certifier | None = None, pool: ColumnPool | None = None,
                      store: tuple[int, int] | None = None, solver: Callable[..., Solution] = solve,
-                     master_units: int = MASTER_UNITS, keep: tuple[int, ...] = ()) -> BoundResult:
+                     master_units: int = MASTER_UNITS, keep: tuple[int, ...] = (),
+                     sample: int = SAMPLE_BRIDGES) -> BoundResult:
     """Minimise L(κ) over the prices of each fleet; return the bound at the best prices found.
 
     Column generation (every DP solve adds each bridge's policy as a column of its fleet's master LP) with
@@ -277,7 +208,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
     Returns:
         :class:`BoundResult`.
     """
-    start = time.perf_counter()
+    began = time.perf_counter()
     grid = mdps if search is None else search
     e_n = int(grid.fleet.max()) + 1
     t_n = grid.horizon
@@ -311,6 +242,15 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
             if rule:
                 poor_p[e] = kp
+    start = None  # a sample's best prices, which the second solve prices instead of the LP's duals
+    if not warm and b_n > 2 * sample:
+        part = sample_bridges(grid, sample)
+        sub = lagrangian_bound(grid.select(part), sampled_rows(rows, grid, part), None, max_iter, tol, smoothing,
+                               stage_iters, keep_iters, progress, solver=solver, master_units=master_units,
+                               sample=sample)
+        start = (sub.price_cost, sub.price_count, sub.price_poor if rule else None)
+        stage = 1
+        masters = [_Master(e, units[e].agency, stages[1], t_n) for e in range(e_n)]
     first = 1 if warm else 2  # the first bound: a cold search's first solve prices every action out
     active = np.ones(e_n, dtype=bool)
     history = []
@@ -361,6 +301,10 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
             count_p[e] = a * best_count[e] + (1 - a) * n_lp[0]
             if rule:
                 poor_p[e] = a * best_poor[e] + (1 - a) * (kp if kp.size else 0.0)
+        if it == 1 and start is not None:
+            cost_p, count_p = start[0].copy(), start[1].copy()
+            if rule:
+                poor_p = start[2].copy()
         if bar is not None:
             bar.update(1)
             bar.set_postfix(bound=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
@@ -387,7 +331,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: _Rows, search: BridgeMDPs | None = 
         certified = _dual_value(value0, best_cost, best_count, year_budget, year_count, e_n, best_poor, rows.poor_b)
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     mixture = [(m.cols, m.x, units[e]) for e, m in enumerate(masters)]
-    return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - start, history,
+    return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - began, history,
                        best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture)
 
 
@@ -436,7 +380,7 @@ def _dual_value(value0: np.ndarray, cost_p: np.ndarray, count_p: np.ndarray, yea
 
 def coupling_rows(cols: Columns, agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
                   poor_scale: np.ndarray) -> np.ndarray:
-    """float64 (K, R): the K columns' entries in the scaled coupling rows of :meth:`_Rows.scaled` (``kinds``,
+    """float64 (K, R): the K columns' entries in the scaled coupling rows of :meth:`CouplingRows.scaled` (``kinds``,
     ``poor_scale``); ``agency`` int64 (U,), each unit's. Entries below 1e-7 of a row are dropped: they only slow
     the simplex down."""
     g = agency[cols.bridge]
@@ -479,7 +423,7 @@ class _Master:
     gives a valid L).
     """
 
-    def __init__(self, e: int, agency: np.ndarray, rows: _Rows, t_n: int):
+    def __init__(self, e: int, agency: np.ndarray, rows: CouplingRows, t_n: int):
         self.e = e
         self.agency = agency
         self.cols = Columns.empty(t_n)
@@ -489,7 +433,7 @@ class _Master:
         self.keys: dict[tuple[int, float], int] = {}
         self.set_rows(rows)
 
-    def set_rows(self, rows: _Rows) -> None:
+    def set_rows(self, rows: CouplingRows) -> None:
         """(Re)build the model on new coupling rows with the columns so far."""
         self.rows = rows
         self._kinds, self.poor_scale, rhs = rows.scaled(self.e)

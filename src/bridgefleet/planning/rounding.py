@@ -28,11 +28,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from bridgefleet.planning.bound import _Rows, coupling_rows
+from bridgefleet.planning.bound import coupling_rows
 from bridgefleet.planning.columns import Columns
+from bridgefleet.planning.rows import CouplingRows
 
 
-def mixture_weights(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: _Rows, e: int,
+def mixture_weights(cols: Columns, x: np.ndarray, unit_agency: np.ndarray, rows: CouplingRows, e: int,
                     poor_b: np.ndarray | None = None, budget_share: float = 1.0,
                     evaluate: Callable[[Columns, np.ndarray], Columns] | None = None,
                     always: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +107,7 @@ def assign(unit: np.ndarray, weight: np.ndarray, u_n: int, paths: int, rng: np.r
 def _solve(cols: Columns, unit_agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
            poor_scale: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     """The weights float64 (K,) of the best mixture within the scaled rows
-    (:meth:`bridgefleet.planning.bound._Rows.scaled`), or None where HiGHS returned no point."""
+    (:meth:`bridgefleet.planning.bound.CouplingRows.scaled`), or None where HiGHS returned no point."""
     k_n = len(cols.reward)
     u_n = len(unit_agency)
     t_rule = len(poor_scale)
