@@ -74,6 +74,7 @@ def test_a_fleet_searched_from_a_sample_gets_the_bound_of_its_own_search():
         seen, priced = solver.seen, solver.priced
         k = seen.index(24)
         assert k >= 2 and set(seen[:k]) == {6} and set(seen[k:]) == {24}  # the sample's search first
+        assert sampled.sample == (6, k) and alone.sample is None
         part = sample_bridges(mdps, 6)
         own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, part), max_iter=60)
         disc = mdps.gamma ** np.arange(10)

@@ -161,8 +161,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
     fleets = len(b.values)
     what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
     print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}:")
+    sample = "" if b.sample is None else f" after {b.sample[1]} on a sample of {b.sample[0]:,} bridges a fleet"
     print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); "
-          f"{b.iterations} DP solves, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
+          f"{b.iterations} DP solves{sample}, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
     certified = None if b.certified is None else (float(b.certified.mean()), ci95(b.certified))
     if certified is None:
         print("  (an estimate: the grid's error has no sign; --certify-step gives a bound that holds)")
@@ -183,6 +184,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.json:
         _write_json(args.json, {"bound": {"mean": b.mean, "ci95": b.ci95, "per_fleet": b.values.tolist(),
                                           "lp_gap": b.gap, "dp_solves": b.iterations, "seconds": b.seconds,
+                                          "sample": None if b.sample is None else {
+                                              "bridges": b.sample[0], "dp_solves": b.sample[1]},
                                           "certified": None if certified is None else {
                                               "mean": certified[0], "ci95": certified[1],
                                               "per_fleet": b.certified.tolist(), "grid_step": args.certify_step}},

@@ -75,7 +75,9 @@ class BoundResult:
             search grid) and their weights x float64 (K,) (each unit's sum to 1), and how the fleet's bridges
             make its units (:class:`bridgefleet.planning.columns.MasterUnits`): what
             :mod:`bridgefleet.planning.rounding` turns into one policy per bridge.
-        iterations: column-generation iterations run.
+        iterations: column-generation iterations run (DP solves of the whole fleet).
+        sample: (bridges of each fleet's sample, its search's DP solves) when the search started from a sample's
+            prices (``lagrangian_bound(sample=…)``), else None.
         seconds: wall time, s.
     """
 
@@ -93,6 +95,7 @@ class BoundResult:
     tables: np.ndarray | None = None
     kept: np.ndarray | None = None
     mixture: list[tuple[Columns, np.ndarray, MasterUnits]] | None = None
+    sample: tuple[int, int] | None = None
 
     @property
     def meets_rule(self) -> bool:
@@ -242,13 +245,14 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
             cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
             if rule:
                 poor_p[e] = kp
-    start = None  # a sample's best prices, which the second solve prices instead of the LP's duals
+    start = sampled = None  # a sample's best prices, which the second solve prices instead of the LP's duals
     if not warm and b_n > 2 * sample:
         part = sample_bridges(grid, sample)
         sub = lagrangian_bound(grid.select(part), sampled_rows(rows, grid, part), None, max_iter, tol, smoothing,
                                stage_iters, keep_iters, progress, solver=solver, master_units=master_units,
                                sample=sample)
         start = (sub.price_cost, sub.price_count, sub.price_poor if rule else None)
+        sampled = (len(part) // e_n, sub.iterations)
         stage = 1
         masters = [_Master(e, units[e].agency, stages[1], t_n) for e in range(e_n)]
     first = 1 if warm else 2  # the first bound: a cold search's first solve prices every action out
@@ -332,7 +336,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     met = slack <= 1e-6 * np.maximum(1.0, grid.deck.reshape(e_n, b_n).sum(1)) if rule else None
     mixture = [(m.cols, m.x, units[e]) for e, m in enumerate(masters)]
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - began, history,
-                       best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture)
+                       best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture,
+                       sampled)
 
 
 def ci95(values: np.ndarray) -> float:
