@@ -236,15 +236,6 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     seeds = [None if pool is None else pool.valid(e, units[e].feasible(grid.feasible[e * b_n : (e + 1) * b_n]),
                                                   shape) for e in range(e_n)]
     warm = all(c is not None for c in seeds)  # every fleet starts from its pool's columns
-    masters = [_Master(e, units[e].agency, stages[1 if warm else 0], t_n) for e in range(e_n)]
-    if warm:  # every year's rows from the start, at the LP's prices over the pool's columns
-        stage = 1
-        for e, cols in enumerate(seeds):
-            masters[e].add(cols, 0)
-            _, ks, kn, kp, _ = masters[e].solve(0)
-            cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
-            if rule:
-                poor_p[e] = kp
     start = sampled = None  # a sample's best prices, which the second solve prices instead of the LP's duals
     if not warm and b_n > 2 * sample:
         part = sample_bridges(grid, sample)
@@ -253,8 +244,16 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
                                sample=sample)
         start = (sub.price_cost, sub.price_count, sub.price_poor if rule else None)
         sampled = (len(part) // e_n, sub.iterations)
-        stage = 1
-        masters = [_Master(e, units[e].agency, stages[1], t_n) for e in range(e_n)]
+    if warm or start is not None:
+        stage = 1  # every year's rows from the start
+    masters = [_Master(e, units[e].agency, stages[stage], t_n) for e in range(e_n)]
+    if warm:  # at the LP's prices over the pool's columns
+        for e, cols in enumerate(seeds):
+            masters[e].add(cols, 0)
+            _, ks, kn, kp, _ = masters[e].solve(0)
+            cost_p[e], count_p[e] = (p[0] for p in masters[e].rows.year_prices((ks[None], kn[None])))
+            if rule:
+                poor_p[e] = kp
     first = 1 if warm else 2  # the first bound: a cold search's first solve prices every action out
     active = np.ones(e_n, dtype=bool)
     history = []

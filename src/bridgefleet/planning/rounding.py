@@ -107,7 +107,7 @@ def assign(unit: np.ndarray, weight: np.ndarray, u_n: int, paths: int, rng: np.r
 def _solve(cols: Columns, unit_agency: np.ndarray, kinds: list[tuple[np.ndarray, np.ndarray]],
            poor_scale: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     """The weights float64 (K,) of the best mixture within the scaled rows
-    (:meth:`bridgefleet.planning.bound.CouplingRows.scaled`), or None where HiGHS returned no point."""
+    (:meth:`bridgefleet.planning.rows.CouplingRows.scaled`), or None where HiGHS returned no point."""
     k_n = len(cols.reward)
     u_n = len(unit_agency)
     t_rule = len(poor_scale)
