@@ -137,3 +137,22 @@ def test_bound_cli_prints_and_writes_the_certified_bound(tmp_path, capsys):
     assert "certified: -136.02" in text and "LP gap" not in text
     certified = json.loads(out.read_text())["bound"]["certified"]
     assert certified["grid_step"] == 0.01 and certified["mean"] == pytest.approx(-136.02, abs=0.01)
+
+
+def test_bound_cli_gives_the_bound_per_bridge_and_says_when_no_policy_found_meets_the_rule(tmp_path, capsys):
+    import re
+
+    from bridgefleet.cli import main
+
+    fleet = tmp_path / "fleet.yaml"  # every bridge poor (rating 4) and no money: 0 % poor cannot be met
+    fleet.write_text("n_urban: 3\nn_rural: 3\nhorizon_years: 5\nannual_budget_usd: 0\ndeterioration_cv: 0\n"
+                     "shock_probability: 0\nfixed_fleet: true\ninitial_rating: [4.0, 0.0, 0.0]\n")
+    for rule, unmet in (("1.0", False), ("0", True)):
+        assert main(["bound", "--config", str(fleet), "--bound-iters", "4", "--quiet",
+                     "--max-poor-deck-area", rule]) == 0
+        text = capsys.readouterr().out
+        total = float(re.search(r"^  (-?[\d.]+) ± ", text, re.M).group(1))
+        per_bridge = float(re.search(r"per bridge: (-?[\d.]+) reward units", text).group(1))
+        assert per_bridge == pytest.approx(total / 6, abs=1e-3)
+        assert "one reward unit = USD 100,000 of cost-equivalent" in text
+        assert ("on 1 of 1 fleets no mix of the policies found meets that rule" in text) is unmet

@@ -157,3 +157,14 @@ def test_train_refuses_an_out_folder_it_cannot_write_before_training(tmp_path, c
     err = capsys.readouterr().err
     assert f"--out {tmp_path / 'ro' / 'run'}: folder {tmp_path} is not writable" in err and "Traceback" not in err
     assert not (tmp_path / "ro").exists()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--grid-step", "-0.05"], "--grid-step -0.05: must be in (0, 1] rating points"),
+    (["--certify-step", "0"], "--certify-step 0.0: must be in (0, 1] rating points"),
+])
+def test_bound_refuses_a_bad_grid_step_by_its_option_before_reading_any_file(tmp_path, capsys, extra, message):
+    # a pattern that matches no file: were the files read first, the error would say so instead
+    assert main(["bound", "--inventory", str(tmp_path / "*.txt"), "--quiet", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -122,10 +122,14 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.planner import LagrangianPlanner
+    from bridgefleet.planning.transitions import grid_points
     from bridgefleet.sim.simulator import FleetSimulator
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
+    grid_points(args.grid_step, "--grid-step")  # before any file is read
+    if args.certify_step is not None:
+        grid_points(args.certify_step, "--certify-step")
     if args.json is not None:
         check_writable_file(args.json, "--json")
     if args.inventory and any(c in args.inventory for c in GLOB_CHARS):  # several files: one problem each
@@ -164,6 +168,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
     sample = "" if b.sample is None else f" after {b.sample[1]} on a sample of {b.sample[0]:,} bridges a fleet"
     print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); "
           f"{b.iterations} DP solves{sample}, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")
+    print(f"  per bridge: {b.mean / sim.n_bridges:.3f} reward units; one reward unit = USD "
+          f"{1 / planner.mdps.cost_lambda:,.0f} of cost-equivalent (1/λ)")
     certified = None if b.certified is None else (float(b.certified.mean()), ci95(b.certified))
     if certified is None:
         print("  (an estimate: the grid's error has no sign; --certify-step gives a bound that holds)")
@@ -172,8 +178,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
               f"the grid (step {args.certify_step:g}; docs/planning.md)")
     if b.rule_met is not None:
         print(f"  over policies that keep ≤ {args.max_poor_deck_area:.0%} of deck area poor in expectation every year"
-              + ("" if b.meets_rule else ": the relaxation could not meet that rule on every fleet (no policy found "
-                 "does; `bridgefleet scenarios` gives the least budget that can)"))
+              + ("" if b.meets_rule else f": on {int((~b.rule_met).sum())} of {fleets} fleets no mix of the "
+                 "policies found meets that rule, so the figure above is the rule's penalty, not a useful bound (at "
+                 "this budget no policy may meet it; `bridgefleet scenarios` gives the least budget that can)"))
     disc = cfg.discount ** np.arange(cfg.horizon_years)
     print("\nprices (mean over fleets, per year, undiscounted): reward units per USD 1,000 and per treatment")
     print(f"{'year':>4} {'urban /kUSD':>12} {'urban /treat':>13} {'rural /kUSD':>12} {'rural /treat':>13}")

@@ -262,7 +262,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=max_iter, desc="bound", unit="DP", leave=False)
+        bar = tqdm(total=max_iter, desc=f"price search ({grid.n:,} bridges, grid {grid.h:g})", unit="DP",
+                   leave=False)
     for it in range(1, max_iter + 1):
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
@@ -310,7 +311,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
                 poor_p = start[2].copy()
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(bound=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
+            bar.set_postfix(L=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
         if not active.any():
             break
     if bar is not None:

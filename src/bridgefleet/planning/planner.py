@@ -193,9 +193,9 @@ class LagrangianPlanner:
         if memory_mb <= 0:
             raise ValueError(f"memory_mb = {memory_mb}: must be > 0")
         grid_points(step)  # checks the steps
-        grid_points(search_step)
+        grid_points(search_step, "search step")
         if certify_step is not None:
-            grid_points(certify_step)
+            grid_points(certify_step, "certify step")
         self.certify_step = certify_step
         self.step = step
         self.search_step = search_step

@@ -28,15 +28,15 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.sim.model import MAX_RATING, POOR_BELOW, RATING_GAIN, factor_index
 
 
-def grid_points(step: float) -> tuple[int, float]:
+def grid_points(step: float, what: str = "grid step") -> tuple[int, float]:
     """Number of grid points G and the exact step h (≤ ``step``) so that 9 rating points are whole steps
     and every action's rating gain (1, 2, 4 points) is a whole number of steps.
 
     Raises:
-        ValueError: ``step`` not in (0, 1].
+        ValueError: ``step`` not in (0, 1] (the message names it ``what``).
     """
     if not 0.0 < step <= 1.0:
-        raise ValueError(f"grid step {step!r}: must be in (0, 1] rating points")
+        raise ValueError(f"{what} {step!r}: must be in (0, 1] rating points")
     n = int(np.ceil(1.0 / step - 1e-9))  # steps per rating point
     return round(MAX_RATING) * n + 1, 1.0 / n
 
