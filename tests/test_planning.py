@@ -170,7 +170,7 @@ def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "upper bound on the expected discounted return" in text and "urban /kUSD" in text
     assert main(["bound", "--episodes", "2", "--grid-step", "0", "--quiet"]) == 2
-    assert "grid step 0" in capsys.readouterr().err
+    assert "--grid-step 0.0: must be in (0, 1]" in capsys.readouterr().err
     assert main(["evaluate", "--episodes", "2", "--json", str(tmp_path / "nope" / "x.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert main(["evaluate", "--episodes", "2", "--json", str(tmp_path)]) == 2  # a folder: refused before work
