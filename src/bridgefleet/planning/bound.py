@@ -207,6 +207,11 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
             master LPs stay here). The same results either way.
         master_units: the most convexity rows of a fleet's master LP; a larger fleet's bridges enter it in
             blocks (:class:`bridgefleet.planning.columns.MasterUnits`), so its time stays linear in the fleet.
+        sample: a fleet of more than twice this many bridges (and no pool to start from) first runs this search
+            on a random sample of about this many of its bridges (:func:`bridgefleet.planning.rows.sample_bridges`,
+            rows scaled by :func:`bridgefleet.planning.rows.sampled_rows`), then its own search from the sample's
+            best prices (every year's rows from the start): fewer DP solves of the whole fleet, the same
+            stopping rule (docs/planning.md).
 
     Returns:
         :class:`BoundResult`.
