@@ -99,3 +99,19 @@ def test_searched_from_a_sample_the_bound_stays_above_the_exact_optimum():
     assert solver.seen[0] == 2 and solver.seen[-1] == 3
     exact = _exact_optimum(cfg, [0, 1, 2])
     assert bound >= exact - 1e-3 * abs(exact), (bound, exact)
+
+
+def test_each_of_several_fleets_starts_from_its_own_samples_prices():
+    cfg = FleetConfig(n_urban=12, n_rural=12, horizon_years=10)
+    mdps, rows = _mdps(cfg, fleets=2)
+    alone = lagrangian_bound(mdps, rows, max_iter=60)
+    solver = _Recorder()
+    sampled = lagrangian_bound(mdps, rows, max_iter=60, sample=6, solver=solver)
+    k = solver.seen.index(48)
+    part = sample_bridges(mdps, 6)
+    own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, part), max_iter=60)
+    disc = mdps.gamma ** np.arange(10)
+    np.testing.assert_allclose(solver.priced[k + 1], own.price_cost[mdps.fleet, mdps.agency] / disc)
+    assert not np.allclose(own.price_cost[0], own.price_cost[1])  # two fleets, two samples, two prices
+    assert (sampled.values >= alone.lp_values - 1e-6).all() and (alone.values >= sampled.lp_values - 1e-6).all()
+    np.testing.assert_allclose(sampled.values, alone.values, rtol=2e-3)
