@@ -146,7 +146,9 @@ class LagrangianPlanner:
         step: rating grid step of the value tables and the reported bound, rating points.
         search_step: rating grid step of the price search (coarser is faster; the bound under budget prices
             moved by < 0.1 % between steps 0.2 and 0.025 on the default fleet). max_iter: DP solves of the
-            price search. tol: the search stops when the bound is within this share of the master LP's value.
+            price search (each, for a fleet of more than 10,000 bridges: its sample's search and its own,
+            ``lagrangian_bound(sample=…)``). tol: the search stops when the bound is within this share of the
+            master LP's value.
         memory_mb: memory for value tables, MB.
         max_poor_deck_area: the most share of deck area poor in any year, 0–1 (0.10: FHWA's rule, 23 CFR
             490.411), priced by one more multiplier per year so the planner aims to meet it in expectation;
