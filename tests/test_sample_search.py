@@ -45,12 +45,12 @@ def test_sampled_rows_scale_each_agencys_budget_by_the_samples_share_of_its_repl
         cfg = FleetConfig(n_urban=2, n_rural=2, horizon_years=3, fixed_fleet=True, fleet_seed=3,
                           carry_over_budget=carry_over)
         mdps, rows = _mdps(cfg, max_poor=0.1)
-        whole = sampled_rows(rows, mdps, np.arange(4))  # the whole fleet: its own rows
+        whole = sampled_rows(rows, mdps, mdps.select(np.arange(4)))  # the whole fleet: its own rows
         np.testing.assert_allclose(whole.spend_b, rows.spend_b)
         np.testing.assert_allclose(whole.poor_b, rows.poor_b)
         if not carry_over:
             np.testing.assert_array_equal(whole.count_b, rows.count_b)
-        half = sampled_rows(rows, mdps, np.array([0, 3]))  # urban bridge 0 and rural bridge 3
+        half = sampled_rows(rows, mdps, mdps.select(np.array([0, 3])))  # urban bridge 0 and rural bridge 3
         r, d = mdps.cost[:, 4], mdps.deck
         np.testing.assert_allclose(half.spend_b[0, 0], rows.spend_b[0, 0] * r[0] / (r[0] + r[1]))
         np.testing.assert_allclose(half.spend_b[0, 1], rows.spend_b[0, 1] * r[3] / (r[2] + r[3]))
@@ -76,7 +76,7 @@ def test_a_fleet_searched_from_a_sample_gets_the_bound_of_its_own_search():
         assert k >= 2 and set(seen[:k]) == {6} and set(seen[k:]) == {24}  # the sample's search first
         assert sampled.sample == (6, k) and alone.sample is None
         part = sample_bridges(mdps, 6)
-        own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, part), max_iter=60)
+        own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, mdps.select(part)), max_iter=60)
         disc = mdps.gamma ** np.arange(10)
         # The fleet's second solve (its first prices every action out) prices the sample's best prices.
         np.testing.assert_allclose(priced[k + 1], own.price_cost[0][mdps.agency] / disc)
@@ -109,7 +109,7 @@ def test_each_of_several_fleets_starts_from_its_own_samples_prices():
     sampled = lagrangian_bound(mdps, rows, max_iter=60, sample=6, solver=solver)
     k = solver.seen.index(48)
     part = sample_bridges(mdps, 6)
-    own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, part), max_iter=60)
+    own = lagrangian_bound(mdps.select(part), sampled_rows(rows, mdps, mdps.select(part)), max_iter=60)
     disc = mdps.gamma ** np.arange(10)
     np.testing.assert_allclose(solver.priced[k + 1], own.price_cost[mdps.fleet, mdps.agency] / disc)
     assert not np.allclose(own.price_cost[0], own.price_cost[1])  # two fleets, two samples, two prices

@@ -241,14 +241,11 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     seeds = [None if pool is None else pool.valid(e, units[e].feasible(grid.feasible[e * b_n : (e + 1) * b_n]),
                                                   shape) for e in range(e_n)]
     warm = all(c is not None for c in seeds)  # every fleet starts from its pool's columns
-    start = sampled = None  # a sample's best prices, which the second solve prices instead of the LP's duals
+    start = None  # the search on a sample, whose best prices the second solve prices instead of the LP's duals
     if not warm and b_n > 2 * sample:
-        part = sample_bridges(grid, sample)
-        sub = lagrangian_bound(grid.select(part), sampled_rows(rows, grid, part), None, max_iter, tol, smoothing,
-                               stage_iters, keep_iters, progress, solver=solver, master_units=master_units,
-                               sample=sample)
-        start = (sub.price_cost, sub.price_count, sub.price_poor if rule else None)
-        sampled = (len(part) // e_n, sub.iterations)
+        few = grid.select(sample_bridges(grid, sample))
+        start = lagrangian_bound(few, sampled_rows(rows, grid, few), None, max_iter, tol, smoothing, stage_iters,
+                                 keep_iters, progress, solver=solver, master_units=master_units, sample=sample)
     if warm or start is not None:
         stage = 1  # every year's rows from the start
     masters = [_Master(e, units[e].agency, stages[stage], t_n) for e in range(e_n)]
@@ -311,9 +308,9 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
             if rule:
                 poor_p[e] = a * best_poor[e] + (1 - a) * (kp if kp.size else 0.0)
         if it == 1 and start is not None:
-            cost_p, count_p = start[0].copy(), start[1].copy()
+            cost_p, count_p = start.price_cost.copy(), start.price_count.copy()
             if rule:
-                poor_p = start[2].copy()
+                poor_p = start.price_poor.copy()
         if bar is not None:
             bar.update(1)
             bar.set_postfix(L=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
@@ -342,7 +339,7 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     mixture = [(m.cols, m.x, units[e]) for e, m in enumerate(masters)]
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - began, history,
                        best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture,
-                       sampled)
+                       None if start is None else (few.n // e_n, start.iterations))
 
 
 def ci95(values: np.ndarray) -> float:

@@ -115,22 +115,23 @@ def sample_bridges(mdps: BridgeMDPs, size: int, seed: int = 0) -> np.ndarray:
     return (np.arange(e_n)[:, None] * b_n + part).ravel()
 
 
-def sampled_rows(rows: CouplingRows, mdps: BridgeMDPs, part: np.ndarray) -> CouplingRows:
-    """The rows of the bridges ``part`` (:func:`sample_bridges`) of each fleet alone: each agency's budget scaled
-    by the sample's share of its replacement cost (the cost of action 4, a measure of what its bridges can spend),
-    the rule's allowance by its share of the counted deck area, and the most treatments a year from the sample's
-    own cheapest treatments."""
+def sampled_rows(rows: CouplingRows, mdps: BridgeMDPs, sample: BridgeMDPs) -> CouplingRows:
+    """The rows of ``sample`` (``mdps.select(part)``, ``part`` from :func:`sample_bridges`) alone: each fleet's
+    agency budgets scaled by the sample's share of the agency's replacement cost (the cost of action 4, a measure
+    of what its bridges can spend), the rule's allowance by its share of the counted deck area, and the most
+    treatments a year from the sample's own cheapest treatments."""
     e_n = int(mdps.fleet.max()) + 1
-    sub = mdps.fleet[part]
-    size = mdps.cost[:, 4]
+
+    def per_fleet(m: BridgeMDPs, values: np.ndarray) -> np.ndarray:
+        return np.bincount(m.fleet, values, e_n)
+
     share = np.zeros((e_n, 2))
     for g in (0, 1):
-        whole = np.bincount(mdps.fleet, np.where(mdps.agency == g, size, 0.0), e_n)
-        mine = np.bincount(sub, np.where(mdps.agency[part] == g, size[part], 0.0), e_n)
-        share[:, g] = mine / np.maximum(whole, 1e-300)
+        share[:, g] = (per_fleet(sample, np.where(sample.agency == g, sample.cost[:, 4], 0.0))
+                       / np.maximum(per_fleet(mdps, np.where(mdps.agency == g, mdps.cost[:, 4], 0.0)), 1e-300))
     annual = rows.per_year()[0][:, :, 0] * share
     poor_b = None
     if rows.poor_b is not None:
-        deck = np.bincount(sub, mdps.deck[part], e_n) / np.maximum(np.bincount(mdps.fleet, mdps.deck, e_n), 1e-300)
+        deck = per_fleet(sample, sample.deck) / np.maximum(per_fleet(mdps, mdps.deck), 1e-300)
         poor_b = rows.poor_b * deck[:, None]
-    return CouplingRows.of(mdps.select(part), annual, rows.spend_c.shape[1], rows.count_c is None, poor_b)
+    return CouplingRows.of(sample, annual, rows.spend_c.shape[1], rows.count_c is None, poor_b)
