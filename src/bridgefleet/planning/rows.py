@@ -120,18 +120,15 @@ def sampled_rows(rows: CouplingRows, mdps: BridgeMDPs, sample: BridgeMDPs) -> Co
     agency budgets scaled by the sample's share of the agency's replacement cost (the cost of action 4, a measure
     of what its bridges can spend), the rule's allowance by its share of the counted deck area, and the most
     treatments a year from the sample's own cheapest treatments."""
-    e_n = int(mdps.fleet.max()) + 1
+    e_n = rows.spend_b.shape[0]
 
-    def per_fleet(m: BridgeMDPs, values: np.ndarray) -> np.ndarray:
-        return np.bincount(m.fleet, values, e_n)
+    def replacement(m: BridgeMDPs) -> np.ndarray:  # (E × 2,) USD per fleet and agency
+        return np.bincount(m.fleet * 2 + m.agency, m.cost[:, 4], 2 * e_n)
 
-    share = np.zeros((e_n, 2))
-    for g in (0, 1):
-        share[:, g] = (per_fleet(sample, np.where(sample.agency == g, sample.cost[:, 4], 0.0))
-                       / np.maximum(per_fleet(mdps, np.where(mdps.agency == g, mdps.cost[:, 4], 0.0)), 1e-300))
-    annual = rows.per_year()[0][:, :, 0] * share
+    share = replacement(sample) / np.maximum(replacement(mdps), 1e-300)
+    annual = rows.per_year()[0][:, :, 0] * share.reshape(e_n, 2)
     poor_b = None
     if rows.poor_b is not None:
-        deck = per_fleet(sample, sample.deck) / np.maximum(per_fleet(mdps, mdps.deck), 1e-300)
+        deck = np.bincount(sample.fleet, sample.deck, e_n) / np.maximum(np.bincount(mdps.fleet, mdps.deck, e_n), 1e-300)
         poor_b = rows.poor_b * deck[:, None]
     return CouplingRows.of(sample, annual, rows.spend_c.shape[1], rows.count_c is None, poor_b)
