@@ -6,7 +6,10 @@ no other change (training evaluations on the validation fleets), then its kept b
 planner and the bound are evaluated on test fleets nothing was tuned on (seeds from
 ``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation return and how far the
 final one fell below the best (a collapse when more than 2 %), and on the test fleets the agent's and the
-planner's distance to the bound per bridge, in return units and USD a year. With ``--levels`` every run (trained
+planner's distance to the bound per bridge, in return units and USD a year. ``--split validation`` scores on
+validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's evaluations keep
+its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
+``greedy_bootstrap=0``). With ``--levels`` every run (trained
 across budget levels with ``--budget-range``) is scored at each budget level (a multiple of the sized budget, as
 ``bridgefleet evaluate --budget-scale``) beside the planner and the bound at that level: one training run per fleet
 and seed for every budget (issue 27).
@@ -14,6 +17,8 @@ and seed for every budget (issue 27).
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --budget-range 0.25,2 \
         --levels 0.5,1,2
+    python benchmarks/learner_scale.py --fleets default --scales auto --seeds 0 --split validation \
+        --set greedy_bootstrap=0 --set greedy_bootstrap=0.5
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 from bridgefleet.config import FleetConfig
-from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.config.training import resolve_config
 from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
@@ -52,8 +59,14 @@ def main() -> None:
                     "bridge's user cost while poor (user_cost_feature)")
     ap.add_argument("--levels", default="1", help="comma-separated budget levels (multiples of the sized budget) the "
                     "agent, the planner and the bound are scored at (default 1)")
+    ap.add_argument("--split", choices=("test", "validation"), default="test", help="fleets the runs, the planner and "
+                    "the bound are scored on: test (to publish) or validation (to choose a setting on)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option over the "
+                    "preset (YAML value); repeat the same key to compare values, one run each")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
+    variants = settings(args.set, ap)
+    first_seed = TEST_SEED if args.split == "test" else VALIDATION_SEED + 500_000
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -70,11 +83,12 @@ def main() -> None:
         n_bridges = resolved.n_urban + resolved.n_rural
         at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year)
         for level, budget_scale in levels.items():
-            (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, budget_scale=budget_scale)
+            (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, first_seed, budget_scale=budget_scale)
             at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda))
-        for scale, ucf in ((s, u) for s in args.scales.split(",") for u in args.user_cost_feature.split(",")):
+        runs = ((s, u, v) for s in args.scales.split(",") for u in args.user_cost_feature.split(",") for v in variants)
+        for scale, ucf, variant in runs:
             for seed in map(int, args.seeds.split(",")):
-                over = {"seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
+                over = {**variant, "seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
                         "user_cost_feature": ucf == "on",
                         "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping}
                 if args.episodes:
@@ -83,7 +97,8 @@ def main() -> None:
                     over["budget_scale_range"] = [float(x) for x in args.budget_range.split(",")]
                 cfg = resolve_config("default", None, over)
                 t0 = time.perf_counter()
-                name = f"{Path(fleet_name).stem}-{scale}-u{ucf}-s{seed}"
+                tag = "".join(f"-{k}{v}" for k, v in variant.items())
+                name = f"{Path(fleet_name).stem}-{scale}-u{ucf}{tag}-s{seed}"
                 run, summary = train(cfg, out / name, progress=False)
                 secs = time.perf_counter() - t0
                 _, policy = load_policy(run, "cpu")
@@ -91,12 +106,13 @@ def main() -> None:
                 drop = (best - final) / max(abs(best), 1e-9)
                 used = summary.get("reward_scale", cfg.reward_scale)
                 for level, budget_scale in levels.items():
-                    (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, TEST_SEED, extra={"agent": policy},
+                    (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, first_seed, extra={"agent": policy},
                                                       planner=False, budget_scale=budget_scale)
                     b, p_units, p_usd = at_level[level]
                     a_units, a_usd = bound_gap(agent, b, n_bridges, fc.cost_lambda)
                     ratio = a_units / p_units if p_units > 0 else float("nan")
-                    row = [fleet_name, f"{scale}, user cost {ucf}", seed, f"{used:.4g}", f"{best:.2f}",
+                    setting = ", ".join([f"{scale}, user cost {ucf}", *(f"{k} {v}" for k, v in variant.items())])
+                    row = [fleet_name, setting, seed, f"{used:.4g}", f"{best:.2f}",
                            f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{level:g}", f"{a_units:.3f}",
                            f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}", f"{ratio:.1f}"]
                     rows.append(row)
@@ -107,7 +123,23 @@ def main() -> None:
                     "train_seconds", "budget_scale", "agent_gap_per_bridge", "agent_gap_usd_bridge_year",
                     "planner_gap_per_bridge", "planner_gap_usd_bridge_year", "agent_over_planner"])
         w.writerows(rows)
-    print(f"\nruns and learner_scale.csv in {out}; test fleets: {args.test_episodes} from seed {TEST_SEED:,}")
+    print(f"\nruns and learner_scale.csv in {out}; {args.split} fleets: {args.test_episodes} from seed {first_seed:,}")
+
+
+def settings(given: list[str], ap: argparse.ArgumentParser) -> list[dict]:
+    """``--set`` values as one override dict per run: a key given once holds for every run; a key given n times
+    makes n runs (one per value; at most one key may repeat)."""
+    values: dict[str, list] = {}
+    for item in given:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            ap.error(f"--set {item!r}: expected KEY=VALUE")
+        values.setdefault(key.strip(), []).append(yaml.safe_load(text))
+    swept = [k for k, v in values.items() if len(v) > 1]
+    if len(swept) > 1:
+        ap.error(f"--set repeats {', '.join(swept)}: only one option may take several values")
+    fixed = {k: v[0] for k, v in values.items() if len(v) == 1}
+    return [{**fixed, swept[0]: v} for v in values[swept[0]]] if swept else [fixed]
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     feats = np.arange(t_n, dtype=np.float32)[:, None, None, None] * np.ones((t_n, e, b, N_FEATURES), np.float32)
     actions = np.array([1, 2, 3]).reshape(t_n, e, b)
     rewards = np.array([1.0, 10.0, 100.0]).reshape(t_n, e, b)
-    tr._add_episode(feats, actions, rewards)
+    tr._add_episode(feats, actions, rewards, actions)
     d = tr.replays["bridge"].gather(np.arange(3))
     g = cfg.fleet.discount
     np.testing.assert_allclose(d["reward"], [1 + g * 10, 10 + g * 100, 100], rtol=1e-6)
@@ -99,20 +99,49 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in spec(14).values()) == 70
 
 
+def test_greedy_bootstrap_mixes_the_funded_and_the_greedy_action(tmp_path):
+    """Each sampled transition bootstraps on the greedy action with probability greedy_bootstrap, else on the
+    funded one; the greedy action is stored (one byte more) only when the share is above 0."""
+    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
+    funded, greedy = np.array([1, 2, 3]).reshape(3, 1, 1), np.array([4, 0, 4]).reshape(3, 1, 1)
+    drawn = {}
+    for share in (0.0, 0.5, 1.0):
+        cfg = TrainConfig.from_dict({**TINY, "n_step": 2, "greedy_bootstrap": share, "fleet": {"horizon_years": 3}})
+        tr = BridgeTrainer(cfg, tmp_path / f"r{share}", progress=False)
+        tr._add_episode(feats, funded, np.zeros((3, 1, 1)), greedy)
+        assert ("greedy" in tr.replays["bridge"].data) == (share > 0)
+        drawn[share] = tr.sample("bridge", 4000)["next_action"]  # every transition bootstraps on year 2
+    assert (drawn[0.0] == 3).all() and (drawn[1.0] == 4).all()
+    assert set(np.unique(drawn[0.5])) == {3, 4} and abs((drawn[0.5] == 4).mean() - 0.5) < 0.03
+    assert sum(np.dtype(dt).itemsize * int(np.prod(s)) for s, dt in spec(14, greedy=True).values()) == 71
+
+
+def test_collection_stores_the_knapsacks_action_without_exploration(tmp_path):
+    cfg = TrainConfig.from_dict({**TINY, "greedy_bootstrap": 0.5, "learning_starts": 10**6})
+    tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
+    data, n = tr.replays["bridge"].data, 8 * cfg.fleet.horizon_years * tr.sim.n_bridges
+    tr.run_episode(0.0)  # no exploration: the greedy action is the funded one
+    assert (data["greedy"][:n] == data["action"][:n]).all()
+    tr.run_episode(1.0)  # every bridge explores: random treatments are funded, the greedy ones stay in budget
+    explored, kept = data["action"][n : 2 * n], data["greedy"][n : 2 * n]
+    assert (explored != kept).mean() > 0.3 and (kept == 0).mean() > (explored == 0).mean()
+
+
 def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
     cfg = TrainConfig.from_dict({**TINY, "n_step": 1, "buffer_capacity": 4, "batch_size": 2,
                                  "fleet": {"horizon_years": 3}})
     tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
     feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
     for offset in (0, 10):  # two episodes of 3 years in a ring of 4: the second wraps around
-        tr._add_episode(feats + offset, np.array([1, 2, 3]).reshape(3, 1, 1), np.zeros((3, 1, 1)))
+        acts = np.array([1, 2, 3]).reshape(3, 1, 1)
+        tr._add_episode(feats + offset, acts, np.zeros((3, 1, 1)), acts)
     data = tr.replays["bridge"].data
     # slots 3, 0, 1 hold the second episode's years 0, 1, 2: each bootstraps from the next year's slot
     assert data["obs"][[3, 0, 1], 0].tolist() == [10, 11, 12]
     assert data["next_index"][[3, 0, 1]].tolist() == [0, 1, 1]
     # an episode larger than the replay keeps its last 4 years, each pointing at a kept slot
     years = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 1, 1, N_FEATURES), np.float32)
-    tr._add_episode(years, np.arange(5).reshape(5, 1, 1), np.zeros((5, 1, 1)))
+    tr._add_episode(years, np.arange(5).reshape(5, 1, 1), np.zeros((5, 1, 1)), np.arange(5).reshape(5, 1, 1))
     assert sorted(data["obs"][:, 0].tolist()) == [1, 2, 3, 4]
     for slot in range(4):
         year = data["obs"][slot, 0]

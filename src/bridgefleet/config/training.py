@@ -125,6 +125,11 @@ class TrainConfig:
     every episode (e.g. [0.25, 2], the levels of ``scenarios``), so one run decides at any budget (the agent
     sees the level through its budget and cost-to-budget features). None: the sized budget. Evaluations during
     training stay at the sized budget. Per-bridge agent only."""
+    greedy_bootstrap: float = 0.0
+    """Per-bridge agent: the share of sampled transitions whose n-step target bootstraps on the action the
+    knapsack would fund at s′ without exploration (the greedy coupled policy's), the rest on the action it funded
+    there (SARSA; Sutton & Barto 2018, §7.2). In expectation the target is that mix of the two (0.5: their mean;
+    an off-policy target like Expected SARSA's, van Seijen et al. 2009). 0: SARSA only, as in runs before it."""
     user_cost_feature: bool = False
     """Per-bridge agent: the network also sees the bridge's yearly user cost while poor
     (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
@@ -196,6 +201,9 @@ class TrainConfig:
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
+            "greedy_bootstrap": (isinstance(self.greedy_bootstrap, int | float)
+                                 and not isinstance(self.greedy_bootstrap, bool) and 0 <= self.greedy_bootstrap <= 1,
+                                 "a number in [0, 1]"),
             "weight_average": (self.weight_average is None or (
                 isinstance(self.weight_average, int | float) and not isinstance(self.weight_average, bool)
                 and 0 < self.weight_average < 1), "in (0, 1), or left out"),
@@ -310,17 +318,18 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
-                "user_cost_feature": True, "weight_average": 0.9},
+                "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 0.5},
 }
 
 
 IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
-    # The per-bridge agent learns SARSA targets (the action its knapsack funded next), so no double targets;
+    # The per-bridge agent bootstraps on actions of its knapsack (funded, or greedy: greedy_bootstrap), so no
+    # double targets;
     # its network has no noisy layers; it steps the batched simulator itself (no gymnasium vector env) and
     # learns one reward per bridge with one network.
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
-    "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature"),
+    "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""

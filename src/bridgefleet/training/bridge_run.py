@@ -5,10 +5,12 @@ config → batched simulator (E fleets) → per-bridge features → shared Q-net
 replay → SARSA updates → eval / logs / checkpoints. Every bridge of every fleet is one sample, so a batch is
 bridges × fleets and a fleet of any size trains with the same network.
 
-Target of a transition: the n-step SARSA return y = Σ_{k<m} γ^k r_{t+k} + γ^m (1 − done) Q_target(s_{t+m},
-a_{t+m}), m = min(n, years left), with a_{t+m} the action the allocation funded for that bridge then
-(on-policy, so Q knows how often a deferred bridge is funded later; Sutton & Barto 2018, §7.2). The end of
-the horizon is terminal (the year is an input, as the return is scored over a finite horizon). Fleets run
+Target of a transition: the n-step return y = Σ_{k<m} γ^k r_{t+k} + γ^m (1 − done) Q_target(s_{t+m},
+a_{t+m}), m = min(n, years left). a_{t+m} is, per sampled transition, the action the allocation funded for that
+bridge then (SARSA: on-policy, so Q knows how often a deferred bridge is funded later; Sutton & Barto 2018,
+§7.2), or with probability ``greedy_bootstrap`` the action the knapsack would have funded without exploration
+(so exploration's forced treatments do not lower the value of the policy that is evaluated and kept). The end
+of the horizon is terminal (the year is an input, as the return is scored over a finite horizon). Fleets run
 their years together, so an episode's transitions are built at its end, all years at once.
 """
 
@@ -28,12 +30,14 @@ from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.loop import Trainer
 
 
-def spec(n_in: int) -> dict[str, tuple[tuple[int, ...], type]]:
-    """One transition in the replay: n_in × 4 + 1 + 4 + 4 + 1 + 4 bytes (70 with 14 features). The bootstrap
-    state and action are not stored twice: ``next_index`` is the replay slot of the transition n years later of
-    the same bridge, written in the same episode batch (so overwritten after this one, never before)."""
-    return {"obs": ((n_in,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
-            "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
+def spec(n_in: int, greedy: bool = False) -> dict[str, tuple[tuple[int, ...], type]]:
+    """One transition in the replay: n_in × 4 + 1 + 4 + 4 + 1 + 4 bytes (70 with 14 features), one more with
+    ``greedy`` (the knapsack's action without exploration, int8). The bootstrap state and action are not stored
+    twice: ``next_index`` is the replay slot of the transition n years later of the same bridge, written in the
+    same episode batch (so overwritten after this one, never before)."""
+    fields = {"obs": ((n_in,), np.float32), "action": ((), np.int8), "reward": ((), np.float32),
+              "next_index": ((), np.int32), "done": ((), np.uint8), "discount": ((), np.float32)}
+    return {**fields, "greedy": ((), np.int8)} if greedy else fields
 
 
 class BridgeTrainer(Trainer):
@@ -62,15 +66,16 @@ class BridgeTrainer(Trainer):
 
     def build_replays(self) -> dict[str, ReplayBuffer]:
         cfg, fc = self.cfg, self.fleet_cfg
+        fields = spec(self.n_in, cfg.greedy_bootstrap > 0)
         if not cfg.per:
-            return {"bridge": ReplayBuffer(cfg.buffer_capacity, spec(self.n_in))}
+            return {"bridge": ReplayBuffer(cfg.buffer_capacity, fields)}
         # β is annealed over the updates that sample: they start after the first episode that brings the
         # replay to learning_starts transitions (episodes are added whole), so β reaches 1 by the end.
         vec_eps = -(-cfg.schedule_total // cfg.num_envs)
         per_ep = cfg.num_envs * (fc.n_urban + fc.n_rural) * fc.horizon_years
         first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
         steps = int((vec_eps - first) * fc.horizon_years * cfg.updates_per_step)
-        return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, spec(self.n_in), alpha=cfg.per_alpha,
+        return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, fields, alpha=cfg.per_alpha,
                                                   beta_start=cfg.per_beta_start, beta_end=1.0,
                                                   beta_steps=max(1, steps))}
 
@@ -91,32 +96,41 @@ class BridgeTrainer(Trainer):
         cost = action_costs(sim)
         ep_return = np.zeros(cfg.num_envs)
         gamma = self.fleet_cfg.discount
-        episode: tuple[list, list, list] = ([], [], [])
+        episode: dict[str, list[np.ndarray]] = {"feats": [], "actions": [], "rewards": [], "greedy": []}
         for year in range(self.fleet_cfg.horizon_years):
             feats = bridge_features(sim, cost, self.n_in)
             q = self.q_values(feats)
             explore = self.rng.random(q.shape[:2]) < epsilon
             actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
+            # Without exploration the knapsack's requests fit the budgets, so they are what it funds.
+            greedy = decide(q, cost, sim) if cfg.greedy_bootstrap > 0 and explore.any() else None
             res = sim.step_requests(actions)
             ep_return += gamma**year * res.reward
-            for store, x in zip(episode, (feats, res.actions, res.bridge_reward * self.reward_scale), strict=True):
-                store.append(x)
+            episode["feats"].append(feats)
+            episode["actions"].append(res.actions)
+            episode["rewards"].append(res.bridge_reward * self.reward_scale)
+            episode["greedy"].append(res.actions if greedy is None else greedy)
             self.env_steps += cfg.num_envs
             self.learn_step()
-        self._add_episode(*(np.stack(x) for x in episode))
+        self._add_episode(**{k: np.stack(v) for k, v in episode.items()})
         return ep_return
 
     def sample(self, name: str, batch_size: int | None = None) -> dict[str, np.ndarray]:
-        """A replay batch with the bootstrap state and action gathered through ``next_index``."""
+        """A replay batch with the bootstrap state and action gathered through ``next_index``: each transition's
+        bootstrap action is the funded one, or with probability ``greedy_bootstrap`` the greedy one."""
         replay = self.replays[name]
         batch = replay.sample(batch_size or self.cfg.batch_size, self.rng)
-        boot = replay.gather(batch["next_index"], ("obs", "action"))
+        share = self.cfg.greedy_bootstrap
+        boot = replay.gather(batch["next_index"], ("obs", "action", "greedy") if share > 0 else ("obs", "action"))
         batch["next_obs"], batch["next_action"] = boot["obs"], boot["action"]
+        if share > 0:
+            on_greedy = self.rng.random(len(boot["action"])) < share
+            batch["next_action"] = np.where(on_greedy, boot["greedy"], boot["action"])
         return batch
 
-    def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """n-step transitions of every bridge and year of an episode: feats (T, E, B, F), actions and rewards
-        (T, E, B)."""
+    def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray, greedy: np.ndarray) -> None:
+        """n-step transitions of every bridge and year of an episode: feats (T, E, B, F); funded actions, rewards
+        and greedy actions (T, E, B) (the greedy ones stored only with ``greedy_bootstrap``)."""
         replay = self.replays["bridge"]
         t_n = feats.shape[0]
         gamma = self.fleet_cfg.discount
@@ -132,9 +146,12 @@ class BridgeTrainer(Trainer):
             return np.broadcast_to(x[:, None, None], actions.shape).reshape(-1)
 
         n_items = actions.size
-        slots = replay.add({"obs": feats.reshape(-1, self.n_in), "action": actions.reshape(-1),
-                            "reward": ret.reshape(-1), "next_index": np.zeros(n_items, np.int32),
-                            "done": per_year((ahead >= t_n).astype(np.uint8)), "discount": per_year(gamma**m)})
+        items = {"obs": feats.reshape(-1, self.n_in), "action": actions.reshape(-1), "reward": ret.reshape(-1),
+                 "next_index": np.zeros(n_items, np.int32), "done": per_year((ahead >= t_n).astype(np.uint8)),
+                 "discount": per_year(gamma**m)}
+        if self.cfg.greedy_bootstrap > 0:
+            items["greedy"] = greedy.reshape(-1)
+        slots = replay.add(items)
         # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
         # batch larger than the replay keeps its last items, so a kept item's bootstrap is kept too.
         skip = n_items - len(slots)
@@ -143,4 +160,4 @@ class BridgeTrainer(Trainer):
 
     def summary_extra(self) -> dict[str, Any]:
         return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s))
-                                                for s, d in spec(self.n_in).values()))}
+                                                for s, d in spec(self.n_in, self.cfg.greedy_bootstrap > 0).values()))}
