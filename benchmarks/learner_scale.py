@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from bridgefleet.config import FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.config.training import resolve_config
 from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
@@ -139,7 +139,13 @@ def settings(given: list[str], ap: argparse.ArgumentParser) -> list[dict]:
     if len(swept) > 1:
         ap.error(f"--set repeats {', '.join(swept)}: only one option may take several values")
     fixed = {k: v[0] for k, v in values.items() if len(v) == 1}
-    return [{**fixed, swept[0]: v} for v in values[swept[0]]] if swept else [fixed]
+    variants = [{**fixed, swept[0]: v} for v in values[swept[0]]] if swept else [fixed]
+    for variant in variants:  # checked before the planner's minutes, not after them
+        try:
+            resolve_config("default", None, variant)
+        except ConfigError as err:
+            ap.error(f"--set: {err}")
+    return variants
 
 
 if __name__ == "__main__":
