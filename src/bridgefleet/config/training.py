@@ -160,7 +160,7 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
-                     "eps_decay_fraction", "lr_end_fraction"):
+                     "eps_decay_fraction", "lr_end_fraction", "greedy_bootstrap"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
@@ -201,9 +201,7 @@ class TrainConfig:
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
-            "greedy_bootstrap": (isinstance(self.greedy_bootstrap, int | float)
-                                 and not isinstance(self.greedy_bootstrap, bool) and 0 <= self.greedy_bootstrap <= 1,
-                                 "a number in [0, 1]"),
+            "greedy_bootstrap": (0 <= self.greedy_bootstrap <= 1, "in [0, 1]"),
             "weight_average": (self.weight_average is None or (
                 isinstance(self.weight_average, int | float) and not isinstance(self.weight_average, bool)
                 and 0 < self.weight_average < 1), "in (0, 1), or left out"),
@@ -330,9 +328,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     # The per-bridge agent bootstraps on actions of its knapsack (funded, or greedy: greedy_bootstrap), so no
-    # double targets;
-    # its network has no noisy layers; it steps the batched simulator itself (no gymnasium vector env) and
-    # learns one reward per bridge with one network.
+    # double targets; its network has no noisy layers; it steps the batched simulator itself (no gymnasium vector
+    # env) and learns one reward per bridge with one network.
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
     "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap"),

@@ -48,6 +48,8 @@ class BridgeTrainer(Trainer):
     def setup(self) -> None:
         self.n_in = bridge_agent.n_features(self.cfg)
         self.sim = FleetSimulator(self.fleet_cfg, self.cfg.num_envs, self.fleet)
+        # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
+        self.stores_greedy = self.cfg.greedy_bootstrap > 0
 
     def build_learners(self, amp: bool) -> dict[str, DQNLearner]:
         return {"bridge": build_learner(self.cfg, amp)}
@@ -66,7 +68,7 @@ class BridgeTrainer(Trainer):
 
     def build_replays(self) -> dict[str, ReplayBuffer]:
         cfg, fc = self.cfg, self.fleet_cfg
-        fields = spec(self.n_in, cfg.greedy_bootstrap > 0)
+        fields = spec(self.n_in, self.stores_greedy)
         if not cfg.per:
             return {"bridge": ReplayBuffer(cfg.buffer_capacity, fields)}
         # β is annealed over the updates that sample: they start after the first episode that brings the
@@ -96,20 +98,23 @@ class BridgeTrainer(Trainer):
         cost = action_costs(sim)
         ep_return = np.zeros(cfg.num_envs)
         gamma = self.fleet_cfg.discount
-        episode: dict[str, list[np.ndarray]] = {"feats": [], "actions": [], "rewards": [], "greedy": []}
+        episode: dict[str, list[np.ndarray]] = {"feats": [], "actions": [], "rewards": []}
+        if self.stores_greedy:
+            episode["greedy"] = []
         for year in range(self.fleet_cfg.horizon_years):
             feats = bridge_features(sim, cost, self.n_in)
             q = self.q_values(feats)
             explore = self.rng.random(q.shape[:2]) < epsilon
             actions = decide(q, cost, sim, explore, self.rng.integers(0, 5, q.shape[:2]))
             # Without exploration the knapsack's requests fit the budgets, so they are what it funds.
-            greedy = decide(q, cost, sim) if cfg.greedy_bootstrap > 0 and explore.any() else None
+            greedy = decide(q, cost, sim) if self.stores_greedy and explore.any() else None
             res = sim.step_requests(actions)
             ep_return += gamma**year * res.reward
             episode["feats"].append(feats)
             episode["actions"].append(res.actions)
             episode["rewards"].append(res.bridge_reward * self.reward_scale)
-            episode["greedy"].append(res.actions if greedy is None else greedy)
+            if self.stores_greedy:
+                episode["greedy"].append(res.actions if greedy is None else greedy)
             self.env_steps += cfg.num_envs
             self.learn_step()
         self._add_episode(**{k: np.stack(v) for k, v in episode.items()})
@@ -120,17 +125,18 @@ class BridgeTrainer(Trainer):
         bootstrap action is the funded one, or with probability ``greedy_bootstrap`` the greedy one."""
         replay = self.replays[name]
         batch = replay.sample(batch_size or self.cfg.batch_size, self.rng)
-        share = self.cfg.greedy_bootstrap
-        boot = replay.gather(batch["next_index"], ("obs", "action", "greedy") if share > 0 else ("obs", "action"))
+        boot = replay.gather(batch["next_index"], ("obs", "action", "greedy") if self.stores_greedy
+                             else ("obs", "action"))
         batch["next_obs"], batch["next_action"] = boot["obs"], boot["action"]
-        if share > 0:
-            on_greedy = self.rng.random(len(boot["action"])) < share
+        if self.stores_greedy:
+            on_greedy = self.rng.random(len(boot["action"])) < self.cfg.greedy_bootstrap
             batch["next_action"] = np.where(on_greedy, boot["greedy"], boot["action"])
         return batch
 
-    def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray, greedy: np.ndarray) -> None:
+    def _add_episode(self, feats: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                     greedy: np.ndarray | None = None) -> None:
         """n-step transitions of every bridge and year of an episode: feats (T, E, B, F); funded actions, rewards
-        and greedy actions (T, E, B) (the greedy ones stored only with ``greedy_bootstrap``)."""
+        and greedy actions (T, E, B) (the greedy ones stored only with ``greedy_bootstrap``, and then required)."""
         replay = self.replays["bridge"]
         t_n = feats.shape[0]
         gamma = self.fleet_cfg.discount
@@ -149,7 +155,7 @@ class BridgeTrainer(Trainer):
         items = {"obs": feats.reshape(-1, self.n_in), "action": actions.reshape(-1), "reward": ret.reshape(-1),
                  "next_index": np.zeros(n_items, np.int32), "done": per_year((ahead >= t_n).astype(np.uint8)),
                  "discount": per_year(gamma**m)}
-        if self.cfg.greedy_bootstrap > 0:
+        if self.stores_greedy:
             items["greedy"] = greedy.reshape(-1)
         slots = replay.add(items)
         # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
@@ -160,4 +166,4 @@ class BridgeTrainer(Trainer):
 
     def summary_extra(self) -> dict[str, Any]:
         return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s))
-                                                for s, d in spec(self.n_in, self.cfg.greedy_bootstrap > 0).values()))}
+                                                for s, d in spec(self.n_in, self.stores_greedy).values()))}
