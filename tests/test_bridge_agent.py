@@ -148,6 +148,35 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
         assert data["obs"][data["next_index"][slot], 0] == min(year + 1, 4)
 
 
+def test_an_episode_larger_than_the_replay_keeps_whole_trajectories_of_random_bridges(tmp_path):
+    """2 fleets × 3 bridges × 4 years into a replay of 12 (then 6): 3 (then 1) of the 6 bridges are kept with all
+    4 years, each year's n-step return and bootstrap slot those of the same bridge."""
+    t_n, e, b = 4, 2, 3
+    year, env, bridge = np.meshgrid(np.arange(t_n), np.arange(e), np.arange(b), indexing="ij")
+    feats = np.zeros((t_n, e, b, N_FEATURES), np.float32)
+    feats[..., 0], feats[..., 1], feats[..., 2] = year, env, bridge
+    rewards = (10.0 ** year) * (1 + env * b + bridge)  # bridge k's reward in year t: 10^t (k + 1)
+    g = FleetConfig(horizon_years=t_n).discount
+    for capacity, kept in ((12, 3), (6, 1)):
+        cfg = TrainConfig.from_dict({**TINY, "n_step": 2, "buffer_capacity": capacity, "batch_size": 2,
+                                     "fleet": {"horizon_years": t_n}})
+        tr = BridgeTrainer(cfg, tmp_path / f"r{capacity}", progress=False)
+        tr._add_episode(feats, year % 5, rewards, None)
+        replay = tr.replays["bridge"]
+        assert len(replay) == kept * t_n
+        d = replay.gather(np.arange(len(replay)))
+        ids = {(int(f[1]), int(f[2])) for f in d["obs"]}
+        assert len(ids) == kept
+        for slot, f in enumerate(d["obs"]):
+            t, k = int(f[0]), int(f[1]) * b + int(f[2])
+            assert sum((d["obs"][:, 1:3] == f[1:3]).all(1)) == t_n  # every year of a kept bridge
+            nxt = d["obs"][d["next_index"][slot]]
+            assert (nxt[1:3] == f[1:3]).all() and nxt[0] == min(t + 2, t_n - 1)
+            want = sum(g**j * 10.0 ** (t + j) * (k + 1) for j in range(min(2, t_n - t)))
+            assert d["reward"][slot] == pytest.approx(want, rel=1e-6)
+            assert d["action"][slot] == t
+
+
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):
     run = tmp_path / "run"
     _, summary = train(TrainConfig.from_dict(dict(TINY)), run, progress=False)
