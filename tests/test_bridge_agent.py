@@ -10,7 +10,7 @@ import torch
 from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
-from bridgefleet.config.training import TrainConfig
+from bridgefleet.config.training import TrainConfig, resolve_config
 from bridgefleet.runs.checkpoints import checkpoints, load_checkpoint
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
@@ -175,6 +175,28 @@ def test_an_episode_larger_than_the_replay_keeps_whole_trajectories_of_random_br
             want = sum(g**j * 10.0 ** (t + j) * (k + 1) for j in range(min(2, t_n - t)))
             assert d["reward"][slot] == pytest.approx(want, rel=1e-6)
             assert d["action"][slot] == t
+
+
+def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition_times(tmp_path):
+    """8 fleets × 100 bridges × 10 years, batch 256, 1 update a year by updates_per_step: a replay of 20,000 stores
+    all 800 bridge-years of a year, one of 2,000 the 200 bridges whose trajectories fit (8,000 a year > 2,000)."""
+    assert FleetConfig().n_urban + FleetConfig().n_rural == 100
+    want = {(None, 20_000): 1.0, (1.0, 20_000): 800 / 256, (1.0, 2_000): 1.0, (2.0, 2_000): 2 * 200 / 256}
+    for (rho, capacity), updates in want.items():
+        cfg = TrainConfig.from_dict({**TINY, "min_samples_per_transition": rho, "buffer_capacity": capacity,
+                                     "learning_starts": 256})
+        tr = BridgeTrainer(cfg, tmp_path / f"r{rho}-{capacity}", progress=False)
+        assert tr.updates_per_step == pytest.approx(updates)
+    tr.run_episode(0.0)  # the first episode fills the replay (at its end), with credit for ≤ 1.5625 updates kept
+    tr.run_episode(0.0)  # 10 years of 1.5625 updates each (1 each would give 10 or 11)
+    assert 15 <= tr.update_step <= 17
+    # the default preset: 2 updates a year on the default fleet (16 × 100 bridge-years a year) and on dc-2019
+    # (16 × 244); Indiana (16 × 4,794 bridges, more than 400,000 / 30 fit) gets 13,333 / 2,048 = 6.5
+    for fleet, updates in (({}, 2.0), ({"inventory": "dc-2019"}, 2.0)):
+        cfg = resolve_config("default", None, {**fleet, "threads": 1})
+        assert BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False).updates_per_step == updates
+    with pytest.raises(ValueError, match="min_samples_per_transition = 0: must be a number > 0"):
+        TrainConfig.from_dict({**TINY, "min_samples_per_transition": 0})
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):

@@ -40,6 +40,12 @@ def spec(n_in: int, greedy: bool = False) -> dict[str, tuple[tuple[int, ...], ty
     return {**fields, "greedy": ((), np.int8)} if greedy else fields
 
 
+def trajectories_kept(capacity: int, years: int) -> int:
+    """The bridges' whole trajectories (``years`` transitions each) an episode may store in a replay of
+    ``capacity``: as many as fit, at least one."""
+    return max(1, capacity // years)
+
+
 class BridgeTrainer(Trainer):
     """One per-bridge training run: one learner ("bridge") over every bridge of ``num_envs`` fleets."""
 
@@ -50,6 +56,13 @@ class BridgeTrainer(Trainer):
         self.sim = FleetSimulator(self.fleet_cfg, self.cfg.num_envs, self.fleet)
         # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
         self.stores_greedy = self.cfg.greedy_bootstrap > 0
+        cfg, fc = self.cfg, self.fleet_cfg
+        if cfg.min_samples_per_transition is not None:
+            # Transitions stored a year: num_envs × bridges, or the bridges of an episode that fit (_add_episode).
+            stored = min(cfg.num_envs * (fc.n_urban + fc.n_rural),
+                         trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
+            self.updates_per_step = max(self.updates_per_step,
+                                        cfg.min_samples_per_transition * stored / cfg.batch_size)
 
     def build_learners(self, amp: bool) -> dict[str, DQNLearner]:
         return {"bridge": build_learner(self.cfg, amp)}
@@ -76,7 +89,7 @@ class BridgeTrainer(Trainer):
         vec_eps = -(-cfg.schedule_total // cfg.num_envs)
         per_ep = cfg.num_envs * (fc.n_urban + fc.n_rural) * fc.horizon_years
         first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
-        steps = int((vec_eps - first) * fc.horizon_years * cfg.updates_per_step)
+        steps = int((vec_eps - first) * fc.horizon_years * self.updates_per_step)
         return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, fields, alpha=cfg.per_alpha,
                                                   beta_start=cfg.per_beta_start, beta_end=1.0,
                                                   beta_steps=max(1, steps))}
@@ -143,7 +156,7 @@ class BridgeTrainer(Trainer):
         Indiana, 16 fleets × 4,794 bridges, the preset's 400,000 hold 5.2 of 30 years)."""
         replay = self.replays["bridge"]
         t_n, n_envs, n_bridges = actions.shape
-        keep = max(1, replay.capacity // t_n)  # whole trajectories that fit
+        keep = trajectories_kept(replay.capacity, t_n)
         if keep < n_envs * n_bridges:
             pick = np.sort(self.rng.choice(n_envs * n_bridges, keep, replace=False))
 
@@ -171,12 +184,15 @@ class BridgeTrainer(Trainer):
         if self.stores_greedy:
             items["greedy"] = greedy.reshape(-1)
         slots = replay.add(items)
-        # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch; a
-        # batch larger than the replay keeps its last items, so a kept item's bootstrap is kept too.
+        # Item k = t·E·B + e·B + b bootstraps from item k[nxt[t], e, b] of the same bridge, later in the batch. Only
+        # a replay shorter than the horizon still gets more items than it holds; it keeps the last ones, so a kept
+        # item's bootstrap is kept too.
         skip = n_items - len(slots)
         k = np.arange(n_items).reshape(actions.shape)
         replay.data["next_index"][slots] = slots[k[nxt].reshape(-1)[skip:] - skip]
 
     def summary_extra(self) -> dict[str, Any]:
         return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s))
-                                                for s, d in spec(self.n_in, self.stores_greedy).values()))}
+                                                for s, d in spec(self.n_in, self.stores_greedy).values())),
+                **({"updates_per_step": self.updates_per_step}
+                   if self.cfg.min_samples_per_transition is not None else {})}

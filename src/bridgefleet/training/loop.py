@@ -95,6 +95,9 @@ class Trainer(ABC):
         self.reward_scale = (fleet_reward_scale(self.fleet_cfg, self.fleet, cfg.seed, cfg.num_envs)
                              if cfg.reward_scale == "auto" else float(cfg.reward_scale))
         """Rewards are multiplied by this before learning (``reward_scale`` as resolved)."""
+        self.updates_per_step = float(cfg.updates_per_step)
+        """Learner updates per simulated year (``updates_per_step``, raised by an agent's ``setup`` where the
+        config asks for a least replay ratio)."""
         self.setup()
         self.hardware = self.choose_hardware(reprobe)
         torch.set_num_threads(self.hardware.threads)
@@ -188,11 +191,10 @@ class Trainer(ABC):
         return all(len(r) >= need for r in self.replays.values())
 
     def learn_step(self) -> None:
-        """After a simulated year: ``updates_per_step`` more update credit; one update of every learner per
+        """After a simulated year: :attr:`updates_per_step` more update credit; one update of every learner per
         whole credit once the replays hold ``learning_starts`` transitions (credit held before that is capped
         at max(1, updates_per_step), so learning starts with at most that many extra updates)."""
-        cfg = self.cfg
-        self.update_credit += cfg.updates_per_step
+        self.update_credit += self.updates_per_step
         while self.update_credit >= 1.0 and self.replay_ready():
             self.update_credit -= 1.0
             for i, (name, learner) in enumerate(self.learners.items()):
@@ -203,7 +205,7 @@ class Trainer(ABC):
                     replay.update_priorities(batch["indices"], out["td_error"])
                 if i == 0:
                     self.losses.append(out["loss"])
-        self.update_credit = min(self.update_credit, max(1.0, cfg.updates_per_step))
+        self.update_credit = min(self.update_credit, max(1.0, self.updates_per_step))
 
     def evaluate(self) -> float:
         with self.decided_by():
