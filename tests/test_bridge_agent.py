@@ -181,7 +181,7 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     """8 fleets × 100 bridges × 10 years, batch 256, 1 update a year by updates_per_step: a replay of 20,000 stores
     all 800 bridge-years of a year, one of 2,000 the 200 bridges whose trajectories fit (8,000 a year > 2,000)."""
     assert FleetConfig().n_urban + FleetConfig().n_rural == 100
-    want = {(None, 20_000): 1.0, (1.0, 20_000): 800 / 256, (1.0, 2_000): 1.0, (2.0, 2_000): 2 * 200 / 256}
+    want = {(0, 20_000): 1.0, (1.0, 20_000): 800 / 256, (1.0, 2_000): 1.0, (2.0, 2_000): 2 * 200 / 256}
     for (rho, capacity), updates in want.items():
         cfg = TrainConfig.from_dict({**TINY, "min_samples_per_transition": rho, "buffer_capacity": capacity,
                                      "learning_starts": 256})
@@ -195,8 +195,8 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     for fleet, updates in (({}, 2.0), ({"inventory": "dc-2019"}, 2.0)):
         cfg = resolve_config("default", None, {**fleet, "threads": 1})
         assert BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False).updates_per_step == updates
-    with pytest.raises(ValueError, match="min_samples_per_transition = 0: must be a number > 0"):
-        TrainConfig.from_dict({**TINY, "min_samples_per_transition": 0})
+    with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):
+        TrainConfig.from_dict({**TINY, "min_samples_per_transition": -1})
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):

@@ -43,14 +43,14 @@ class TrainConfig:
     """Replay capacity in transitions, per agent."""
     updates_per_step: float = 1.0
     """Learner updates per vector-env step, per agent (fractions accumulate)."""
-    min_samples_per_transition: float | None = None
+    min_samples_per_transition: float = 0.0
     """Per-bridge agent: if set, the updates a simulated year are raised to at least this × the bridge-year
     transitions stored a year (num_envs × bridges, at most ``buffer_capacity`` / years: an episode larger than the
     replay keeps the bridges that fit) / ``batch_size``, so each stored transition is sampled at least about this
     many times on average whatever the fleet's size (a replay ratio counted in samples per transition; Fedus et
     al. 2020 count updates per transition). With the ``default`` preset (1) the default fleet (100 bridges) and
-    dc-2019 (244) keep ``updates_per_step`` 2; Indiana (4,794) gets 6.5 updates a year. None:
-    ``updates_per_step`` alone."""
+    dc-2019 (244) keep ``updates_per_step`` 2; Indiana (4,794) gets 6.5 updates a year. 0: ``updates_per_step``
+    alone."""
     learning_starts: int = 1000
     """Transitions in replay before learning starts."""
     target_sync_every: int = 1000
@@ -168,7 +168,8 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
-                     "eps_decay_fraction", "lr_end_fraction", "greedy_bootstrap"):
+                     "eps_decay_fraction", "lr_end_fraction", "greedy_bootstrap",
+                     "min_samples_per_transition"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
@@ -210,11 +211,7 @@ class TrainConfig:
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
             "greedy_bootstrap": (0 <= self.greedy_bootstrap <= 1, "in [0, 1]"),
-            "min_samples_per_transition": (self.min_samples_per_transition is None or (
-                isinstance(self.min_samples_per_transition, int | float)
-                and not isinstance(self.min_samples_per_transition, bool)
-                and math.isfinite(self.min_samples_per_transition) and self.min_samples_per_transition > 0),
-                "a number > 0, or left out"),
+            "min_samples_per_transition": (self.min_samples_per_transition >= 0, ">= 0"),
             "weight_average": (self.weight_average is None or (
                 isinstance(self.weight_average, int | float) and not isinstance(self.weight_average, bool)
                 and 0 < self.weight_average < 1), "in (0, 1), or left out"),

@@ -57,7 +57,7 @@ class BridgeTrainer(Trainer):
         # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
         self.stores_greedy = self.cfg.greedy_bootstrap > 0
         cfg, fc = self.cfg, self.fleet_cfg
-        if cfg.min_samples_per_transition is not None:
+        if cfg.min_samples_per_transition > 0:
             # Transitions stored a year: num_envs × bridges, or the bridges of an episode that fit (_add_episode).
             stored = min(cfg.num_envs * (fc.n_urban + fc.n_rural),
                          trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
@@ -195,4 +195,4 @@ class BridgeTrainer(Trainer):
         return {"bytes_per_transition": int(sum(np.dtype(d).itemsize * int(np.prod(s))
                                                 for s, d in spec(self.n_in, self.stores_greedy).values())),
                 **({"updates_per_step": self.updates_per_step}
-                   if self.cfg.min_samples_per_transition is not None else {})}
+                   if self.cfg.min_samples_per_transition > 0 else {})}
