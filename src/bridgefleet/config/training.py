@@ -44,7 +44,7 @@ class TrainConfig:
     updates_per_step: float = 1.0
     """Learner updates per vector-env step, per agent (fractions accumulate)."""
     min_samples_per_transition: float = 0.0
-    """Per-bridge agent: if set, the updates a simulated year are raised to at least this × the bridge-year
+    """Per-bridge agent: if above 0, the updates a simulated year are raised to at least this × the bridge-year
     transitions stored a year (num_envs × bridges, at most ``buffer_capacity`` / years: an episode larger than the
     replay keeps the bridges that fit) / ``batch_size``, so each stored transition is sampled at least about this
     many times on average whatever the fleet's size (a replay ratio counted in samples per transition; Fedus et
