@@ -52,17 +52,18 @@ class BridgeTrainer(Trainer):
     agent = "bridge"
 
     def setup(self) -> None:
-        self.n_in = bridge_agent.n_features(self.cfg)
-        self.sim = FleetSimulator(self.fleet_cfg, self.cfg.num_envs, self.fleet)
-        # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
-        self.stores_greedy = self.cfg.greedy_bootstrap > 0
         cfg, fc = self.cfg, self.fleet_cfg
+        self.n_in = bridge_agent.n_features(cfg)
+        self.sim = FleetSimulator(fc, cfg.num_envs, self.fleet)
+        # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
+        self.stores_greedy = cfg.greedy_bootstrap > 0
+        # Bridge-years a simulated year adds to the replay: every bridge of every fleet, or the bridges whose whole
+        # trajectories fit when an episode is larger than the replay (_add_episode).
+        self.stored_per_year = min(cfg.num_envs * (fc.n_urban + fc.n_rural),
+                                   trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
         if cfg.min_samples_per_transition > 0:
-            # Transitions stored a year: num_envs × bridges, or the bridges of an episode that fit (_add_episode).
-            stored = min(cfg.num_envs * (fc.n_urban + fc.n_rural),
-                         trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
             self.updates_per_step = max(self.updates_per_step,
-                                        cfg.min_samples_per_transition * stored / cfg.batch_size)
+                                        cfg.min_samples_per_transition * self.stored_per_year / cfg.batch_size)
 
     def build_learners(self, amp: bool) -> dict[str, DQNLearner]:
         return {"bridge": build_learner(self.cfg, amp)}
@@ -87,7 +88,7 @@ class BridgeTrainer(Trainer):
         # β is annealed over the updates that sample: they start after the first episode that brings the
         # replay to learning_starts transitions (episodes are added whole), so β reaches 1 by the end.
         vec_eps = -(-cfg.schedule_total // cfg.num_envs)
-        per_ep = cfg.num_envs * (fc.n_urban + fc.n_rural) * fc.horizon_years
+        per_ep = self.stored_per_year * fc.horizon_years
         first = -(-max(cfg.learning_starts, cfg.batch_size) // per_ep)
         steps = int((vec_eps - first) * fc.horizon_years * self.updates_per_step)
         return {"bridge": PrioritizedReplayBuffer(cfg.buffer_capacity, fields, alpha=cfg.per_alpha,
