@@ -190,11 +190,13 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     tr.run_episode(0.0)  # the first episode fills the replay (at its end), with credit for ≤ 1.5625 updates kept
     tr.run_episode(0.0)  # 10 years of 1.5625 updates each (1 each would give 10 or 11)
     assert 15 <= tr.update_step <= 17
-    # the default preset: 2 updates a year on the default fleet (16 × 100 bridge-years a year) and on dc-2019
-    # (16 × 244); Indiana (16 × 4,794 bridges, more than 400,000 / 30 fit) gets 13,333 / 2,048 = 6.5
-    for fleet, updates in (({}, 2.0), ({"inventory": "dc-2019"}, 2.0)):
+    # the default preset, ρ = 2: 2 updates a year on the default fleet (updates_per_step; 2 × 16 × 100 bridge-years a
+    # year / 2,048 = 1.56), 2 × 16 × 244 / 2,048 on dc-2019; Indiana (16 × 4,794 bridges, more than 400,000 / 30
+    # fit) gets 2 × 13,333 / 2,048 = 13.0
+    for fleet, updates in (({}, 2.0), ({"inventory": "dc-2019"}, 2 * 16 * 244 / 2048)):
         cfg = resolve_config("default", None, {**fleet, "threads": 1})
-        assert BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False).updates_per_step == updates
+        trainer = BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False)
+        assert trainer.updates_per_step == pytest.approx(updates)
     with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):
         TrainConfig.from_dict({**TINY, "min_samples_per_transition": -1})
 
