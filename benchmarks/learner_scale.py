@@ -10,9 +10,9 @@ planner's distance to the bound per bridge, in return units and USD a year. ``--
 validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's evaluations keep
 its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
 ``greedy_bootstrap=0``). With ``--levels`` every run (trained
-across budget levels with ``--budget-range``) is scored at each budget level (a multiple of the sized budget, as
-``bridgefleet evaluate --budget-scale``) beside the planner and the bound at that level: one training run per fleet
-and seed for every budget (issue 27).
+across budget levels: the preset's ``budget_scale_range`` [0.25, 2], or ``--budget-range``) is scored at each
+budget level (a multiple of the sized budget, as ``bridgefleet evaluate --budget-scale``) beside the planner and
+the bound at that level: one training run per fleet and seed for every budget (issue 27).
 
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --budget-range 0.25,2 \
@@ -53,8 +53,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="0", help="comma-separated training seeds")
     ap.add_argument("--episodes", type=int, default=None, help="training episodes (default: the preset's)")
     ap.add_argument("--test-episodes", type=int, default=20, help="test fleets for the final comparison")
-    ap.add_argument("--budget-range", default=None, help="lo,hi: every run trains across budget levels "
-                    "(budget_scale_range; `bridgefleet scenarios RUN` then compares it at each level)")
+    ap.add_argument("--budget-range", default=None, help="lo,hi: every run trains across these budget levels "
+                    "(budget_scale_range; default: the preset's, 0.25,2)")
     ap.add_argument("--user-cost-feature", default="on", help="comma-separated off/on: the network also sees the "
                     "bridge's user cost while poor (user_cost_feature)")
     ap.add_argument("--levels", default="1", help="comma-separated budget levels (multiples of the sized budget) the "

@@ -338,12 +338,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 0.5 / 1 / 2 × (docs/benchmarks.md, "Two samples a transition"): dc-2019 2.904 / 1.553 / 2.635 → 2.268 / 1.257
     # / 1.741 and 2.831 / 1.535 / 3.120 → 2.586 / 1.688 / 2.193; Indiana 1.715 / 2.346 / 3.944 → 1.759 / 1.812 /
     # 4.125 and 1.777 / 2.015 / 6.523 → 2.568 / 2.231 / 3.804; training dc-2019 about 100 s, Indiana 510 → 600 s.
+    # budget_scale_range [0.25, 2] (new in the preset; every issue-27 figure since 2026-12-03 was measured with it,
+    # set by the benchmark): one run decides at any budget level of `scenarios` (docs/benchmarks.md, "One run for
+    # every budget").
     "default": {"agent": "bridge", "amp": "auto", "num_envs": 16, "batch_size": 2048, "lr": 1e-3,
                 "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "updates_per_step": 2.0, "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 0.5,
-                "min_samples_per_transition": 2.0},
+                "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0)},
 }
 
 
