@@ -122,3 +122,15 @@ def test_training_validation_and_test_fleets_stay_apart():
         hi = lo + int(rng.integers(1, 20_000))
         fleets = [seed + 7919 * k + i for k in range(0, -(-n // e) * e, e) for i in range(e)]
         assert training_seeds_hit(seed, e, n, lo, hi) == min((x for x in fleets if lo <= x < hi), default=None)
+
+
+def test_the_default_preset_trains_across_budget_levels_unless_a_config_file_says_null(tmp_path):
+    """One run for every budget level of `scenarios` (issue 27); `budget_scale_range: null` in a file trains at the
+    sized budget alone, and a range in a file replaces the preset's."""
+    assert resolve_config("default").budget_scale_range == (0.25, 2.0)
+    assert resolve_config("fleet").budget_scale_range is None
+    path = tmp_path / "t.yaml"
+    path.write_text("budget_scale_range: null\n")
+    assert resolve_config("default", path).budget_scale_range is None
+    path.write_text("budget_scale_range: [0.5, 1.5]\n")
+    assert resolve_config("default", path).budget_scale_range == (0.5, 1.5)
