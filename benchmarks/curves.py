@@ -10,21 +10,12 @@ fell below the best (a collapse when more than 2 %, issue 27), and draws them to
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from bridgefleet.outputs import save_figure
-
-
-def validation_curve(run_dir: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Episodes int64 (K,) and validation returns float64 (K,) of a run's metrics.csv ``eval`` rows."""
-    with (run_dir / "metrics.csv").open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["kind"] == "eval"]
-    if not rows:
-        raise SystemExit(f"{run_dir / 'metrics.csv'}: no evaluation rows")
-    return (np.array([int(r["episode"]) for r in rows]), np.array([float(r["eval_return"]) for r in rows]))
+from bridgefleet.report.data import training_curve
 
 
 def main() -> None:
@@ -48,7 +39,10 @@ def main() -> None:
         if not runs:
             raise SystemExit(f"--group {spec!r}: expected LABEL=RUN[,RUN...]")
         for j, run in enumerate(runs.split(",")):
-            ep, ret = validation_curve(Path(run))
+            rows = training_curve(Path(run))  # (episode, seconds, validation return, target) of each evaluation
+            if not rows:
+                raise SystemExit(f"{Path(run) / 'metrics.csv'}: missing, or no evaluation rows")
+            ep, _, ret, _ = (np.array(c) for c in zip(*rows, strict=True))
             best = int(np.argmax(ret))
             below = (ret[best] - ret[-1]) / abs(ret[best])
             print(f"| {label} | {Path(run).name} | {ret[best]:.2f} | {ep[best]} | {ret[-1]:.2f} | {below:.1%} |")
