@@ -15,8 +15,7 @@ budget level (a multiple of the sized budget, as ``bridgefleet evaluate --budget
 the bound at that level: one training run per fleet and seed for every budget (issue 27).
 
     python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
-    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --budget-range 0.25,2 \
-        --levels 0.5,1,2
+    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --levels 0.5,1,2
     python benchmarks/learner_scale.py --fleets default --scales auto --seeds 0 --split validation \
         --set greedy_bootstrap=0 --set greedy_bootstrap=0.5
 """

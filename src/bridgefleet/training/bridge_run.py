@@ -59,7 +59,7 @@ class BridgeTrainer(Trainer):
         self.stores_greedy = cfg.greedy_bootstrap > 0
         # Bridge-years a simulated year adds to the replay: every bridge of every fleet, or the bridges whose whole
         # trajectories fit when an episode is larger than the replay (_add_episode).
-        self.stored_per_year = min(cfg.num_envs * (fc.n_urban + fc.n_rural),
+        self.stored_per_year = min(cfg.num_envs * fc.n_bridges,
                                    trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
         if cfg.min_samples_per_transition > 0:
             self.updates_per_step = max(self.updates_per_step,
