@@ -190,10 +190,10 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     tr.run_episode(0.0)  # the first episode fills the replay (at its end), with credit for ≤ 1.5625 updates kept
     tr.run_episode(0.0)  # 10 years of 1.5625 updates each (1 each would give 10 or 11)
     assert 15 <= tr.update_step <= 17
-    # the default preset, ρ = 2: 2 updates a year on the default fleet (updates_per_step; 2 × 16 × 100 bridge-years a
-    # year / 2,048 = 1.56), 2 × 16 × 244 / 2,048 on dc-2019; Indiana (16 × 4,794 bridges, more than 400,000 / 30
+    # the default preset, ρ = 2 over updates_per_step 1: 2 × 16 × 100 bridge-years a year / 2,048 = 1.5625 updates a
+    # year on the default fleet, 2 × 16 × 244 / 2,048 on dc-2019; Indiana (16 × 4,794 bridges, more than 400,000 / 30
     # fit) gets 2 × 13,333 / 2,048 = 13.0
-    for fleet, updates in (({}, 2.0), ({"inventory": "dc-2019"}, 2 * 16 * 244 / 2048)):
+    for fleet, updates in (({}, 2 * 16 * 100 / 2048), ({"inventory": "dc-2019"}, 2 * 16 * 244 / 2048)):
         cfg = resolve_config("default", None, {**fleet, "threads": 1})
         trainer = BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False)
         assert trainer.updates_per_step == pytest.approx(updates)
