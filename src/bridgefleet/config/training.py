@@ -49,8 +49,7 @@ class TrainConfig:
     replay keeps the bridges that fit) / ``batch_size``, so each stored transition is sampled at least about this
     many times on average whatever the fleet's size (a replay ratio counted in samples per transition; Fedus et
     al. 2020 count updates per transition). With the ``default`` preset (2) the default fleet (100 bridges) gets 1.56
-    updates a year, dc-2019 (244) 3.8, Indiana (4,794) 13.0. 0: ``updates_per_step``
-    alone."""
+    updates a year, dc-2019 (244) 3.8, Indiana (4,794) 13.0. 0: ``updates_per_step`` alone."""
     learning_starts: int = 1000
     """Transitions in replay before learning starts."""
     target_sync_every: int = 1000
@@ -341,17 +340,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # budget_scale_range [0.25, 2] (new in the preset; every issue-27 figure since 2026-12-03 was measured with it,
     # set by the benchmark): one run decides at any budget level of `scenarios` (docs/benchmarks.md, "One run for
     # every budget").
-    # bridge_hidden [192, 192] (was the dataclass's [128, 128]) and updates_per_step 1 (was 2: the floor under
-    # min_samples_per_transition, which now decides on every fleet: the default fleet gets 2 × 16 × 100 / 2,048 =
-    # 1.56 updates a year, dc-2019 and Indiana are unchanged). Validation fleets, seeds 0 and 1, distance to the
-    # bound per bridge at 0.5 / 1 / 2 × (docs/benchmarks.md, "A wider torso"): dc-2019 2.268 / 1.257 / 1.741 →
-    # 2.490 / 1.351 / 1.567 and 2.586 / 1.688 / 2.193 → 2.493 / 1.151 / 1.997; Indiana 1.759 / 1.812 / 4.125 → 1.848 /
-    # 1.677 / 1.998 and 2.568 / 2.231 / 3.804 → 1.389 / 1.344 / 1.536; the default fleet 1.263 / 0.784 / 1.423 →
-    # 0.885 / 0.617 / 0.753 and 1.289 / 0.959 / 1.398 → 1.284 / 0.584 / 0.725. Wider with 2 updates a year, the main
-    # job took 69.9 s on AVX2 (fp32; 40.1 s at 128); with 1.56, 54.0 s.
+    # bridge_hidden [192, 192] (was the dataclass's [128, 128]) and no updates_per_step of its own (was 2): the floor
+    # is the dataclass's 1, so min_samples_per_transition decides on every fleet (the default fleet 1.56 updates a
+    # year, dc-2019 and Indiana unchanged), which also keeps the main job within 60 s on an AVX2-only CPU. Chosen on
+    # the validation fleets of all three; figures and test tables in docs/benchmarks.md, "A wider torso".
     "default": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
-                "lr": 1e-3,
-                "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
+                "lr": 1e-3, "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 0.5,
