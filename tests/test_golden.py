@@ -54,9 +54,9 @@ DETERMINISTIC = {"device": "cpu", "threads": 1, "amp": False, "compile": "off", 
 # agent: bridge (the default preset), 4 fleets × 4 vector episodes of 8 years: updates from the second episode
 # batch on, two evaluations and two checkpoints.
 # reward_scale 1.0, no user cost input, no weight average, SARSA bootstraps, updates_per_step 2 alone and the sized
-# budget only: the default preset's values when these were pinned (issue 27 changed all seven)
+# budget only: the default preset's values when these were pinned (issue 27 changed all eight)
 BRIDGE = {**DETERMINISTIC, "reward_scale": 1.0, "user_cost_feature": False, "weight_average": None,
-          "budget_scale_range": None, "updates_per_step": 2.0,
+          "budget_scale_range": None, "updates_per_step": 2.0, "rating_ramps": False,
           "greedy_bootstrap": 0, "min_samples_per_transition": 0, "bridge_hidden": [16, 16],
           "batch_size": 128, "learning_starts": 300,
           "buffer_capacity": 20_000, "num_envs": 4, "episodes": 16, "eval_every": 8, "eval_episodes": 3,

@@ -139,7 +139,12 @@ class TrainConfig:
     an off-policy target like Expected SARSA's, van Seijen et al. 2009). 0: SARSA only, as in runs before it."""
     user_cost_feature: bool = False
     """Per-bridge agent: the network also sees the bridge's yearly user cost while poor
-    (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
+    (:data:`bridgefleet.agents.bridge.USER_COST_FEATURES`); off: the 13 inputs of runs before it."""
+    rating_ramps: bool = False
+    """Per-bridge agent: the network also reads the condition rating as 14 ramps, one a half rating point
+    (:data:`bridgefleet.agents.bridge.RATING_RAMPS`), and then the user cost input too, whatever
+    ``user_cost_feature`` says (all :data:`bridgefleet.agents.bridge.N_FEATURES` inputs); off: the inputs of runs
+    before it."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
@@ -163,7 +168,8 @@ class TrainConfig:
                     isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in widths):
                 raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1")
             setattr(self, name, tuple(widths))
-        for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target"):
+        for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target", "user_cost_feature",
+                     "rating_ramps"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
@@ -344,12 +350,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     # is the dataclass's 1, so min_samples_per_transition decides on every fleet (the default fleet 1.56 updates a
     # year, dc-2019 and Indiana unchanged), which also keeps the main job within 60 s on an AVX2-only CPU. Chosen on
     # the validation fleets of all three; figures and test tables in docs/benchmarks.md, "A wider torso".
+    # rating_ramps (new): the rating also as 14 ramps of half a rating point; chosen on the validation fleets of all
+    # three, figures and test tables in docs/benchmarks.md, "The rating as ramps".
     "default": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
                 "lr": 1e-3, "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 0.5,
-                "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0)},
+                "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0), "rating_ramps": True},
 }
 
 
@@ -360,7 +368,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
     "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap",
-              "min_samples_per_transition"),
+              "min_samples_per_transition", "rating_ramps"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""
