@@ -7,14 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from bridgefleet.agents.bridge import (
-    BASE_FEATURES,
-    N_FEATURES,
-    USER_COST_FEATURES,
-    action_costs,
-    bridge_features,
-    decide,
-)
+from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig, resolve_config
@@ -52,31 +45,41 @@ def test_features_and_costs_have_the_documented_shapes_and_values():
 
 
 def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():
-    sim = FleetSimulator(FleetConfig(), 1)
-    sim.reset(None, [0])
-    sim.state.condition[0, :4] = [5.3, 9.0, 1.2, 2.25]
-    ramps = bridge_features(sim, action_costs(sim))[0, :4, USER_COST_FEATURES:]
-    assert ramps.shape == (4, 14)
+    from bridgefleet.agents.bridge import BridgeQNetwork
+
+    net = BridgeQNetwork((8,), rating_ramps=True)
+    x = torch.zeros(4, N_FEATURES)
+    x[:, 0] = torch.tensor([5.3, 9.0, 1.2, 2.25]) / 9.0  # the rating input, rating / 9
+    r = net.ramps(x)
     # ramps start at 2.0, 2.5, …, 8.5: (rating − start) / 0.5 within [0, 1]
-    np.testing.assert_allclose(ramps[0], [1, 1, 1, 1, 1, 1, 0.6, 0, 0, 0, 0, 0, 0, 0], atol=1e-6)
-    np.testing.assert_allclose(ramps[1], 1.0)  # rating 9: every ramp full
-    np.testing.assert_allclose(ramps[2], 0.0)  # below 2.0: none
-    np.testing.assert_allclose(ramps[3], [0.5] + [0.0] * 13, atol=1e-6)
-    assert bridge_features(sim, action_costs(sim), USER_COST_FEATURES).shape == (1, sim.n_bridges, 14)
+    torch.testing.assert_close(r[0], torch.tensor([1.0] * 6 + [0.6] + [0.0] * 7), atol=1e-5, rtol=0)
+    torch.testing.assert_close(r[1], torch.ones(14))  # rating 9: every ramp full
+    torch.testing.assert_close(r[2], torch.zeros(14))  # below 2.0: none
+    torch.testing.assert_close(r[3], torch.tensor([0.5] + [0.0] * 13), atol=1e-5, rtol=0)
+    assert net.torso[0].in_features == N_FEATURES + 14 and BridgeQNetwork((8,)).torso[0].in_features == N_FEATURES
+    # the ramps are computed, not stored: the weights' names are those of a network without them
+    assert net.state_dict().keys() == BridgeQNetwork((8,)).state_dict().keys()
 
 
-def test_rating_ramps_bring_the_user_cost_input_with_them():
-    from bridgefleet.agents.bridge import n_features
-
-    assert n_features(TrainConfig.from_dict({**TINY, "user_cost_feature": False, "rating_ramps": True})) == N_FEATURES
-    assert n_features(TrainConfig.from_dict({**TINY, "user_cost_feature": False})) == BASE_FEATURES
-    assert n_features(TrainConfig.from_dict(dict(TINY))) == USER_COST_FEATURES
+def test_a_run_with_rating_ramps_reloads_the_same_policy(tmp_path):
+    cfg = TrainConfig.from_dict({**TINY, "rating_ramps": True, "episodes": 48})
+    run, _ = train(cfg, tmp_path / "r", progress=False)
+    _, policy = load_policy(run, "cpu")
+    assert policy.net.rating_ramps and policy.net.torso[0].in_features == N_FEATURES + 14
+    sim = FleetSimulator(cfg.fleet, 2)
+    sim.reset(None, [5, 6])
+    feats = bridge_features(sim, action_costs(sim))
+    state = torch.load(run / "final.pt", weights_only=False)["bridge"]["online"]
+    moved = feats.copy()
+    moved[..., 0] += 0.25 / 9.0  # a quarter rating point: the ramps (and so Q) move
+    assert not np.allclose(policy.q_values(feats), policy.q_values(moved))
+    assert all(torch.equal(v, state[k]) for k, v in policy.net.state_dict().items())
 
 
 def test_a_network_without_the_user_cost_input_reads_the_first_thirteen_features(tmp_path):
     cfg = TrainConfig.from_dict({**TINY, "user_cost_feature": False})
     tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
-    assert tr.learners["bridge"].online.torso[0].in_features == BASE_FEATURES == USER_COST_FEATURES - 1
+    assert tr.learners["bridge"].online.torso[0].in_features == BASE_FEATURES == N_FEATURES - 1
     sim = FleetSimulator(cfg.fleet, 2)
     sim.reset(None, [3, 4])
     feats = bridge_features(sim, action_costs(sim))
@@ -85,13 +88,8 @@ def test_a_network_without_the_user_cost_input_reads_the_first_thirteen_features
     changed[..., BASE_FEATURES:] += 5.0  # what this network does not read cannot move its Q-values
     np.testing.assert_array_equal(policy.q_values(feats), policy.q_values(changed))
     on = BridgeTrainer(TrainConfig.from_dict(dict(TINY)), tmp_path / "s", progress=False)
-    assert on.learners["bridge"].online.torso[0].in_features == USER_COST_FEATURES
+    assert on.learners["bridge"].online.torso[0].in_features == N_FEATURES
     assert on.policy().q_values(feats).shape == (2, sim.n_bridges, 5)
-    ramps = BridgeTrainer(TrainConfig.from_dict({**TINY, "rating_ramps": True}), tmp_path / "t", progress=False)
-    assert ramps.learners["bridge"].online.torso[0].in_features == N_FEATURES == USER_COST_FEATURES + 14
-    changed = feats.copy()
-    changed[..., USER_COST_FEATURES:] += 5.0  # the ramps move this network's Q-values
-    assert not np.array_equal(ramps.policy().q_values(feats), ramps.policy().q_values(changed))
 
 
 def test_decisions_fit_each_agency_budget_and_exploration_forces_actions():
@@ -115,7 +113,7 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
     cfg = TrainConfig.from_dict({**TINY, "n_step": 2, "fleet": {"horizon_years": 3}})
     tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
     t_n, e, b = 3, 1, 1
-    feats = np.arange(t_n, dtype=np.float32)[:, None, None, None] * np.ones((t_n, e, b, USER_COST_FEATURES), np.float32)
+    feats = np.arange(t_n, dtype=np.float32)[:, None, None, None] * np.ones((t_n, e, b, N_FEATURES), np.float32)
     actions = np.array([1, 2, 3]).reshape(t_n, e, b)
     rewards = np.array([1.0, 10.0, 100.0]).reshape(t_n, e, b)
     tr._add_episode(feats, actions, rewards, actions)
@@ -136,7 +134,7 @@ def test_n_step_sarsa_transitions_by_hand(tmp_path):
 def test_greedy_bootstrap_mixes_the_funded_and_the_greedy_action(tmp_path):
     """Each sampled transition bootstraps on the greedy action with probability greedy_bootstrap, else on the
     funded one; the greedy action is stored (one byte more) only when the share is above 0."""
-    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, USER_COST_FEATURES), np.float32)
+    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
     funded, greedy = np.array([1, 2, 3]).reshape(3, 1, 1), np.array([4, 0, 4]).reshape(3, 1, 1)
     drawn = {}
     for share in (0.0, 0.5, 1.0):
@@ -165,7 +163,7 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
     cfg = TrainConfig.from_dict({**TINY, "n_step": 1, "buffer_capacity": 4, "batch_size": 2,
                                  "fleet": {"horizon_years": 3}})
     tr = BridgeTrainer(cfg, tmp_path / "r", progress=False)
-    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, USER_COST_FEATURES), np.float32)
+    feats = np.arange(3, dtype=np.float32)[:, None, None, None] * np.ones((3, 1, 1, N_FEATURES), np.float32)
     for offset in (0, 10):  # two episodes of 3 years in a ring of 4: the second wraps around
         acts = np.array([1, 2, 3]).reshape(3, 1, 1)
         tr._add_episode(feats + offset, acts, np.zeros((3, 1, 1)), acts)
@@ -174,7 +172,7 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
     assert data["obs"][[3, 0, 1], 0].tolist() == [10, 11, 12]
     assert data["next_index"][[3, 0, 1]].tolist() == [0, 1, 1]
     # an episode larger than the replay keeps its last 4 years, each pointing at a kept slot
-    years = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 1, 1, USER_COST_FEATURES), np.float32)
+    years = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 1, 1, N_FEATURES), np.float32)
     tr._add_episode(years, np.arange(5).reshape(5, 1, 1), np.zeros((5, 1, 1)), np.arange(5).reshape(5, 1, 1))
     assert sorted(data["obs"][:, 0].tolist()) == [1, 2, 3, 4]
     for slot in range(4):
@@ -187,7 +185,7 @@ def test_an_episode_larger_than_the_replay_keeps_whole_trajectories_of_random_br
     4 years, each year's n-step return and bootstrap slot those of the same bridge."""
     t_n, e, b = 4, 2, 3
     year, env, bridge = np.meshgrid(np.arange(t_n), np.arange(e), np.arange(b), indexing="ij")
-    feats = np.zeros((t_n, e, b, USER_COST_FEATURES), np.float32)
+    feats = np.zeros((t_n, e, b, N_FEATURES), np.float32)
     feats[..., 0], feats[..., 1], feats[..., 2] = year, env, bridge
     rewards = (10.0 ** year) * (1 + env * b + bridge)  # bridge k's reward in year t: 10^t (k + 1)
     g = FleetConfig(horizon_years=t_n).discount
@@ -265,9 +263,8 @@ def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
             p.zero_()
     rng = np.random.default_rng(0)
     n = 64
-    width = USER_COST_FEATURES
-    batch = {"obs": rng.random((n, width), dtype=np.float32), "action": rng.integers(0, 5, n).astype(np.int8),
-             "reward": rng.random(n, dtype=np.float32), "next_obs": rng.random((n, width), dtype=np.float32),
+    batch = {"obs": rng.random((n, N_FEATURES), dtype=np.float32), "action": rng.integers(0, 5, n).astype(np.int8),
+             "reward": rng.random(n, dtype=np.float32), "next_obs": rng.random((n, N_FEATURES), dtype=np.float32),
              "next_action": rng.integers(0, 5, n).astype(np.int8), "done": np.zeros(n, dtype=np.uint8),
              "discount": np.full(n, 0.9, dtype=np.float32)}
     learner.update(batch)

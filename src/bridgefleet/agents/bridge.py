@@ -21,25 +21,22 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
-RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
-"""Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k is min(max((rating − k) /
-0.5, 0), 1), so the 14 ramps code the rating as a soft thermometer, one input per half rating point (a piecewise-
-linear coarse coding of the one input the value is most uneven in: user cost below rating 5, the condition bands;
-Sutton & Barto 2018, §9.5.3). Below 2.0 every ramp reads 0, as the rating itself still tells."""
-RAMP_WIDTH = 0.5
-"""Width of each ramp of :data:`RATING_RAMPS`, rating points."""
-N_FEATURES = 14 + len(RATING_RAMPS)
-"""Per-bridge input (28): rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
+N_FEATURES = 14
+"""Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
 1 rural), years left / horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 /
 annual budget of the agency (capped at 10), log(1 + the bridge's yearly user cost while poor / the agency's annual
-budget per bridge), then the 14 ramps of the rating (:data:`RATING_RAMPS`). A network reads the first
-:data:`BASE_FEATURES` (``user_cost_feature`` off, and every run before it), the first :data:`USER_COST_FEATURES`
-(``rating_ramps`` off) or all of them."""
+budget per bridge). Networks of runs with ``user_cost_feature`` off (and of every run before it) read the first
+:data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
-USER_COST_FEATURES = 14
-"""The inputs without the rating's ramps (runs before ``rating_ramps``)."""
 BUDGET_FEATURE_CAP = 3.0
+RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
+"""Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k reads min(max((rating − k) /
+:data:`RAMP_WIDTH`, 0), 1), so the 14 ramps code the rating as a soft thermometer, one more input per half rating
+point (a piecewise-linear coarse coding, Sutton & Barto 2018, §9.5.3, of the input the value is most uneven in:
+the user cost below rating 5, the condition bands). Below 2.0 every ramp reads 0 and the rating itself tells."""
+RAMP_WIDTH = 0.5
+"""Width of each ramp of :data:`RATING_RAMPS`, rating points."""
 
 
 def action_costs(sim: FleetSimulator) -> np.ndarray:
@@ -55,8 +52,8 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
-    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`,
-    :data:`USER_COST_FEATURES` or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists."""
+    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`
+    or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
@@ -82,25 +79,28 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
     n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
     f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
-    if n_features > USER_COST_FEATURES:
-        ramps = np.asarray(RATING_RAMPS, dtype=np.float32)
-        np.clip((s.condition[..., None] - ramps) / RAMP_WIDTH, 0.0, 1.0, out=f[..., USER_COST_FEATURES:])
     return f
 
 
 class BridgeQNetwork(nn.Module):
     """MLP from one bridge's features to Q over the 5 actions; ``dueling`` splits it into V + A − mean(A)
-    (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge.
+    (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge. With ``rating_ramps`` the
+    torso also reads the rating (input 0, rating / 9) as the ramps of :data:`RATING_RAMPS`, computed here, so the
+    replay stores the features alone.
 
     Input float32 (N, n_features); output float32 (N, 5).
     """
 
-    def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False, n_features: int = N_FEATURES):
+    def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False, n_features: int = N_FEATURES,
+                 rating_ramps: bool = False):
         super().__init__()
         self.n_features = n_features
         """Inputs read: the first n_features of :func:`bridge_features`."""
+        self.rating_ramps = rating_ramps
+        # the ramps' starts and width on the input's scale (rating / 9); not saved (a run's weights stay as before)
+        self.register_buffer("ramp_starts", torch.tensor(RATING_RAMPS) / COND_SCALE, persistent=False)
         layers: list[nn.Module] = []
-        width = n_features
+        width = n_features + (len(RATING_RAMPS) if rating_ramps else 0)
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU(inplace=True)]  # in place: 6 % faster update (AVX2 fp32)
             width = h
@@ -109,7 +109,13 @@ class BridgeQNetwork(nn.Module):
         self.head = nn.Linear(width, 5)
         self.value = nn.Linear(width, 1) if dueling else None
 
+    def ramps(self, x: torch.Tensor) -> torch.Tensor:
+        """The rating's ramps float32 (N, 14) of features x float32 (N, n_features), each in [0, 1]."""
+        return ((x[..., :1] - self.ramp_starts) * (COND_SCALE / RAMP_WIDTH)).clamp(0.0, 1.0)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.rating_ramps:
+            x = torch.cat([x, self.ramps(x)], dim=-1)
         z = self.torso(x)
         q = self.head(z).float()  # Q in fp32 even under autocast: argmax and targets compare close values
         if self.value is not None:
@@ -155,11 +161,8 @@ class BridgePolicy:
 
 
 def n_features(cfg: TrainConfig) -> int:
-    """Inputs of the run's network: :data:`N_FEATURES` with ``rating_ramps``, else :data:`USER_COST_FEATURES` with
-    ``user_cost_feature``, else :data:`BASE_FEATURES`."""
-    if cfg.rating_ramps:
-        return N_FEATURES
-    return USER_COST_FEATURES if cfg.user_cost_feature else BASE_FEATURES
+    """Inputs of the run's network: :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES
 
 
 def build_learner(cfg: TrainConfig, amp: bool | None = None) -> DQNLearner:
@@ -167,5 +170,5 @@ def build_learner(cfg: TrainConfig, amp: bool | None = None) -> DQNLearner:
     (the next year's funded action), seeded by ``cfg.seed``; ``amp`` as resolved for this machine."""
     torch.manual_seed(cfg.seed)
     n_in = n_features(cfg)
-    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, n_in),
+    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, n_in, cfg.rating_ramps),
                       cfg.learner_config(cfg.bridge_hidden, amp, target="sarsa"))

@@ -139,11 +139,10 @@ class TrainConfig:
     an off-policy target like Expected SARSA's, van Seijen et al. 2009). 0: SARSA only, as in runs before it."""
     user_cost_feature: bool = False
     """Per-bridge agent: the network also sees the bridge's yearly user cost while poor
-    (:data:`bridgefleet.agents.bridge.USER_COST_FEATURES`); off: the 13 inputs of runs before it."""
+    (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
     rating_ramps: bool = False
     """Per-bridge agent: the network also reads the condition rating as 14 ramps, one a half rating point
-    (:data:`bridgefleet.agents.bridge.RATING_RAMPS`), and then the user cost input too, whatever
-    ``user_cost_feature`` says (all :data:`bridgefleet.agents.bridge.N_FEATURES` inputs); off: the inputs of runs
+    (:data:`bridgefleet.agents.bridge.RATING_RAMPS`, computed in the network from its rating input); off: as runs
     before it."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
