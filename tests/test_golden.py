@@ -53,8 +53,8 @@ PLANNER_RTOL = 1e-9
 DETERMINISTIC = {"device": "cpu", "threads": 1, "amp": False, "compile": "off", "seed": 0}
 # agent: bridge (the default preset), 4 fleets × 4 vector episodes of 8 years: updates from the second episode
 # batch on, two evaluations and two checkpoints.
-# reward_scale 1.0, no user cost input, no weight average, SARSA bootstraps, updates_per_step 2 alone and the sized
-# budget only: the default preset's values when these were pinned (issue 27 changed all eight)
+# reward_scale 1.0, no user cost input, no weight average, SARSA bootstraps, updates_per_step 2 alone, the sized
+# budget only and no rating ramps: the default preset's values when these were pinned (issue 27 changed all eight)
 BRIDGE = {**DETERMINISTIC, "reward_scale": 1.0, "user_cost_feature": False, "weight_average": None,
           "budget_scale_range": None, "updates_per_step": 2.0, "rating_ramps": False,
           "greedy_bootstrap": 0, "min_samples_per_transition": 0, "bridge_hidden": [16, 16],
