@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, action_costs, bridge_features, decide
+from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, BridgeQNetwork, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig, resolve_config
@@ -45,8 +45,6 @@ def test_features_and_costs_have_the_documented_shapes_and_values():
 
 
 def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():
-    from bridgefleet.agents.bridge import BridgeQNetwork
-
     net = BridgeQNetwork((8,), rating_ramps=True)
     x = torch.zeros(4, N_FEATURES)
     x[:, 0] = torch.tensor([5.3, 9.0, 1.2, 2.25]) / 9.0  # the rating input, rating / 9

@@ -97,8 +97,10 @@ class BridgeQNetwork(nn.Module):
         self.n_features = n_features
         """Inputs read: the first n_features of :func:`bridge_features`."""
         self.rating_ramps = rating_ramps
-        # the ramps' starts and width on the input's scale (rating / 9); not saved (a run's weights stay as before)
-        self.register_buffer("ramp_starts", torch.tensor(RATING_RAMPS) / COND_SCALE, persistent=False)
+        # the ramps' starts on the input's scale (rating / 9), only where they are read; not saved (a run's weights
+        # keep their names)
+        self.register_buffer("ramp_starts", torch.tensor(RATING_RAMPS) / COND_SCALE if rating_ramps else None,
+                             persistent=False)
         layers: list[nn.Module] = []
         width = n_features + (len(RATING_RAMPS) if rating_ramps else 0)
         for h in hidden:
