@@ -179,18 +179,19 @@ def test_next_index_follows_the_ring_across_a_wrap(tmp_path):
 
 
 def test_an_episode_larger_than_the_replay_keeps_whole_trajectories_of_random_bridges(tmp_path):
-    """2 fleets × 3 bridges × 4 years into a replay of 12 (then 6): 3 (then 1) of the 6 bridges are kept with all
-    4 years, each year's n-step return and bootstrap slot those of the same bridge."""
+    """2 fleets × 3 bridges × 4 years into a replay of 12 (then 6; 16 holding two episodes): 3 (then 1; 2) of the 6
+    bridges are kept with all 4 years, each year's n-step return and bootstrap slot those of the same bridge; a
+    replay of 24 keeps all 6."""
     t_n, e, b = 4, 2, 3
     year, env, bridge = np.meshgrid(np.arange(t_n), np.arange(e), np.arange(b), indexing="ij")
     feats = np.zeros((t_n, e, b, N_FEATURES), np.float32)
     feats[..., 0], feats[..., 1], feats[..., 2] = year, env, bridge
     rewards = (10.0 ** year) * (1 + env * b + bridge)  # bridge k's reward in year t: 10^t (k + 1)
     g = FleetConfig(horizon_years=t_n).discount
-    for capacity, kept in ((12, 3), (6, 1)):
+    for capacity, episodes, kept in ((12, 1, 3), (6, 1, 1), (16, 2, 2), (24, 1, 6)):
         cfg = TrainConfig.from_dict({**TINY, "n_step": 2, "buffer_capacity": capacity, "batch_size": 2,
-                                     "fleet": {"horizon_years": t_n}})
-        tr = BridgeTrainer(cfg, tmp_path / f"r{capacity}", progress=False)
+                                     "replay_episodes": episodes, "fleet": {"horizon_years": t_n}})
+        tr = BridgeTrainer(cfg, tmp_path / f"r{capacity}-{episodes}", progress=False)
         tr._add_episode(feats, year % 5, rewards, None)
         replay = tr.replays["bridge"]
         assert len(replay) == kept * t_n
@@ -220,15 +221,17 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     tr.run_episode(0.0)  # the first episode fills the replay (at its end), with credit for ≤ 1.5625 updates kept
     tr.run_episode(0.0)  # 10 years of 1.5625 updates each (1 each would give 10 or 11)
     assert 15 <= tr.update_step <= 17
-    # the default preset, ρ = 2 over updates_per_step 1: 2 × 16 × 100 bridge-years a year / 2,048 = 1.5625 updates a
-    # year on the default fleet, 2 × 16 × 244 / 2,048 on dc-2019; Indiana (16 × 4,794 bridges, more than 400,000 / 30
-    # fit) gets 2 × 13,333 / 2,048 = 13.0
-    for fleet, updates in (({}, 2 * 16 * 100 / 2048), ({"inventory": "dc-2019"}, 2 * 16 * 244 / 2048)):
+    # the default preset, ρ = 2 over updates_per_step 1, an episode in a quarter of the replay (replay_episodes 4:
+    # 400,000 / (4 × 30) = 3,333 bridges): 2 × 16 × 100 bridge-years a year / 2,048 = 1.5625 updates a year on the
+    # default fleet, 2 × 3,333 / 2,048 on dc-2019 (16 × 244 bridges, more than fit) and Indiana alike
+    for fleet, updates in (({}, 2 * 16 * 100 / 2048), ({"inventory": "dc-2019"}, 2 * 3333 / 2048)):
         cfg = resolve_config("default", None, {**fleet, "threads": 1})
         trainer = BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False)
         assert trainer.updates_per_step == pytest.approx(updates)
     with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):
         TrainConfig.from_dict({**TINY, "min_samples_per_transition": -1})
+    with pytest.raises(ValueError, match="replay_episodes = 0: must be >= 1"):
+        TrainConfig.from_dict({**TINY, "replay_episodes": 0})
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):

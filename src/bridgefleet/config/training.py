@@ -50,6 +50,14 @@ class TrainConfig:
     many times on average whatever the fleet's size (a replay ratio counted in samples per transition; Fedus et
     al. 2020 count updates per transition). With the ``default`` preset (2) the default fleet (100 bridges) gets 1.56
     updates a year, dc-2019 (244) 3.8, Indiana (4,794) 13.0. 0: ``updates_per_step`` alone."""
+    replay_episodes: int = 1
+    """Per-bridge agent: a vector episode stores at most ``buffer_capacity`` / (this × years) bridges' whole
+    trajectories, drawn at random when it brings more, so the replay holds at least this many episodes and the
+    updates that ``min_samples_per_transition`` sets stop growing with the fleet beyond that share. With the
+    ``default`` preset (4, 400,000 slots: 3,333 bridges an episode): the default fleet (16 × 100 bridges) stores every
+    bridge as with 1, dc-2019 (16 × 244) 3,333 of 3,904 and 3.3 updates a year (3.8 with 1), Indiana (16 × 4,794)
+    3,333 of 76,704 and 3.3 updates a year (13,333 and 13.0 with 1; docs/benchmarks.md, "A replay of four
+    episodes"). 1: an episode may fill the replay, as runs before it."""
     learning_starts: int = 1000
     """Transitions in replay before learning starts."""
     target_sync_every: int = 1000
@@ -177,7 +185,8 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
-        for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "n_step", "learning_starts",
+        for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
+                     "learning_starts",
                      "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed", "eval_seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -189,6 +198,7 @@ class TrainConfig:
             "num_envs": (self.num_envs >= 1, ">= 1"), "batch_size": (self.batch_size >= 1, ">= 1"),
             "buffer_capacity": (self.buffer_capacity >= self.batch_size, f">= batch_size ({self.batch_size})"),
             "updates_per_step": (self.updates_per_step > 0, "> 0"), "n_step": (self.n_step >= 1, ">= 1"),
+            "replay_episodes": (self.replay_episodes >= 1, ">= 1"),
             "vector": (self.vector in ("native", "sync", "async"), "native, sync or async"),
             "reward_mode": (self.reward_mode in ("shared", "own"), "shared or own"),
             "urban_reward": (self.urban_reward in ("scalar", "per_bridge"), "scalar or per_bridge"),
@@ -351,12 +361,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     # the validation fleets of all three; figures and test tables in docs/benchmarks.md, "A wider torso".
     # rating_ramps (new): the rating also as 14 ramps of half a rating point; chosen on the validation fleets of all
     # three, figures and test tables in docs/benchmarks.md, "The rating as ramps".
+    # replay_episodes 4 (new): an episode stores at most a quarter of the replay; Indiana's runs with the ramps fell
+    # 6.7-17.9 % below their best at 13 updates a year, with 3.3 they end within 2 %. The default fleet unchanged;
+    # figures and test tables in docs/benchmarks.md, "A replay of four episodes".
     "default": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
                 "lr": 1e-3, "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 0.5,
-                "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0), "rating_ramps": True},
+                "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0), "rating_ramps": True,
+                "replay_episodes": 4},
 }
 
 
@@ -367,7 +381,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
     "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap",
-              "min_samples_per_transition", "rating_ramps"),
+              "min_samples_per_transition", "replay_episodes", "rating_ramps"),
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""

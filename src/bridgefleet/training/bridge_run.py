@@ -40,10 +40,11 @@ def spec(n_in: int, greedy: bool = False) -> dict[str, tuple[tuple[int, ...], ty
     return {**fields, "greedy": ((), np.int8)} if greedy else fields
 
 
-def trajectories_kept(capacity: int, years: int) -> int:
+def trajectories_kept(capacity: int, years: int, episodes: int = 1) -> int:
     """The bridges' whole trajectories (``years`` transitions each) an episode may store in a replay of
-    ``capacity``: as many as fit, at least one."""
-    return max(1, capacity // years)
+    ``capacity`` that holds at least ``episodes`` episodes (``replay_episodes``): as many as fit in that share, at
+    least one."""
+    return max(1, capacity // (episodes * years))
 
 
 class BridgeTrainer(Trainer):
@@ -58,9 +59,9 @@ class BridgeTrainer(Trainer):
         # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
         self.stores_greedy = cfg.greedy_bootstrap > 0
         # Bridge-years a simulated year adds to the replay: every bridge of every fleet, or the bridges whose whole
-        # trajectories fit when an episode is larger than the replay (_add_episode).
+        # trajectories fit in an episode's share of the replay (_add_episode).
         self.stored_per_year = min(cfg.num_envs * fc.n_bridges,
-                                   trajectories_kept(cfg.buffer_capacity, fc.horizon_years))
+                                   trajectories_kept(cfg.buffer_capacity, fc.horizon_years, cfg.replay_episodes))
         if cfg.min_samples_per_transition > 0:
             self.updates_per_step = max(self.updates_per_step,
                                         cfg.min_samples_per_transition * self.stored_per_year / cfg.batch_size)
@@ -151,13 +152,14 @@ class BridgeTrainer(Trainer):
                      greedy: np.ndarray | None = None) -> None:
         """n-step transitions of every bridge and year of an episode: feats (T, E, B, F); funded actions, rewards
         and greedy actions (T, E, B) (the greedy ones stored only with ``greedy_bootstrap``, and then required).
-        More of them than the replay holds: every year of bridges drawn at random (uniformly over fleets and
-        bridges) as many as fit, so each year keeps its share of the replay and each stored transition's n-step
-        bootstrap is stored with it (a ring buffer keeping the last items would keep the last years only: on
-        Indiana, 16 fleets × 4,794 bridges, the preset's 400,000 hold 5.2 of 30 years)."""
+        More of them than the replay's share for an episode (its capacity / ``replay_episodes``): every year of
+        bridges drawn at random (uniformly over fleets and bridges) as many as fit in it, so each year keeps its
+        share of the replay and each stored transition's n-step bootstrap is stored with it (a ring buffer keeping
+        the last items would keep the last years only: on Indiana, 16 fleets × 4,794 bridges, the preset's 400,000
+        hold 5.2 of 30 years)."""
         replay = self.replays["bridge"]
         t_n, n_envs, n_bridges = actions.shape
-        keep = trajectories_kept(replay.capacity, t_n)
+        keep = trajectories_kept(replay.capacity, t_n, self.cfg.replay_episodes)
         if keep < n_envs * n_bridges:
             pick = np.sort(self.rng.choice(n_envs * n_bridges, keep, replace=False))
 
