@@ -45,11 +45,12 @@ class TrainConfig:
     """Learner updates per vector-env step, per agent (fractions accumulate)."""
     min_samples_per_transition: float = 0.0
     """Per-bridge agent: if above 0, the updates a simulated year are raised to at least this × the bridge-year
-    transitions stored a year (num_envs × bridges, at most ``buffer_capacity`` / years: an episode larger than the
-    replay keeps the bridges that fit) / ``batch_size``, so each stored transition is sampled at least about this
-    many times on average whatever the fleet's size (a replay ratio counted in samples per transition; Fedus et
-    al. 2020 count updates per transition). With the ``default`` preset (2) the default fleet (100 bridges) gets 1.56
-    updates a year, dc-2019 (244) 3.8, Indiana (4,794) 13.0. 0: ``updates_per_step`` alone."""
+    transitions stored a year (num_envs × bridges, at most ``buffer_capacity`` / (``replay_episodes`` × years): an
+    episode larger than its share of the replay keeps the bridges that fit) / ``batch_size``, so each stored
+    transition is sampled at least about this many times on average whatever the fleet's size (a replay ratio
+    counted in samples per transition; Fedus et al. 2020 count updates per transition). With the ``default`` preset
+    (2) the default fleet (100 bridges) gets 1.56 updates a year, dc-2019 (244) and Indiana (4,794) 3.3. 0:
+    ``updates_per_step`` alone."""
     replay_episodes: int = 1
     """Per-bridge agent: a vector episode stores at most ``buffer_capacity`` / (this × years) bridges' whole
     trajectories, drawn at random when it brings more, so the replay holds at least this many episodes and the
