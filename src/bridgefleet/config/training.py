@@ -187,8 +187,8 @@ class TrainConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
-                     "learning_starts",
-                     "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed", "eval_seed"):
+                     "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
+                     "eval_seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"TrainConfig.{name} = {value!r}: must be a whole number")
