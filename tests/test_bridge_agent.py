@@ -230,8 +230,11 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
         assert trainer.updates_per_step == pytest.approx(updates)
     with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):
         TrainConfig.from_dict({**TINY, "min_samples_per_transition": -1})
-    with pytest.raises(ValueError, match="replay_episodes = 0: must be >= 1"):
-        TrainConfig.from_dict({**TINY, "replay_episodes": 0})
+    for bad in (0, 2_001):  # TINY: a replay of 20,000 and episodes of 10 years hold at most 2,000 episodes
+        with pytest.raises(ValueError, match=rf"replay_episodes = {bad}: must be >= 1 and at most buffer_capacity / "
+                                             r"horizon_years \(2,000\)"):
+            TrainConfig.from_dict({**TINY, "replay_episodes": bad})
+    assert TrainConfig.from_dict({**TINY, "replay_episodes": 2_000}).replay_episodes == 2_000
 
 
 def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):

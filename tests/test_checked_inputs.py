@@ -71,8 +71,8 @@ def _space(tmp_path, space):
 
 @pytest.mark.parametrize(("space", "message"), [
     ({"n_step": {"uniform": [1, 4]}},
-     "field 'n_step' = 1.0 (uniform draws any number in [1, 4]): TrainConfig.n_step = 1.0: must be a whole "
-     "number"),
+     "field 'n_step' = 1.0 (uniform draws any number in [1, 4]): training option n_step = 1.0: must be a "
+     "whole number"),
     ({"eps_decay_fraction": {"uniform": [0.5, 1.5]}},
      "field 'eps_decay_fraction' = 1.5 (uniform draws any number in [0.5, 1.5]): training option "
      "eps_decay_fraction = 1.5: must be in (0, 1]"),
