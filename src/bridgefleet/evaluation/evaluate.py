@@ -172,7 +172,7 @@ def format_table(results: list[EvalResult], bound: tuple[float, float] | None = 
     base = next((r.mean_return for r in results if r.policy == "do_nothing"), None)
     covered = bound is not None and base is not None and bound[0] > base
     gaps = bound is not None and n_bridges is not None and cost_lambda is not None
-    head = ("| policy | mean discounted return | 95 % CI | mean annual cost (USD) | bridges poor at end (count) "
+    head = ("| policy | mean discounted return | 95 % CI | mean annual cost (USD) | share of bridges poor at end "
             "| deferred / year |" + (" do-nothing → bound covered |" if covered else "")
             + (" below the bound, per bridge | USD per bridge a year |" if gaps else "")
             + "\n|---|---:|---:|---:|---:|---:|" + ("---:|" if covered else "") + ("---:|---:|" if gaps else ""))
