@@ -193,16 +193,16 @@ class TrainConfig:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"training option {name} = {value!r}: must be a whole number")
         whole = isinstance(self.threads, int) and not isinstance(self.threads, bool)
+        most_episodes = max(1, self.buffer_capacity // self.fleet.horizon_years)  # one bridge's trajectory each
         checks = {  # option: (valid, what it must be)
             "seed": (self.seed >= 0, ">= 0"), "eval_seed": (self.eval_seed >= 0, ">= 0"),
             "target_sync_every": (self.target_sync_every >= 1, ">= 1"), "episodes": (self.episodes >= 1, ">= 1"),
             "num_envs": (self.num_envs >= 1, ">= 1"), "batch_size": (self.batch_size >= 1, ">= 1"),
             "buffer_capacity": (self.buffer_capacity >= self.batch_size, f">= batch_size ({self.batch_size})"),
             "updates_per_step": (self.updates_per_step > 0, "> 0"), "n_step": (self.n_step >= 1, ">= 1"),
-            "replay_episodes": (1 <= self.replay_episodes <= max(1, self.buffer_capacity // self.fleet.horizon_years),
-                                f">= 1 and at most buffer_capacity / horizon_years "
-                                f"({max(1, self.buffer_capacity // self.fleet.horizon_years):,}), so that an episode "
-                                "stores at least one bridge's whole trajectory"),
+            "replay_episodes": (1 <= self.replay_episodes <= most_episodes,
+                                f">= 1 and at most buffer_capacity / horizon_years ({most_episodes:,}), so that an "
+                                "episode stores at least one bridge's whole trajectory"),
             "vector": (self.vector in ("native", "sync", "async"), "native, sync or async"),
             "reward_mode": (self.reward_mode in ("shared", "own"), "shared or own"),
             "urban_reward": (self.urban_reward in ("scalar", "per_bridge"), "scalar or per_bridge"),

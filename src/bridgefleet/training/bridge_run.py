@@ -58,10 +58,10 @@ class BridgeTrainer(Trainer):
         self.sim = FleetSimulator(fc, cfg.num_envs, self.fleet)
         # The replay stores the knapsack's greedy action (and batches mix it in) only when some targets use it.
         self.stores_greedy = cfg.greedy_bootstrap > 0
-        # Bridge-years a simulated year adds to the replay: every bridge of every fleet, or the bridges whose whole
-        # trajectories fit in an episode's share of the replay (_add_episode).
-        self.stored_per_year = min(cfg.num_envs * fc.n_bridges,
-                                   trajectories_kept(cfg.buffer_capacity, fc.horizon_years, cfg.replay_episodes))
+        # Whole trajectories an episode may store (its share of the replay; _add_episode draws them when it brings
+        # more), and so the bridge-years a simulated year adds to the replay.
+        self.trajectories_per_episode = trajectories_kept(cfg.buffer_capacity, fc.horizon_years, cfg.replay_episodes)
+        self.stored_per_year = min(cfg.num_envs * fc.n_bridges, self.trajectories_per_episode)
         if cfg.min_samples_per_transition > 0:
             self.updates_per_step = max(self.updates_per_step,
                                         cfg.min_samples_per_transition * self.stored_per_year / cfg.batch_size)
@@ -159,7 +159,7 @@ class BridgeTrainer(Trainer):
         hold 5.2 of 30 years)."""
         replay = self.replays["bridge"]
         t_n, n_envs, n_bridges = actions.shape
-        keep = trajectories_kept(replay.capacity, t_n, self.cfg.replay_episodes)
+        keep = self.trajectories_per_episode
         if keep < n_envs * n_bridges:
             pick = np.sort(self.rng.choice(n_envs * n_bridges, keep, replace=False))
 
