@@ -121,6 +121,17 @@ def test_resolve_config_layers_preset_file_and_flags(tmp_path):
     p.write_text("a: [1, 2\nb: 3\n")
     with pytest.raises(ValueError, match=r"c\.yaml, line 2, column 2: not valid YAML \(expected ',' or ']'"):
         resolve_config("default", p)
+    # a key given twice is refused (PyYAML would keep the second value silently), nested mappings too
+    p.write_text("lr: 0.001\nfleet:\n  n_urban: 3\n  n_urban: 4\n")
+    with pytest.raises(ValueError, match=r"^\S*c\.yaml, line 4, column 3: not valid YAML \(the key 'n_urban' is "
+                                         r"given twice, first on line 3\)$"):
+        resolve_config("default", p)
+    # a bad value the file set names the file; the same value from a flag does not
+    p.write_text("lr: -1\n")
+    with pytest.raises(ValueError, match=r"^\S*c\.yaml: training option lr = -1: must be > 0$"):
+        resolve_config("default", p)
+    with pytest.raises(ValueError, match=r"^training option lr = -2: must be > 0$"):
+        resolve_config("default", p, {"lr": -2})
 
 
 def test_cli_evaluate_plan_and_errors(tmp_path, capsys):

@@ -38,16 +38,38 @@ class ConfigError(ValueError):
     """A configuration value is invalid; the message names the field and the value."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping (YAML 1.2 requires keys to be unique;
+    PyYAML would keep the last value silently, so a setting a user wrote first would be lost unseen)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: the base class says so
+                continue
+            if first is not key_node.start_mark:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice, first on line {first.line + 1}",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parse a UTF-8 YAML file.
 
     Raises:
         ConfigError: one line naming the file (and the line and column of a YAML syntax error) when the
-            file cannot be read, is not UTF-8 text, or is not valid YAML.
+            file cannot be read, is not UTF-8 text, or is not valid YAML (a key given twice in one mapping
+            included).
     """
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:

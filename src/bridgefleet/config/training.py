@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -438,8 +439,14 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         else:
             data[key] = value
     data["fleet"] = FleetConfig.from_dict(fleet, source)
-    cfg = TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
     given = {k for k, v in (overrides or {}).items() if v is not None}
+    try:
+        cfg = TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
+    except ConfigError as exc:  # a value the file set (not a flag) is named with the file, as the fleet's are
+        named = re.match(r"training option (\w+) = ", str(exc))
+        if config_file is not None and named and named[1] in set(loaded) - given:
+            raise ConfigError(f"{config_file}: {exc}") from None
+        raise
     ignored = _ignored_settings(cfg, base, set(loaded) | given)
     if ignored:
         other = "fleet" if cfg.agent == "bridge" else "bridge"
