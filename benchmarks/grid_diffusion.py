@@ -20,6 +20,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.planning.dp import _shock_push
 from bridgefleet.planning.transitions import deterioration_weights, shock_weights
+from bridgefleet.sim import model
 from bridgefleet.sim.model import RATING_GAIN
 
 RATE = 0.04  # rating points a year: the middle of the default model's RATE_RANGE
@@ -30,7 +31,7 @@ def chain(cfg: FleetConfig, h: float, start: float, ysm0: float, threshold: floa
     """Expected treatments and P(poor at the year's end) by year, float64 (years,) each, on the grid of step h."""
     g_n = round(9.0 / h) + 1
     x = np.arange(g_n) * h
-    factors = np.asarray(cfg.rating_rate_factors)[np.minimum(np.floor(x + 1e-9).astype(int), 8)]
+    factors = np.asarray(cfg.rating_rate_factors)[model.factor_index(x)]
     shock = shock_weights(cfg.shock_probability, cfg.shock_mean_drop, h)
     top, up = round(cfg.new_structure_rating / h), round(float(RATING_GAIN[action]) / h)
     treat = x < threshold - 1e-9
@@ -63,23 +64,18 @@ def chain(cfg: FleetConfig, h: float, start: float, ysm0: float, threshold: floa
 
 def monte_carlo(cfg: FleetConfig, start: float, ysm0: float, threshold: float, action: int, years: int,
                 paths: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The same by simulation of the model's continuous rating (``sim/kernels.py``'s deterioration)."""
+    """The same by the simulator's own year (:func:`bridgefleet.sim.model.maintain_and_deteriorate`, its noise and
+    sudden damage), ``paths`` copies of the bridge as one fleet."""
     rng = np.random.default_rng(seed)
-    factors = np.asarray(cfg.rating_rate_factors)
-    c, ysm = np.full(paths, start), np.full(paths, float(ysm0))
+    state = model.FleetState(*(np.full((1, paths), v, dtype=np.float32) for v in (start, 0.0, ysm0, RATE)))
     treated, poor = np.zeros(years), np.zeros(years)
-    shape = 1.0 / cfg.deterioration_cv**2
     for t in range(years):
-        act = c < threshold
-        treated[t] = act.mean()
-        c = np.where(act, np.maximum(np.minimum(c + RATING_GAIN[action], cfg.new_structure_rating), c), c)
-        ysm = np.where(act, 0.0, ysm)
-        drop = ((1 + cfg.ysm_acceleration * ysm) * RATE * factors[np.clip(np.floor(c).astype(int), 0, 8)]
-                * rng.gamma(shape, 1.0 / shape, paths))
-        drop += np.where(rng.random(paths) < cfg.shock_probability, rng.exponential(cfg.shock_mean_drop, paths), 0.0)
-        c = np.maximum(c - drop, 0.0)
-        ysm += 1
-        poor[t] = (c < 5.0).mean()
+        actions = np.where(state.condition < threshold, action, 0).astype(np.int64)
+        treated[t] = (actions > 0).mean()
+        model.maintain_and_deteriorate(state, actions, model.standard_gamma_noise(rng, cfg.deterioration_cv,
+                                                                                  (1, paths)),
+                                       cfg, model.draw_shocks(rng, cfg, (1, paths)))
+        poor[t] = (state.condition < model.POOR_BELOW).mean()
     return treated, poor
 
 
