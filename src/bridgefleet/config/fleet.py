@@ -35,7 +35,16 @@ def band_factors_to_rating(factors: Any) -> tuple[float, ...]:
 
 
 class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the field and the value."""
+    """A configuration value is invalid; the message names the field and the value.
+
+    Attributes:
+        option: the training option the message is about, where one is (None otherwise): how
+            :func:`bridgefleet.config.training.resolve_config` knows whether a config file set it.
+    """
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,30 +168,30 @@ class TrainConfig:
                 and 0 <= r[0] <= r[1])
             if not ok:
                 raise ConfigError(f"training option budget_scale_range = {r!r}: must be two numbers [lo, hi] with "
-                                  "0 <= lo <= hi, or left out")
+                                  "0 <= lo <= hi, or left out", "budget_scale_range")
             self.budget_scale_range = (float(r[0]), float(r[1]))
         for name in ("urban_hidden", "rural_hidden", "bridge_hidden"):
             widths = getattr(self, name)
             if isinstance(widths, str | int | float) or not all(
                     isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in widths):
-                raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1")
+                raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1", name)
             setattr(self, name, tuple(widths))
         for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target", "user_cost_feature",
                      "rating_ramps"):
             if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false")
+                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "greedy_bootstrap",
                      "min_samples_per_transition"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ConfigError(f"training option {name} = {value!r}: must be a finite number")
+                raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
                      "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
                      "eval_seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"training option {name} = {value!r}: must be a whole number")
+                raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
         whole = isinstance(self.threads, int) and not isinstance(self.threads, bool)
         most_episodes = max(1, self.buffer_capacity // self.fleet.horizon_years)  # one bridge's trajectory each
         checks = {  # option: (valid, what it must be)
@@ -237,7 +236,7 @@ class TrainConfig:
         }
         for name, (ok, need) in checks.items():
             if not ok:
-                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}")
+                raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}", name)
         self._check_seeds()
 
     def _check_seeds(self) -> None:
@@ -247,13 +246,14 @@ class TrainConfig:
         if ev[0] < test[1] and test[0] < ev[1]:
             raise ConfigError(f"training option eval_seed = {self.eval_seed}: the evaluations during training would "
                               f"use test fleets (seeds {TEST_SEED:,} …), which nothing may be tuned or chosen on; "
-                              f"evaluate on the validation fleets (eval_seed {VALIDATION_SEED}, the default)")
+                              f"evaluate on the validation fleets (eval_seed {VALIDATION_SEED}, the default)",
+                              "eval_seed")
         for what, (lo, hi) in (("validation", ev), ("test", test)):
             hit = training_seeds_hit(self.seed, self.num_envs, self.episodes, lo, hi)
             if hit is not None:
                 raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and "
                                   f"{self.episodes} episodes the run would train on fleet seed {hit}, one of the "
-                                  f"{what} fleets ({lo} … {hi - 1}); pick another seed")
+                                  f"{what} fleets ({lo} … {hi - 1}); pick another seed", "seed")
 
     @property
     def schedule_total(self) -> int:
@@ -448,9 +448,8 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     try:
         cfg = TrainConfig.from_dict(data, str(config_file or f"preset {base}"))
     except ConfigError as exc:  # a value the file set (not a flag) is named with the file, as the fleet's are
-        named = re.match(r"training option (\w+) = ", str(exc))
-        if config_file is not None and named and named[1] in set(loaded) - given:
-            raise ConfigError(f"{config_file}: {exc}") from None
+        if config_file is not None and exc.option in set(loaded) - given:
+            raise ConfigError(f"{config_file}: {exc}", exc.option) from None
         raise
     ignored = _ignored_settings(cfg, base, set(loaded) | given)
     if ignored:
