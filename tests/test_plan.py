@@ -58,6 +58,7 @@ def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
                  "--budget-scale", "0.5", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "deck area: all bridges (a synthetic fleet has no NHS coding)" in text and "plan (lagrangian)" in text
+    assert "means of 2 deterioration samples of one fleet of the custom fleet model (fleet seed 0)" in text
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert len(rows) == 1 + 4 * 6 and out.with_suffix(".png").is_file()
     budget = FleetConfig.from_yaml(fleet).budgets_usd

@@ -69,7 +69,9 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
     assert 'id="map"' not in text  # the synthetic fleet has no coordinates
     for row in ("trained policy", "worst_first", "lagrangian", "upper bound (budgets relaxed)"):
         assert f"<td>{row}</td>" in text
-    assert "At year 8 the trained policy leaves" in text and "of deck area poor against" in text
+    assert "Averaged over the 4 evaluation fleets: at year 8 the trained policy leaves" in text
+    assert "of deck area poor against" in text
+    assert "The plan is for one fleet of the default fleet model (fleet seed 0); section 2" in text
     assert "<th>deck area poor, worst year</th>" in text and "one unit is worth USD 100,000" in text
     assert not list(tmp_path.glob(".*.tmp"))
 
@@ -164,7 +166,8 @@ def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_t
     # its first (every year alike).
     sentence = plain_words([result(TRAINED, 450.0, 1.1e6, 0.02, 0.002, slide=0.12),
                             result("worst_first", 400.0, 1.0e6, 0.01, 0.046)], 100, 1e-5)
-    assert sentence == ("At year 10 the trained policy leaves 0.2% of deck area poor against 4.6% for today's best "
+    assert sentence == ("Averaged over the 2 evaluation fleets: at year 10 the trained policy leaves 0.2% of deck area "
+                        "poor against 4.6% for today's best "
                         "rule of thumb (worst_first) under the same annual budgets, and 12.2% (year 7) against 4.6% "
                         "(year 1) in each one's worst year (FHWA's limit is 10 %), with 1.0 "
                         "more bridges poor (smaller ones); it spends 10% more a year than the rule of thumb (each "

@@ -39,6 +39,8 @@ class Plan:
             (FHWA's measures, 23 CFR 490.407, over the bridges ``basis`` names).
         policy: str: what made the plan (a run folder, ``lagrangian`` or a heuristic's name).
         basis: str: which bridges the deck-area shares count (NHS bridges where the inventory codes them).
+        fleet: str: which fleet the plan is for (the inventory file, or one fleet of the model and its seed).
+        samples: int: the deterioration samples the means are over.
     """
 
     bridge_id: np.ndarray
@@ -54,6 +56,8 @@ class Plan:
     deck_shares: np.ndarray
     policy: str = ""
     basis: str = "all bridges"
+    fleet: str = ""
+    samples: int = 1
 
     @property
     def years(self) -> int:
@@ -135,6 +139,7 @@ def format_summary(plan: Plan) -> str:
                      f"{spend:>12,.0f} {spend / budget if budget > 0 else 0.0:>9.0%}")
     lines.append(f"annual budget USD {budget:,.0f} (urban {plan.budget_usd[0]:,.0f}, rural {plan.budget_usd[1]:,.0f}); "
                  f"deck area: {plan.basis} (FHWA good ≥ 7, poor ≤ 4)")
+    lines.append(f"means of {plan.samples} deterioration samples of {plan.fleet}")
     if (plan.spend_usd.sum(1) > budget + 1.0).any():
         lines.append("(spend above the annual budget is money carried over from earlier years)")
     return "\n".join(lines)
@@ -263,7 +268,15 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         deck[y] = band_shares(sim.state.condition, counted).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
-                shares, deck, name, sim.fhwa_basis)
+                shares, deck, name, sim.fhwa_basis, plan_fleet(fleet_cfg), samples)
+
+
+def plan_fleet(fleet_cfg: FleetConfig) -> str:
+    """Which fleet a plan is for, in words: the inventory file, or one fleet of the model and its seed (not the
+    evaluation fleets other tables average over)."""
+    if fleet_cfg.inventory is not None:
+        return f"the inventory {fleet_cfg.inventory}"
+    return f"one fleet of the {fleet_cfg.model_name()} fleet model (fleet seed {fleet_cfg.fleet_seed})"
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

@@ -264,7 +264,8 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=max_iter, desc=f"price search ({grid.n:,} bridges, grid {grid.h:g})", unit="DP",
+        size = f"{b_n:,} bridges" if e_n == 1 else f"{e_n} fleets × {b_n:,} bridges"
+        bar = tqdm(total=max_iter, desc=f"price search ({size}, grid {grid.h:g})", unit="DP",
                    leave=False)
     for it in range(1, max_iter + 1):
         sc = cost_p[grid.fleet, grid.agency] / disc

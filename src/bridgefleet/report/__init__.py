@@ -102,7 +102,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
         rule_sentence=RULE_SENTENCE, usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
-        plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy")
+        plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy", plan_fleet=plan.fleet)
     write_text(out, html)
     return out
 

@@ -189,7 +189,8 @@ def plain_words(results: list[EvalResult], n_bridges: int, cost_lambda: float) -
         "bridges poor"
     if (diff < -0.05 and deck_t < deck_b) or (diff > 0.05 and deck_t > deck_b):
         count += f" ({'smaller' if diff < 0 else 'larger'} ones)"
-    return (f"At year {year} the trained policy leaves {deck_t:.1%} of deck area poor against {deck_b:.1%} for "
+    return (f"Averaged over the {len(trained.returns)} evaluation fleets: at year {year} the trained policy leaves "
+            f"{deck_t:.1%} of deck area poor against {deck_b:.1%} for "
             f"today's best rule of thumb ({best.policy}) under the same annual budgets, and {worst_t:.1%} (year "
             f"{when_t}) against {worst_b:.1%} (year {when_b}) in each one's worst year (FHWA's limit is 10 %), "
             f"with {count}; it spends {spends} and is worth USD {usd:+,.0f} of cost-equivalent over the "
