@@ -3,6 +3,7 @@ scenarios command on a small fleet."""
 
 import csv
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -98,6 +99,8 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
                  "--bisect", "1", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "Certified least budget" in text and (out / "scenarios.png").is_file()
+    assert "on the planner's 0.03-point grid" in text  # a small fleet under the rule: RULE_STEP
+    assert json.loads((out / "scenarios.json").read_text(encoding="utf-8"))["planner_step"] == 0.03
     rows = list(csv.DictReader((out / "scenarios.csv").open(encoding="utf-8")))
     assert len(rows) == 2 * 5
     zero = [r for r in rows if r["budget_scale"] == "0"]
@@ -119,6 +122,26 @@ def test_the_certified_values_are_the_same_in_chunks_of_one_bridge_as_in_one_chu
     assert np.ptp(a) > 0  # the bridges differ
     np.testing.assert_allclose(whole.values(price, 0 * price, poor, reward=False),
                                chunks.values(price, 0 * price, poor, reward=False), rtol=1e-12)
+
+
+def test_the_planner_acts_on_the_finer_grid_under_a_rule_on_a_small_fleet():
+    from bridgefleet.planning.planner import (
+        PLANNER_STEP,
+        RULE_STEP,
+        RULE_STEP_MAX_BRIDGES,
+        LagrangianPlanner,
+        planner_step,
+    )
+
+    assert (PLANNER_STEP, RULE_STEP, RULE_STEP_MAX_BRIDGES) == (0.05, 0.03, 1000)
+    assert planner_step(None, 100) == 0.05 and planner_step(0.1, 1000) == 0.03 and planner_step(0.1, 1001) == 0.05
+    cfg = FleetConfig(n_urban=2, n_rural=2, fixed_fleet=True, horizon_years=3)
+    for rule, step, h in ((0.1, None, 1 / 34), (None, None, 0.05), (0.1, 0.1, 0.1)):  # an explicit step wins
+        sim = FleetSimulator(cfg, 1)
+        sim.reset(None, [0])
+        planner = LagrangianPlanner(step=step, max_poor_deck_area=rule, max_iter=3)
+        planner.prepare(sim)
+        assert planner.mdps.h == pytest.approx(h, rel=1e-12)
 
 
 def test_the_command_certifies_on_the_grid_run_scenarios_does():

@@ -127,7 +127,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
-    grid_points(args.grid_step, "--grid-step")  # before any file is read
+    if args.grid_step is not None:
+        grid_points(args.grid_step, "--grid-step")  # before any file is read
     if args.certify_step is not None:
         grid_points(args.certify_step, "--certify-step")
     if args.json is not None:

@@ -256,7 +256,7 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
 
 
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
-                        extra: dict[str, Policy] | None = None, planner: bool = True, step: float = 0.05,
+                        extra: dict[str, Policy] | None = None, planner: bool = True, step: float | None = None,
                         max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None,
                         budget_scale: float | None = None) -> tuple[list[EvalResult], tuple[float, float] | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``

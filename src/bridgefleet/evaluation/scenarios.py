@@ -30,7 +30,7 @@ from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
-from bridgefleet.planning.planner import PLANNER_STEP, SEARCH_STEP, LagrangianPlanner
+from bridgefleet.planning.planner import SEARCH_STEP, LagrangianPlanner, planner_step
 from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
@@ -202,6 +202,7 @@ class Scenarios:
     agent: list[EvalResult] | None = None  # a trained run's policy at each level (same fleets), or None
     n_bridges: int = 0
     cost_lambda: float = 1e-5
+    planner_step: float = 0.05  # nominal rating grid step of the planner's tables (:func:`planner_step`)
 
     @property
     def planner_least(self) -> float | None:
@@ -266,7 +267,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     candidates = ColumnPool()  # the cheapest policies meeting the rule on the planner's grid, for its mixture
     coarse, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=SEARCH_STEP)
     searched = least_budget(coarse, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=pool)
-    planned, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=PLANNER_STEP)
+    step = planner_step(rule, sim.n_bridges)
+    planned, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
     lb = least_budget(planned, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=candidates,
                       certify=fine,  # at the finer grid's prices (the higher certificate, measured)
                       start=searched.prices, max_iter=PLANNER_GRID_ITERS)
@@ -296,7 +298,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
                      at_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
-                     cfg.cost_lambda)
+                     cfg.cost_lambda, step)
 
 
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:
@@ -421,7 +423,7 @@ def format_markdown(sc: Scenarios) -> str:
     cert = sc.certified * sc.sized_usd
     lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
               f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
-              f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {PLANNER_STEP:g}-point grid "
+              f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point grid "
               f"the relaxation's least budget lies in [{sc.relaxation[0]:.3f}, {sc.relaxation[1]:.3f}]; "
               "docs/planning.md)."]
     if sc.planner_least is None:
@@ -489,7 +491,8 @@ def summary(sc: Scenarios) -> dict:
                         "below_bound": {"per_bridge": units, "usd_per_bridge_year": usd}}
     return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
-            "certify_step": sc.certify_step, "grid_relaxation_least_scale": list(sc.relaxation),
+            "certify_step": sc.certify_step, "planner_step": sc.planner_step,
+            "grid_relaxation_least_scale": list(sc.relaxation),
             "planner_least_scale": sc.planner_least, "planner_least_episodes": sc.probe_episodes,
             "planner_missed_scale": sc.planner_missed,
             "planner_least_breaches": None if sc.planner_at_least is None

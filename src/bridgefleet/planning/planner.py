@@ -36,9 +36,32 @@ DEFAULT_MEMORY_MB = 1024
 """Most memory the planner's value tables may take; beyond it they are recomputed in windows of years."""
 PLANNER_STEP = 0.05
 """Rating grid step of the planner's value tables (what it acts on), rating points."""
+RULE_STEP = 0.03
+"""The same under a poor deck-area rule (``max_poor_deck_area``), on a fleet of at most
+:data:`RULE_STEP_MAX_BRIDGES` (34 steps a rating point, h = 0.0294). The rule binds on each year's expected poor
+deck area and spend, which the grid's chain spreads over more years than the simulator does (a drop of part of a
+step moves some of the mass a whole step: ``benchmarks/grid_diffusion.py``), so a mixture planned to the edge of
+the rule on the 0.05 grid ends above it in simulation. Measured on dc-2019 (2026-12-05, docs/benchmarks.md): the
+planner's least budget with 6 probes 1.225 × the certificate at 0.05, 1.1375 × at 0.03 and at 0.02; with the 3
+probes of ``scenarios`` 1.40 × at 0.05, 1.15 × at 0.03, 0.02 and 0.01, in 96, 115, 169 and 449 s."""
+RULE_STEP_MAX_BRIDGES = 1000
+"""The largest fleet whose planner acts on :data:`RULE_STEP` under a rule; a larger one keeps
+:data:`PLANNER_STEP`. On Indiana's 4,794 bridges ``run_scenarios`` with the planner at 0.02 took 39 min
+instead of about 14 (target 15), and its least budget stayed 1.15 × the certificate (missed at 1.10 ×: 11.5 % in
+year 30, against 11.2–12.5 % on the 0.05 grid): there each path's money, not the grid, is what is left
+(docs/benchmarks.md)."""
 SEARCH_STEP = 0.2
 """Rating grid step of its price search, rating points (the bound under budget prices moved by < 0.1 % between
 steps 0.2 and 0.025 on the default fleet)."""
+
+
+def planner_step(max_poor_deck_area: float | None, n_bridges: int) -> float:
+    """The planner's default rating grid step for a fleet of ``n_bridges``: :data:`RULE_STEP` under a poor
+    deck-area rule on a fleet of at most :data:`RULE_STEP_MAX_BRIDGES`, else :data:`PLANNER_STEP`."""
+    fine = max_poor_deck_area is not None and n_bridges <= RULE_STEP_MAX_BRIDGES
+    return RULE_STEP if fine else PLANNER_STEP
+
+
 TABLES = ("mdps", "_step_cost", "_step_count", "_step_poor", "_index", "_full", "_keep", "_kept", "_first")
 """What the planner's value tables are made of: the bridges' MDPs (one row per bridge, or, following the
 mixture, one per bridge and policy it follows on some path), their step prices, each path's row of each bridge,
@@ -143,7 +166,9 @@ class LagrangianPlanner:
     DP solve: at most three times ``memory_mb`` in all.
 
     Args:
-        step: rating grid step of the value tables and the reported bound, rating points.
+        step: rating grid step of the value tables and the reported bound, rating points; None:
+            :func:`planner_step` for the fleet it prepares (:data:`RULE_STEP` under a rule on a small fleet,
+            else :data:`PLANNER_STEP`).
         search_step: rating grid step of the price search (coarser is faster; the bound under budget prices
             moved by < 0.1 % between steps 0.2 and 0.025 on the default fleet). max_iter: DP solves of the
             price search (each, for a fleet of more than 10,000 bridges: its sample's search and its own,
@@ -185,7 +210,7 @@ class LagrangianPlanner:
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).
     """
 
-    def __init__(self, step: float = PLANNER_STEP, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
+    def __init__(self, step: float | None = None, max_iter: int = 80, memory_mb: float = DEFAULT_MEMORY_MB,
                  progress: bool = False, search_step: float = SEARCH_STEP, max_poor_deck_area: float | None = None,
                  certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
                  tol: float = 2e-3, solver: Callable[..., Solution] = solve, rounded: bool = False,
@@ -194,7 +219,8 @@ class LagrangianPlanner:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
             raise ValueError(f"memory_mb = {memory_mb}: must be > 0")
-        grid_points(step)  # checks the steps
+        if step is not None:
+            grid_points(step)  # checks the steps
         grid_points(search_step, "search step")
         if certify_step is not None:
             grid_points(certify_step, "certify step")
@@ -221,10 +247,11 @@ class LagrangianPlanner:
         one = sim.fixed is not None
         sl = slice(0, 1) if one else slice(None)
         args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.fleet_annual_budget[sl])
-        self.mdps, rows = fleet_mdps(*args, step=self.step, max_poor=self.max_poor)
+        step = planner_step(self.max_poor, sim.n_bridges) if self.step is None else self.step
+        self.mdps, rows = fleet_mdps(*args, step=step, max_poor=self.max_poor)
         self._rows = rows
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
-                  if self.search_step > self.step else None)
+                  if self.search_step > step else None)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
         self._full = Layout.full(self.mdps.n, self.mdps.weights.shape[1])
         first_hi = self._window_end(0, self._full, ())
