@@ -153,6 +153,6 @@ def test_bound_cli_gives_the_bound_per_bridge_and_says_when_no_policy_found_meet
         text = capsys.readouterr().out
         total = float(re.search(r"^  (-?[\d.]+) ± ", text, re.M).group(1))
         per_bridge = float(re.search(r"per bridge: (-?[\d.]+) reward units", text).group(1))
-        assert per_bridge == pytest.approx(total / 6, abs=1e-3)
+        assert per_bridge == pytest.approx(total / 6, rel=1e-12, abs=1e-3)  # each printed rounded
         assert "one reward unit = USD 100,000 of cost-equivalent" in text
         assert ("on 1 of 1 fleets no mix of the policies found meets that rule" in text) is unmet
