@@ -168,3 +168,7 @@ def test_bound_refuses_a_bad_grid_step_by_its_option_before_reading_any_file(tmp
     assert main(["bound", "--inventory", str(tmp_path / "*.txt"), "--quiet", *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+    if extra[0] == "--grid-step":  # evaluate names the option too
+        assert main(["evaluate", "--inventory", str(tmp_path / "*.txt"), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1

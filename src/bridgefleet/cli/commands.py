@@ -36,8 +36,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         format_table,
         to_json,
     )
+    from bridgefleet.planning.transitions import grid_points
     from bridgefleet.sim.heuristics import HEURISTICS, get_policy
 
+    if args.grid_step is not None:
+        grid_points(args.grid_step, "--grid-step")
     if args.json is not None:
         check_writable_file(args.json, "--json")
     extra = {}

@@ -268,10 +268,10 @@ def _at_least_two(text: str) -> int:
 
 def _bound_options(p: argparse.ArgumentParser) -> None:
     _rule_option(p)
-    p.add_argument("--grid-step", type=float, default=None,
-                   help="rating grid step of the planner's DP, rating points (default 0.05; 0.03 with "
-                        "--max-poor-deck-area on a fleet of at most 1,000 bridges, where the rule binds on what "
-                        "the grid counts)")
+    p.add_argument("--grid-step", type=float, default=None, metavar="H",
+                   help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
+                        "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
+                        "spend it plans to are closer to what the simulation gives)")
     p.add_argument("--bound-iters", type=_at_least_two, default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
