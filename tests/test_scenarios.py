@@ -244,6 +244,7 @@ def test_the_least_budget_sentence_gives_the_planners_breaches_there():
     result = EvalResult("lagrangian", 4, 0.0, 0.0, 0.0, 0.0, 0.0, np.zeros(4), np.zeros(2), np.zeros(5), np.zeros(5),
                         deck, z, z, 0.95)
     words = _breach_words(SimpleNamespace(result=result, deck=deck), 0.10)
-    assert words == (", where over 4 episodes the probability of a breach (poor deck area above 10%) in some year "
+    assert words == (", where over 4 episodes the probability that one episode breaches it (poor deck area above 10%) "
+                     "in some year "
                      "is 50% and in 3 years running 25%, and the worst year's mean is 9.0% (year 1)")
     assert _breach_words(None, 0.10) == ""

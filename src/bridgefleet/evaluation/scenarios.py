@@ -417,7 +417,8 @@ def format_markdown(sc: Scenarios) -> str:
         r, b = lv.result, lv.result.breaches(sc.rule)
         cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
                   f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
-                  f"{100 * lv.aim:.3g} %" + (f" (mixture, {lv.budget_share:.0%} of budget)" if lv.rounded else ""),
+                  f"{100 * lv.aim:.3g} %" + (f" (the relaxation's mixture of policies, {lv.budget_share:.0%} of budget)"
+                                                   if lv.rounded else ""),
                   f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
@@ -430,7 +431,8 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
         ratio = sc.planner_least / max(sc.certified, 1e-12)
-        lines.append(f"The planner meets it in expectation from {sc.planner_least:.3f} × = USD "
+        lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
+                     f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
                      f"judged on {sc.probe_episodes} episodes"
                      + ("" if sc.planner_missed is None else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
@@ -463,8 +465,9 @@ def _breach_words(level: Level | None, rule: float) -> str:
     if level is None:
         return ""
     b = level.result.breaches(rule)
-    return (f", where over {level.deck.shape[0]} episodes the probability of a breach (poor deck area above "
-            f"{rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running {b['three_consecutive']:.0%}, "
+    return (f", where over {level.deck.shape[0]} episodes the probability that one episode breaches it (poor deck "
+            f"area above {rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running "
+            f"{b['three_consecutive']:.0%}, "
             f"and the worst year's mean is {b['worst_year_poor']:.1%} (year {b['worst_year']})")
 
 
