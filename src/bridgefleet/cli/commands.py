@@ -28,6 +28,18 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
     return cfg.replace(**changes) if changes else cfg
 
 
+def _check_grid_step(args: argparse.Namespace) -> None:
+    """--grid-step of ``evaluate`` and ``bound``, where given (None: the planner's default for the fleet).
+
+    Raises:
+        ValueError: a step outside (0, 1] rating points, named by its option.
+    """
+    from bridgefleet.planning.transitions import grid_points
+
+    if args.grid_step is not None:
+        grid_points(args.grid_step, "--grid-step")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.evaluate import (
         best_heuristic,
@@ -36,11 +48,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         format_table,
         to_json,
     )
-    from bridgefleet.planning.transitions import grid_points
     from bridgefleet.sim.heuristics import HEURISTICS, get_policy
 
-    if args.grid_step is not None:
-        grid_points(args.grid_step, "--grid-step")
+    _check_grid_step(args)
     if args.json is not None:
         check_writable_file(args.json, "--json")
     extra = {}
@@ -130,8 +140,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")
-    if args.grid_step is not None:
-        grid_points(args.grid_step, "--grid-step")  # before any file is read
+    _check_grid_step(args)  # before any file is read
     if args.certify_step is not None:
         grid_points(args.certify_step, "--certify-step")
     if args.json is not None:

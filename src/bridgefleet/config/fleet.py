@@ -338,6 +338,11 @@ class FleetConfig:
                 return name
         return "custom"
 
+    def fleet_in_words(self) -> str:
+        """Which fleet this config draws, in words: its inventory (as given), or one fleet of the fleet model and
+        its seed."""
+        return self.inventory or f"one fleet of the {self.model_name()} fleet model (fleet seed {self.fleet_seed})"
+
     @classmethod
     def named(cls, name: str, **changes: Any) -> FleetConfig:
         """The named fleet model (:data:`FLEET_MODELS`) with some fields changed.

@@ -30,7 +30,7 @@ from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
-from bridgefleet.planning.planner import SEARCH_STEP, LagrangianPlanner, planner_step
+from bridgefleet.planning.planner import PLANNER_STEP, SEARCH_STEP, LagrangianPlanner, planner_step
 from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
@@ -202,7 +202,7 @@ class Scenarios:
     agent: list[EvalResult] | None = None  # a trained run's policy at each level (same fleets), or None
     n_bridges: int = 0
     cost_lambda: float = 1e-5
-    planner_step: float = 0.05  # nominal rating grid step of the planner's tables (:func:`planner_step`)
+    planner_step: float = PLANNER_STEP  # nominal rating grid step of the planner's tables (:func:`planner_step`)
 
     @property
     def planner_least(self) -> float | None:
@@ -295,7 +295,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         level_cfgs = [set_budget(cfg, scale=lv.scale) for lv in levels]
         agents = [evaluate_policy(agent, c, episodes, seed, "agent", FleetSimulator(c, episodes, fleet))
                   for c in level_cfgs]
-    name = cfg.inventory or f"one fleet of the {cfg.model_name()} fleet model (fleet seed {seed})"
+    name = cfg.fleet_in_words()  # the model's fleet of seed ``seed`` (set above) or the inventory
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
                      at_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
                      cfg.cost_lambda, step)

@@ -268,15 +268,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         deck[y] = band_shares(sim.state.condition, counted).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
-                shares, deck, name, sim.fhwa_basis, plan_fleet(fleet_cfg), samples)
-
-
-def plan_fleet(fleet_cfg: FleetConfig) -> str:
-    """Which fleet a plan is for, in words: the inventory file, or one fleet of the model and its seed (not the
-    evaluation fleets other tables average over)."""
-    if fleet_cfg.inventory is not None:
-        return f"the inventory {fleet_cfg.inventory}"
-    return f"one fleet of the {fleet_cfg.model_name()} fleet model (fleet seed {fleet_cfg.fleet_seed})"
+                shares, deck, name, sim.fhwa_basis,
+                ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
