@@ -9,6 +9,7 @@ import pytest
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.inventory.fleet import set_budget
+from bridgefleet.planning import planner as planner_module
 from bridgefleet.planning.bound import fleet_mdps, lagrangian_bound
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import solve
@@ -90,7 +91,8 @@ def test_a_column_solved_again_at_the_prices_it_was_found_at_is_the_same_policy(
             np.testing.assert_allclose(sol.exp_poor[i] * mdps.deck[i], cols.poor[k], rtol=1e-9, atol=1e-6)
 
 
-def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_on_a_deterministic_fleet():
+def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_on_a_deterministic_fleet(
+        monkeypatch):
     cfg = set_budget(FleetConfig(n_urban=3, n_rural=3, horizon_years=5, fixed_fleet=True, fleet_seed=3,
                                  deterioration_cv=0.0), scale=0.5)
     planner = LagrangianPlanner(max_poor_deck_area=0.3, rounded=True, max_iter=20)
@@ -109,7 +111,9 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     np.testing.assert_array_equal(planner.mdps.cost[rows], np.broadcast_to(plain.cost[:6], (2, 6, 5)))
     assert planner.candidates.shape is not None and planner.candidates.shape[3] == plain.utility.shape[1]
     # A path ahead of the mixture's expected spend spends its lead on what cuts this year's expected poor deck
-    # area most (bridge 2: 0.9 → 0.2 poor by action 2); a path with exactly the plan's money does nothing more.
+    # area most (bridge 2: 0.9 → 0.2 poor by action 2); a path with exactly the plan's money does nothing more
+    # (before the horizon's last years: here only the last releases the plan's money).
+    monkeypatch.setattr(planner_module, "RELEASE_YEARS", 1)
     annual = np.tile(np.asarray(cfg.budgets_usd), (2, 1))
     ahead = SimpleNamespace(fleet_annual_budget=annual, num_envs=2, config=cfg,
                             budget=annual + np.array([[1e9, 1e9], [0.0, 0.0]]))
@@ -122,6 +126,20 @@ def test_the_rounded_planner_keeps_each_years_budget_and_meets_its_rounded_plan_
     out[:] = 0
     planner._spend_lead(ahead, 0, p_poor, out)
     np.testing.assert_array_equal(out[:, 2], [1, 1])
+    # In the horizon's last year the money the mixture expects a path to hold buys nothing later: it is spent on
+    # the cut it buys (bridge 2, urban: the largest cut among the treatments that money affords); a year earlier
+    # the same position spends nothing more. A plan that spent nothing expects a path to hold t + 1 budgets.
+    planner._spend_plan[:] = 0.0
+    cut = {1: 0.4, 2: 0.7, 3: 0.3, 4: 0.3}
+    for t in (3, 4):
+        ahead.budget = annual * (t + 1)
+        out[:] = 0
+        planner._spend_lead(ahead, t, p_poor, out)
+        fits = [[a for a in cut if planner._cost[e, 2, a] <= ahead.budget[e, 0] + 1e-9] for e in range(2)]
+        expect = [max(f, key=cut.get) if t == 4 and f else 0 for f in fits]
+        np.testing.assert_array_equal(out[:, 2], expect)
+        assert (np.delete(out, 2, axis=1) == 0).all()
+    assert all(expect)  # the test reaches the release
     planner.budget_share = 1.5
     with pytest.raises(ValueError, match=r"budget_share = 1.5: must be in \(0, 1\]"):
         evaluate_policy(planner, cfg, 2, 3, "lagrangian", sim)

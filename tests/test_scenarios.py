@@ -148,7 +148,7 @@ def test_the_command_certifies_on_the_grid_run_scenarios_does():
     from bridgefleet.cli.parser import build_parser
     from bridgefleet.evaluation.scenarios import CERTIFY_STEP
 
-    assert build_parser().parse_args(["scenarios"]).certify_step == CERTIFY_STEP == 0.01
+    assert build_parser().parse_args(["scenarios"]).certify_step == CERTIFY_STEP == 0.005
 
 
 def _probe_level(scale: float, met: bool):
@@ -180,6 +180,35 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
     assert found == pytest.approx(least)
     assert missed == pytest.approx(max([0.25] + [p for p in probes if p < meets_from]))
     assert at.scale == pytest.approx(least)  # the simulation the least rests on (a probe's, or the level's)
+
+
+@pytest.mark.parametrize(("level_025", "orders"), [("knapsack", [(1, 0, 2), (1, 0, 2)]),
+                                                  ("mixture", [(1, 2), (1, 2)])])
+def test_the_search_stops_within_five_percent_of_the_certificate_and_probes_try_the_mixture_first(
+        monkeypatch, level_025, orders):
+    # Certificate 0.2, the planner met the rule at the level 0.25 and meets from 0.205: the probe at 1.1 × 0.2 =
+    # 0.22 meets (0.02 above the certificate: more than 5 % of it, 0.01), bisection at 0.21 meets (0.01: done),
+    # so a third probe is not simulated. Each probe tries the mixture (AIMS[1]) first, then the knapsack at F
+    # (AIMS[0]), then its tighter check (AIMS[2]); where the level 0.25 met only with the mixture (the knapsack at
+    # F missed there), the probes below it skip the knapsack at F.
+    from types import SimpleNamespace
+
+    from bridgefleet.evaluation import scenarios
+
+    seen, tried = [], []
+
+    def simulate(cfg, fleet, scale, episodes, seed, rule, sized, pool, candidates, order, max_iter):
+        seen.append(round(scale, 9))
+        tried.append(order)
+        return _probe_level(scale, scale >= 0.205)
+
+    monkeypatch.setattr(scenarios, "simulate_level", simulate)
+    at_025 = (_probe_level(0.25, True) if level_025 == "knapsack"
+              else SimpleNamespace(scale=0.25, deck=np.full((2, 3, 3), 0.05), rounded=True, aim=0.09))
+    levels = [at_025, _probe_level(0.5, True), _probe_level(1.0, True)]
+    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    assert seen == [0.22, 0.21] and tried == orders
+    assert at.scale == pytest.approx(0.21) and missed is None
 
 
 @pytest.mark.parametrize(("deck", "episodes", "expected"), [

@@ -40,16 +40,22 @@ RULE_SENTENCE = ("The planner buys the most value (condition, traffic and cost) 
                  "poor share at or under the rule each year, not as low as the money allows, so below the rule the "
                  "poor share need not fall as the budget grows.")
 """What the planner's poor share means, said once for scenarios.md and the report's section."""
-CERTIFY_STEP = 0.01
+CERTIFY_STEP = 0.005
 """Rating grid of the certified least budget (``--certify-step``): it holds for the simulator's model at any
 step, and rises toward the continuous relaxation's least budget as the step falls (O(h²)). Measured at the same
 prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 0.02 / 0.01 / 0.005, Indiana
 0.1279 / 0.1339 / 0.1364, the default fleet 0.1970 / 0.2036 at 0.02 / 0.01; Indiana's least budget took 19 / 30
 / 73 s (one certified DP a class of alike bridges, :mod:`bridgefleet.planning.alike`), the default fleet's
-(whose bridges are all different) 8 / 18 s."""
-PLANNER_GRID_ITERS = 25
+(whose bridges are all different) 8 / 18 s. 0.005 since 2026-12-05 (was 0.01): on dc-2019 at the prices of 60
+solves 0.2445 → 0.2480 (the relaxation on the planner's grid: 0.2500–0.2530) for about 18 s more, the default
+fleet 0.2036 → 0.2065 for 35 s more (docs/benchmarks.md)."""
+PLANNER_GRID_ITERS = (60, 25)
 """DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
-prices)."""
+prices; it stops sooner where its two ends meet), on a fleet whose planner acts on the finer grid under the rule
+(:data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`) and on a larger one. Its best prices give the
+certificate, and more solves give better ones: on dc-2019 (2026-12-05, docs/benchmarks.md) 25 solves end at [0.2465,
+0.2573] × the sized budget and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's
+meet within 25."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
@@ -60,6 +66,15 @@ PROBE_ITERS = 12
 mixture it follows draws on the least budget's columns, not the search's. Measured on Indiana (traced runs, same
 day): the probes met and missed the rule as with up to 80 solves (0.148 × 11.2 % both, 0.162 × 9.5 % both, 0.155 ×
 9.6 and 9.8 %), and the first probe's search and knapsack took 64 s instead of 131 s."""
+PROBE_ORDER = (1, 0, 2)
+"""The order in which a probe of the planner's least budget tries :data:`AIMS`: the mixture first (near the
+certificate it is what meets the rule: each probe that met did so with the mixture in the traces of dc-2019 on
+2026-12-05 and of Indiana in docs/benchmarks.md), then the knapsack at F, then its tighter check. Any attempt
+that meets the rule ends the probe, so the order changes its time, not its verdict: on dc-2019 the first probe's
+knapsack took 10 of its 17 s (2026-12-05)."""
+PROBE_TOL = 0.05
+"""The search for the planner's least budget stops once the budgets at which it was seen to miss and to meet the
+rule lie within this share of the certified least budget of each other (or after ``bisect`` probes)."""
 GALLOP_FIRST = 0.10
 """The planner's least budget is first tried at (1 + this) × the certified least budget (the issue's target
 ratio), then at twice the excess each time it misses."""
@@ -145,13 +160,13 @@ def probe_episodes(deck: np.ndarray, rule: float, episodes: int) -> int:
 
 def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float,
                    scale_usd: float, pool: ColumnPool | None = None, candidates: ColumnPool | None = None,
-                   first: int = 0, max_iter: int = 80) -> Level:
+                   order: tuple[int, ...] | None = None, max_iter: int = 80) -> Level:
     """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``scale_usd`` its total USD a year),
-    pricing the rule and trying each of :data:`AIMS` in turn until it meets the rule in expectation (the last
-    otherwise). ``pool``: the price searches' columns, shared by the levels of one fleet (they start from each
-    other's); ``candidates``: the least budget's policies on the planner's grid (``LagrangianPlanner(candidates=…)``),
-    found once for all levels; ``first``: the first of :data:`AIMS` to try; ``max_iter``: DP solves of the price
-    search at most (fewer: a looser bound, still an upper bound)."""
+    pricing the rule and trying each of :data:`AIMS` in turn (or those of ``order``, :func:`try_aims`) until it
+    meets the rule in expectation (the best otherwise). ``pool``: the price searches' columns, shared by the
+    levels of one fleet (they start from each other's); ``candidates``: the least budget's policies on the
+    planner's grid (``LagrangianPlanner(candidates=…)``), found once for all levels; ``max_iter``: DP solves of the
+    price search at most (fewer: a looser bound, still an upper bound)."""
     level_cfg = set_budget(cfg, scale=scale)
     planner = LagrangianPlanner(max_poor_deck_area=rule, pool=pool, tol=SEARCH_TOL,  # priced once per level
                                 candidates=candidates, max_iter=max_iter)
@@ -162,18 +177,20 @@ def simulate_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: i
         return Level(scale, scale * scale_usd, result, planner.bound.mean, planner.bound.meets_rule, planner.aim,
                      planner.rounded, planner.budget_share)
 
-    return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True, first=first)
+    return try_aims(planner, rule, attempt, lambda lv: lv.deck[..., 2].mean(0), stop_at_zero=True, order=order)
 
 
 def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any],
-             poor_by_year: Callable[[Any], np.ndarray], stop_at_zero: bool = False, first: int = 0) -> Any:
-    """Each of :data:`AIMS` in turn from the ``first`` (``planner.rounded``, ``planner.aim`` = ``rule`` × the
-    share, ``planner.budget_share``) until what ``attempt()`` simulates keeps the mean share of deck area poor
+             poor_by_year: Callable[[Any], np.ndarray], stop_at_zero: bool = False,
+             order: tuple[int, ...] | None = None) -> Any:
+    """Each of :data:`AIMS` in turn, or those of ``order`` (indices into it) in that order (``planner.rounded``,
+    ``planner.aim`` = ``rule`` × the share, ``planner.budget_share``) until what ``attempt()`` simulates keeps the
+    mean share of deck area poor
     (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation cannot meet the rule at this
     budget (then no tighter aim can): that one; else the one with the least poor share in its worst year.
     ``stop_at_zero``: a rule of 0 stops at the first (every aim is 0 then)."""
     best, best_worst = None, np.inf
-    for rounded, aim, share in AIMS[first:]:
+    for rounded, aim, share in (AIMS if order is None else [AIMS[k] for k in order]):
         planner.aim, planner.rounded, planner.budget_share = rule * aim, rounded, share
         out = attempt()
         worst = float(poor_by_year(out).max())
@@ -271,7 +288,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     planned, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
     lb = least_budget(planned, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=candidates,
                       certify=fine,  # at the finer grid's prices (the higher certificate, measured)
-                      start=searched.prices, max_iter=PLANNER_GRID_ITERS)
+                      start=searched.prices,
+                      max_iter=PLANNER_GRID_ITERS[int(step == PLANNER_STEP)])
     if bar is not None:
         bar.update(1)
     if ray is not None:
@@ -327,11 +345,12 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
                    levels_judge: bool = True) -> tuple[Level | None, float | None]:
     """Smallest scale at which the planner meets the rule in expectation, searched between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
-    no level meets it), in ``bisect`` probes: an exponential search up from the certificate (probes at 1.1, 1.2,
+    no level meets it), in at most ``bisect`` probes: an exponential search up from the certificate (probes at 1.1, 1.2,
     1.4, … × it, where the planner's least budget is expected) until a probe meets the rule or passes the
     lowest level that met it, then bisection (Bentley & Yao, "An almost optimal algorithm for unbounded
-    searching", Information Processing Letters 5(3), 1976). Below a budget at which the knapsack at F missed the
-    rule, a level starts with the mixture (:data:`AIMS`). ``episodes``: the probes' sample paths;
+    searching", Information Processing Letters 5(3), 1976), until the budgets seen to miss and to meet lie within
+    :data:`PROBE_TOL` of the certificate of each other. A probe tries the attempts in :data:`PROBE_ORDER`, without
+    the knapsack at F below a budget at which it missed. ``episodes``: the probes' sample paths;
     ``levels_judge``: whether the levels were simulated on as many (else a level that missed bounds nothing
     from below: on fewer paths a miss can be noise, as the default fleet's at 0.25 × on 16 paths, 10.9 % in
     year 30, where 0.259 × kept 7.1 % on 44).
@@ -350,17 +369,21 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     missed = max((lv.scale for lv in judged if lv.scale < hi), default=None)
     lo = max(0.0 if missed is None else missed, min(certified, hi))
     excess, gallop = GALLOP_FIRST, certified > 0
-    for _ in range(bisect):
+    for done in range(bisect):
+        if hi - lo <= PROBE_TOL * certified * (1.0 + 1e-9):  # precise enough
+            if bar is not None:
+                bar.update(bisect - done)
+            break
         mid = 0.5 * (lo + hi)
         if gallop:
             while certified * (1.0 + excess) <= lo:
                 excess *= 2.0
             if certified * (1.0 + excess) < hi:
                 mid = certified * (1.0 + excess)
-        first = int(mid <= failed)  # the knapsack at F missed at a budget as large: start with the mixture
-        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, first, PROBE_ITERS)
-        if not _knapsack_met(level, rule):
-            failed = max(failed, mid)
+        order = tuple(k for k in PROBE_ORDER if k != 0 or mid > failed)  # not the knapsack at F below a miss of it
+        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, order, PROBE_ITERS)
+        if not _meets(level, rule) or (not level.rounded and not _knapsack_met(level, rule)):
+            failed = max(failed, mid)  # the knapsack at F was tried here and missed
         if _meets(level, rule):
             hi, at_hi = mid, level
             gallop = False  # bisection from here on
