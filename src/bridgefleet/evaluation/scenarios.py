@@ -30,7 +30,13 @@ from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
-from bridgefleet.planning.planner import PLANNER_STEP, SEARCH_STEP, LagrangianPlanner, planner_step
+from bridgefleet.planning.planner import (
+    PLANNER_STEP,
+    RULE_STEP_MAX_BRIDGES,
+    SEARCH_STEP,
+    LagrangianPlanner,
+    planner_step,
+)
 from bridgefleet.sim.simulator import FleetSimulator
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
@@ -49,13 +55,14 @@ prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 
 (whose bridges are all different) 8 / 18 s. 0.005 since 2026-12-05 (was 0.01): on dc-2019 at the prices of 60
 solves 0.2445 → 0.2480 (the relaxation on the planner's grid: 0.2500–0.2530) for about 18 s more, the default
 fleet 0.2036 → 0.2065 for 35 s more (docs/benchmarks.md)."""
-PLANNER_GRID_ITERS = (60, 25)
+PLANNER_GRID_ITERS = 60
 """DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
-prices; it stops sooner where its two ends meet), on a fleet whose planner acts on the finer grid under the rule
-(:data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`) and on a larger one. Its best prices give the
-certificate, and more solves give better ones: on dc-2019 (2026-12-05, docs/benchmarks.md) 25 solves end at [0.2465,
-0.2573] × the sized budget and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's
-meet within 25."""
+prices; it stops sooner where its two ends meet) on a fleet of at most
+:data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`. Its best prices give the certificate, and more solves
+give better ones: on dc-2019 (2026-12-05, docs/benchmarks.md) 25 solves end at [0.2465, 0.2573] × the sized budget
+and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's meet within 25."""
+PLANNER_GRID_ITERS_LARGE = 25
+"""The same on a larger fleet (Indiana's 4,794 bridges: its 15 minutes)."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
@@ -185,9 +192,9 @@ def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any]
              order: tuple[int, ...] | None = None) -> Any:
     """Each of :data:`AIMS` in turn, or those of ``order`` (indices into it) in that order (``planner.rounded``,
     ``planner.aim`` = ``rule`` × the share, ``planner.budget_share``) until what ``attempt()`` simulates keeps the
-    mean share of deck area poor
-    (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation cannot meet the rule at this
-    budget (then no tighter aim can): that one; else the one with the least poor share in its worst year.
+    mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation
+    cannot meet the rule at this budget (then no tighter aim can): that one; else the one with the least poor share
+    in its worst year.
     ``stop_at_zero``: a rule of 0 stops at the first (every aim is 0 then)."""
     best, best_worst = None, np.inf
     for rounded, aim, share in (AIMS if order is None else [AIMS[k] for k in order]):
@@ -288,8 +295,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     planned, _ = fleet_mdps(cfg, sim.profile, sim.state, sim.weight, sim.annual_budget, step=step)
     lb = least_budget(planned, rule, cfg.budgets_usd, cfg.carry_over_budget, pool=candidates,
                       certify=fine,  # at the finer grid's prices (the higher certificate, measured)
-                      start=searched.prices,
-                      max_iter=PLANNER_GRID_ITERS[int(step == PLANNER_STEP)])
+                      start=searched.prices, max_iter=PLANNER_GRID_ITERS if sim.n_bridges <= RULE_STEP_MAX_BRIDGES
+                      else PLANNER_GRID_ITERS_LARGE)
     if bar is not None:
         bar.update(1)
     if ray is not None:
