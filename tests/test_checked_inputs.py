@@ -149,6 +149,17 @@ def test_bound_iters_below_two_names_the_option(capsys):
 
 
 
+@pytest.mark.parametrize("argv", [["scenarios", "--certify-step", "abc"], ["evaluate", "--grid-step", "abc"],
+                                  ["train", "--episodes", "many"]])
+def test_an_option_argparse_cannot_parse_is_refused_in_one_line(capsys, argv):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage:" not in err
+    assert err.startswith(f"bridgefleet {argv[0]}: error: argument {argv[1]}: invalid ") and argv[2] in err
+
+
 def test_train_refuses_an_out_folder_it_cannot_write_before_training(tmp_path, capsys, monkeypatch):
     import bridgefleet.paths
 

@@ -100,7 +100,12 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Certified least budget" in text and (out / "scenarios.png").is_file()
     assert "on the planner's 0.03-point grid" in text  # a small fleet under the rule: RULE_STEP
-    assert json.loads((out / "scenarios.json").read_text(encoding="utf-8"))["planner_step"] == 0.03
+    data = json.loads((out / "scenarios.json").read_text(encoding="utf-8"))
+    assert data["planner_step"] == 0.03
+    # the planner's least budget says how many episodes its own simulation had (a level's or a probe's)
+    assert data["planner_least_scale"] is not None
+    n = data["planner_least_episodes"]
+    assert f"judged on {n} episodes" in text and f"over {n} episodes" in text
     rows = list(csv.DictReader((out / "scenarios.csv").open(encoding="utf-8")))
     assert len(rows) == 2 * 5
     zero = [r for r in rows if r["budget_scale"] == "0"]

@@ -33,13 +33,21 @@ class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """An option argparse cannot parse (``--certify-step abc``) is refused in one line, as every other bad input
+    is, instead of argparse's usage block and the line (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def check_seed(args: argparse.Namespace) -> None:
     if getattr(args, "seed", None) is not None and args.seed < 0:
         raise ValueError(f"--seed {args.seed}: must be ≥ 0")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bridgefleet", description=(
+    p = _OneLineErrors(prog="bridgefleet", description=(
         "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
         "and write a multi-year maintenance plan."))
     sub = p.add_subparsers(dest="command", required=True)
@@ -158,11 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--seed", type=int, default=TEST_SEED,
                      help=f"first seed (and the fleet seed of a fleet model; default {TEST_SEED:,}: the test fleets)")
     scn.add_argument("--bisect", type=int, default=3,
-                     help="most probes for the planner's least budget (at 1.1, 1.2, 1.4, … × the certified least "
-                     "budget until one meets the rule, then bisection, until within 5 %% of the certificate)")
+                     help="most probes for the planner's least budget below the lowest level that met the rule "
+                     "(first at 1.1, 1.2, 1.4, … × the certified least budget until one meets it, then bisection; "
+                     "the search stops once the budgets seen to miss and to meet lie within 5 %% of the certified "
+                     "least budget of each other; 0: the lowest level that met)")
     scn.add_argument("--certify-step", type=float, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
-                     help="rating grid of the certified least budget (default 0.005; it holds for the simulator's "
-                     "model whatever the step; finer is tighter and slower)")
+                     help="rating grid of the certified least budget, rating points (default 0.005; it holds for "
+                     "the simulator's model whatever the step; finer is tighter and slower)")
     scn.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(scn)
     scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")

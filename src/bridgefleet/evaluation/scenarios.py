@@ -464,8 +464,9 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
-                     f"judged on {sc.probe_episodes} episodes"
-                     + ("" if sc.planner_missed is None else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
+                     f"judged on {sc.planner_at_least.deck.shape[0]} episodes"
+                     + ("; nothing below it was judged to miss" if sc.planner_missed is None
+                        else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
@@ -526,7 +527,8 @@ def summary(sc: Scenarios) -> dict:
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
             "certify_step": sc.certify_step, "planner_step": sc.planner_step,
             "grid_relaxation_least_scale": list(sc.relaxation),
-            "planner_least_scale": sc.planner_least, "planner_least_episodes": sc.probe_episodes,
+            "planner_least_scale": sc.planner_least, "planner_least_episodes": None if sc.planner_at_least is None
+            else sc.planner_at_least.deck.shape[0],
             "planner_missed_scale": sc.planner_missed,
             "planner_least_breaches": None if sc.planner_at_least is None
             else sc.planner_at_least.result.breaches(sc.rule),
