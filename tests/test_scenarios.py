@@ -106,6 +106,9 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert data["planner_least_scale"] is not None
     n = data["planner_least_episodes"]
     assert f"judged on {n} episodes" in text and f"over {n} episodes" in text
+    from bridgefleet.evaluation.scenarios import COLUMNS_SENTENCE
+
+    assert COLUMNS_SENTENCE in text  # which columns are one episode's and which the mean's
     rows = list(csv.DictReader((out / "scenarios.csv").open(encoding="utf-8")))
     assert len(rows) == 2 * 5
     zero = [r for r in rows if r["budget_scale"] == "0"]

@@ -46,6 +46,12 @@ RULE_SENTENCE = ("The planner buys the most value (condition, traffic and cost) 
                  "poor share at or under the rule each year, not as low as the money allows, so below the rule the "
                  "poor share need not fall as the budget grows.")
 """What the planner's poor share means, said once for scenarios.md and the report's section."""
+COLUMNS_SENTENCE = ("The breach columns and the worst sample-year poor are single episodes' (the highest share of any "
+                    "episode in any year); the rule and the least budgets are judged on each year's mean over the "
+                    "episodes. \"Planner aimed at\": the poor share each year's plan kept to, and where it followed "
+                    "the relaxation's mixture, the share of the budget the mixture spends in expectation (the rest "
+                    "a margin for the episodes whose spend runs above it, spent in the last years).")
+"""What the scenario table's breach, worst-year and aim columns measure (scenarios.md)."""
 CERTIFY_STEP = 0.005
 """Rating grid of the certified least budget (``--certify-step``): it holds for the simulator's model at any
 step, and rises toward the continuous relaxation's least budget as the step falls (O(h²)). Measured at the same
@@ -437,7 +443,7 @@ def format_markdown(sc: Scenarios) -> str:
         "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
              f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
-             f"of {sc.levels[0].result.basis}. {RULE_SENTENCE}", "",
+             f"of {sc.levels[0].result.basis}. {RULE_SENTENCE} {COLUMNS_SENTENCE}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
