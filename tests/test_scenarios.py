@@ -266,10 +266,9 @@ def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkey
 
 
 def test_the_least_budget_sentence_gives_the_planners_breaches_there():
-    from types import SimpleNamespace
 
     from bridgefleet.evaluation.evaluate import EvalResult
-    from bridgefleet.evaluation.scenarios import _breach_words
+    from bridgefleet.evaluation.scenarios import Level, _breach_words
 
     # 4 episodes × 5 years at 5 % poor, but episode 0 at 12 % in years 2–4 (3 running) and episode 1 at 21 % in
     # year 1: a breach in some year on 2 of 4 (50 %), 3 running on 1 (25 %); year 1's mean (3 × 5 + 21) / 4 = 9 %.
@@ -280,7 +279,7 @@ def test_the_least_budget_sentence_gives_the_planners_breaches_there():
     z = np.zeros((4, 5))
     result = EvalResult("lagrangian", 4, 0.0, 0.0, 0.0, 0.0, 0.0, np.zeros(4), np.zeros(2), np.zeros(5), np.zeros(5),
                         deck, z, z, 0.95)
-    words = _breach_words(SimpleNamespace(result=result, deck=deck), 0.10)
+    words = _breach_words(Level(0.3, 1.0, result, 0.0, True), 0.10)
     assert words == (", where over 4 episodes the probability that one episode breaches it (poor deck area above 10%) "
                      "in some year "
                      "is 50% and in 3 years running 25%, and the worst year's mean is 9.0% (year 1)")

@@ -139,6 +139,11 @@ class Level:
         return self.result.deck_by_year
 
     @property
+    def episodes(self) -> int:
+        """The sample paths this level was simulated on (a probe's can be more than the levels')."""
+        return self.deck.shape[0]
+
+    @property
     def agency_usd(self) -> np.ndarray:
         """float64 (E, Y), agency spend, USD a year."""
         return self.result.agency_usd
@@ -395,7 +400,8 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
                 mid = certified * (1.0 + excess)
         order = tuple(k for k in PROBE_ORDER if k != 0 or mid > failed)  # not the knapsack at F below a miss of it
         level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, order, PROBE_ITERS)
-        if not _meets(level, rule) or (not level.rounded and not _knapsack_met(level, rule)):
+        tried = not _meets(level, rule) or not level.rounded  # a probe the mixture met tried nothing after it
+        if tried and not _knapsack_met(level, rule):
             failed = max(failed, mid)  # the knapsack at F was tried here and missed
         if _meets(level, rule):
             hi, at_hi = mid, level
@@ -470,7 +476,7 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
-                     f"judged on {sc.planner_at_least.deck.shape[0]} episodes"
+                     f"judged on {sc.planner_at_least.episodes} episodes"
                      + ("; nothing below it was judged to miss" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
@@ -502,7 +508,7 @@ def _breach_words(level: Level | None, rule: float) -> str:
     if level is None:
         return ""
     b = level.result.breaches(rule)
-    return (f", where over {level.deck.shape[0]} episodes the probability that one episode breaches it (poor deck "
+    return (f", where over {level.episodes} episodes the probability that one episode breaches it (poor deck "
             f"area above {rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running "
             f"{b['three_consecutive']:.0%}, "
             f"and the worst year's mean is {b['worst_year_poor']:.1%} (year {b['worst_year']})")
@@ -534,7 +540,7 @@ def summary(sc: Scenarios) -> dict:
             "certify_step": sc.certify_step, "planner_step": sc.planner_step,
             "grid_relaxation_least_scale": list(sc.relaxation),
             "planner_least_scale": sc.planner_least, "planner_least_episodes": None if sc.planner_at_least is None
-            else sc.planner_at_least.deck.shape[0],
+            else sc.planner_at_least.episodes,
             "planner_missed_scale": sc.planner_missed,
             "planner_least_breaches": None if sc.planner_at_least is None
             else sc.planner_at_least.result.breaches(sc.rule),
