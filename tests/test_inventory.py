@@ -323,6 +323,18 @@ def test_resolve_fleet_warns_when_max_urban_exceeds_urban_count(dc: Inventory) -
     assert (cfg.n_urban, cfg.n_rural) == (243, 1)
 
 
+def test_one_fleet_is_the_inventory_or_the_models_fleet_of_the_seed() -> None:
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.inventory.fleet import one_fleet, resolve_fleet
+
+    cfg, fleet = one_fleet(FleetConfig(n_urban=3, n_rural=2), 7)
+    assert (cfg.fixed_fleet, cfg.fleet_seed, fleet) == (True, 7, None)  # every episode the same 5 bridges
+    inv, inv_fleet = one_fleet(FleetConfig(inventory="dc-2019"), 7)
+    ref, ref_fleet = resolve_fleet(FleetConfig(inventory="dc-2019"))
+    assert inv == ref and (inv.n_urban, inv.n_rural) == (243, 1)
+    assert np.array_equal(inv_fleet[0]["deck_area"], ref_fleet[0]["deck_area"])
+
+
 def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bridgefleet.cli import main
 

@@ -162,7 +162,7 @@ def test_the_command_certifies_on_the_grid_run_scenarios_does():
 def _probe_level(scale: float, met: bool):
     from types import SimpleNamespace
 
-    return SimpleNamespace(scale=scale, deck=np.full((2, 3, 3), 0.05 if met else 0.15), rounded=False, aim=0.1)
+    return SimpleNamespace(scale=scale, deck=np.full((2, 3, 3), 0.05 if met else 0.15))
 
 
 @pytest.mark.parametrize(("meets_from", "probes", "least"), [(0.27, [0.28, 0.265, 0.2725], 0.2725),
@@ -190,17 +190,10 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
     assert at.scale == pytest.approx(least)  # the simulation the least rests on (a probe's, or the level's)
 
 
-@pytest.mark.parametrize(("level_025", "orders"), [("knapsack", [(1, 0, 2), (1, 0, 2)]),
-                                                  ("mixture", [(1, 2), (1, 2)])])
-def test_the_search_stops_within_five_percent_of_the_certificate_and_probes_try_the_mixture_first(
-        monkeypatch, level_025, orders):
+def test_the_search_stops_within_five_percent_of_the_certificate_and_probes_follow_the_mixture(monkeypatch):
     # Certificate 0.2, the planner met the rule at the level 0.25 and meets from 0.205: the probe at 1.1 × 0.2 =
     # 0.22 meets (0.02 above the certificate: more than 5 % of it, 0.01), bisection at 0.21 meets (0.01: done),
-    # so a third probe is not simulated. Each probe tries the mixture (AIMS[1]) first, then the knapsack at F
-    # (AIMS[0]), then its tighter check (AIMS[2]); where the level 0.25 met only with the mixture (the knapsack at
-    # F missed there), the probes below it skip the knapsack at F.
-    from types import SimpleNamespace
-
+    # so a third probe is not simulated. Each probe follows the mixture (AIMS[1]) alone.
     from bridgefleet.evaluation import scenarios
 
     seen, tried = [], []
@@ -211,11 +204,10 @@ def test_the_search_stops_within_five_percent_of_the_certificate_and_probes_try_
         return _probe_level(scale, scale >= 0.205)
 
     monkeypatch.setattr(scenarios, "simulate_level", simulate)
-    at_025 = (_probe_level(0.25, True) if level_025 == "knapsack"
-              else SimpleNamespace(scale=0.25, deck=np.full((2, 3, 3), 0.05), rounded=True, aim=0.09))
-    levels = [at_025, _probe_level(0.5, True), _probe_level(1.0, True)]
+    levels = [_probe_level(0.25, True), _probe_level(0.5, True), _probe_level(1.0, True)]
     at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
-    assert seen == [0.22, 0.21] and tried == orders
+    assert seen == [0.22, 0.21] and tried == [(1,), (1,)]
+    assert scenarios.AIMS[1][0]  # the mixture: rounded
     assert at.scale == pytest.approx(0.21) and missed is None
 
 

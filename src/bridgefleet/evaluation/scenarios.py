@@ -25,7 +25,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
-from bridgefleet.inventory.fleet import resolve_fleet, set_budget
+from bridgefleet.inventory.fleet import one_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
@@ -67,8 +67,11 @@ prices; it stops sooner where its two ends meet) on a fleet of at most
 :data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`. Its best prices give the certificate, and more solves
 give better ones: on dc-2019 (2026-12-05, docs/benchmarks.md) 25 solves end at [0.2465, 0.2573] × the sized budget
 and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's meet within 25."""
-PLANNER_GRID_ITERS_LARGE = 25
-"""The same on a larger fleet (Indiana's 4,794 bridges: its 15 minutes)."""
+PLANNER_GRID_ITERS_LARGE = 40
+"""The same on a larger fleet (Indiana's 4,794 bridges, within its 15 minutes). On Indiana (2026-12-05,
+docs/benchmarks.md) 25 solves end at [0.1376, 0.1421] × the sized budget and certify 0.1373 ×, 40 at [0.1386,
+0.1404] and 0.1381 × (about 15 s more), and the mixture at 0.1510 × then keeps 9.9 % in its worst year on 16
+paths where it kept 10.1 % with the columns of 25."""
 SEARCH_TOL = 1e-2
 """Each level's price search stops when its bound is within 1 % of its master LP's value (the planner's own
 default is 0.2 %): measured on dc-2019 at 0.3125 × the sized budget, 34 DP solves instead of 47, a bound 0.15 %
@@ -79,12 +82,12 @@ PROBE_ITERS = 12
 mixture it follows draws on the least budget's columns, not the search's. Measured on Indiana (traced runs, same
 day): the probes met and missed the rule as with up to 80 solves (0.148 × 11.2 % both, 0.162 × 9.5 % both, 0.155 ×
 9.6 and 9.8 %), and the first probe's search and knapsack took 64 s instead of 131 s."""
-PROBE_ORDER = (1, 0, 2)
-"""The order in which a probe of the planner's least budget tries :data:`AIMS`: the mixture first (near the
-certificate it is what meets the rule: each probe that met did so with the mixture in the traces of dc-2019 on
-2026-12-05 and of Indiana in docs/benchmarks.md), then the knapsack at F, then its tighter check. Any attempt
-that meets the rule ends the probe, so the order changes its time, not its verdict: on dc-2019 the first probe's
-knapsack took 10 of its 17 s (2026-12-05)."""
+PROBE_ORDER = (1,)
+"""What a probe of the planner's least budget tries of :data:`AIMS`: the mixture alone. Near the certificate it is
+what meets the rule, and the knapsacks miss by far where it misses (traces of 2026-12-05, docs/benchmarks.md: at
+1.05 × the certificate dc-2019's knapsack at F and its tighter check ran to 18–33 % in their worst year, the
+default fleet's at 1.10 and 1.15 × 27 / 44 % and 16 / 37 %, Indiana's at 1.10 × 52 / 61 % where the mixture kept
+10.1 %); on dc-2019 they took 14 of the run's 125 s."""
 PROBE_TOL = 0.05
 """The search for the planner's least budget stops once the budgets at which it was seen to miss and to meet the
 rule lie within this share of the certified least budget of each other (or after ``bisect`` probes)."""
@@ -273,10 +276,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         raise ValueError(f"--bisect {bisect}: must be ≥ 0")
     if not 0.0 < certify_step <= 1.0:
         raise ValueError(f"--certify-step {certify_step:g}: must be in (0, 1] rating points")
-    cfg = fleet_cfg.replace(horizon_years=years)
-    if cfg.inventory is None:  # one fleet of the model (fleet seed ``seed``): expectations over deterioration
-        cfg = cfg.replace(fixed_fleet=True, fleet_seed=seed)
-    cfg, fleet = resolve_fleet(cfg)
+    cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)  # expectations over deterioration
     sized = sum(cfg.budgets_usd)
     if not sized > 0:
         raise ValueError("the fleet's annual budget is USD 0: scenarios scale it (set annual_budget_usd, or "
@@ -353,11 +353,6 @@ def _meets(level: Level, rule: float) -> bool:
     return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
 
 
-def _knapsack_met(level: Level, rule: float) -> bool:
-    """The first of :data:`AIMS` (the knapsack at F) met the rule at this level."""
-    return _meets(level, rule) and not level.rounded and level.aim >= rule - 1e-12
-
-
 def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
                    pool: ColumnPool, candidates: ColumnPool,
                    levels_judge: bool = True) -> tuple[Level | None, float | None]:
@@ -367,8 +362,8 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     1.4, … × it, where the planner's least budget is expected) until a probe meets the rule or passes the
     lowest level that met it, then bisection (Bentley & Yao, "An almost optimal algorithm for unbounded
     searching", Information Processing Letters 5(3), 1976), until the budgets seen to miss and to meet lie within
-    :data:`PROBE_TOL` of the certificate of each other. A probe tries the attempts in :data:`PROBE_ORDER`, without
-    the knapsack at F below a budget at which it missed. ``episodes``: the probes' sample paths;
+    :data:`PROBE_TOL` of the certificate of each other. A probe follows the relaxation's mixture
+    (:data:`PROBE_ORDER`). ``episodes``: the probes' sample paths;
     ``levels_judge``: whether the levels were simulated on as many (else a level that missed bounds nothing
     from below: on fewer paths a miss can be noise, as the default fleet's at 0.25 × on 16 paths, 10.9 % in
     year 30, where 0.259 × kept 7.1 % on 44).
@@ -381,7 +376,6 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
     if not ok:
         return None, None
     judged = levels if levels_judge else []
-    failed = max([lv.scale for lv in judged if not _knapsack_met(lv, rule)], default=-np.inf)
     at_hi = min(ok, key=lambda lv: lv.scale)
     hi = at_hi.scale
     missed = max((lv.scale for lv in judged if lv.scale < hi), default=None)
@@ -398,11 +392,8 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
                 excess *= 2.0
             if certified * (1.0 + excess) < hi:
                 mid = certified * (1.0 + excess)
-        order = tuple(k for k in PROBE_ORDER if k != 0 or mid > failed)  # not the knapsack at F below a miss of it
-        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, order, PROBE_ITERS)
-        tried = not _meets(level, rule) or not level.rounded  # a probe the mixture met tried nothing after it
-        if tried and not _knapsack_met(level, rule):
-            failed = max(failed, mid)  # the knapsack at F was tried here and missed
+        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, PROBE_ORDER,
+                               PROBE_ITERS)
         if _meets(level, rule):
             hi, at_hi = mid, level
             gallop = False  # bisection from here on

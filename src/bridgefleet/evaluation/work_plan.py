@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.inventory.fleet import resolve_fleet, set_budget
+from bridgefleet.inventory.fleet import one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.load import load_policy
@@ -169,10 +169,7 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
 
     _check(years, samples)
     decide = LagrangianPlanner(max_poor_deck_area=max_poor) if policy == "lagrangian" else get_policy(policy)
-    fleet_cfg = fleet_cfg.replace(horizon_years=years)
-    if fleet_cfg.inventory is None:
-        fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
-    fleet_cfg, fleet = resolve_fleet(fleet_cfg)
+    fleet_cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)
     fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
     if policy == "lagrangian" and max_poor is not None:
         return plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor)
@@ -224,11 +221,9 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     fleet_cfg = cfg.fleet.replace(horizon_years=years)
     if inventory is not None:
         fleet_cfg = fleet_cfg.replace(inventory=inventory)
-    if max_urban is not None:
+    if max_urban is not None:  # an inventory's (the config refuses it on a model fleet)
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
-    elif fleet_cfg.inventory is None:
-        fleet_cfg = fleet_cfg.replace(fixed_fleet=True, fleet_seed=seed)
-    fleet_cfg, fleet = resolve_fleet(fleet_cfg)
+    fleet_cfg, fleet = one_fleet(fleet_cfg, seed)
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
     if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "

@@ -48,6 +48,15 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
                           urban_budget_share=share), (profile, state)
 
 
+def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, dict] | None]:
+    """:func:`resolve_fleet` of one fleet: the inventory, or the fleet model's fleet of fleet seed ``seed``
+    (``fixed_fleet``), so every episode differs only in its deterioration (what a plan or a scenario of one
+    agency's fleet is about)."""
+    if config.inventory is None:
+        config = config.replace(fixed_fleet=True, fleet_seed=seed)
+    return resolve_fleet(config)
+
+
 def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:
     """A resolved fleet (:func:`resolve_fleet`) with its total annual budget ``scale`` × its own (the sized
     budget) or ``usd`` USD a year; the split between the agencies is kept. Neither given: unchanged.

@@ -16,7 +16,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, best_heuristic, evaluate_with_bound
 from bridgefleet.evaluation.work_plan import Plan, compute_plan, policy_plan
-from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.inventory.fleet import one_fleet
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.heuristics import HEURISTICS
 from bridgefleet.sim.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
@@ -101,7 +101,7 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
 
 def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
     """Condition, size and traffic of the fleet the plan starts from (seed 0 draw for a synthetic fleet)."""
-    rcfg, fleet = resolve_fleet(cfg if cfg.inventory else cfg.replace(fixed_fleet=True, fleet_seed=0))
+    rcfg, fleet = one_fleet(cfg, 0)
     sim = FleetSimulator(rcfg, 1, fleet)
     sim.reset(None, [0])
     cond = np.asarray(sim.state.condition[0], dtype=float)
