@@ -84,10 +84,10 @@ day): the probes met and missed the rule as with up to 80 solves (0.148 × 11.2 
 9.6 and 9.8 %), and the first probe's search and knapsack took 64 s instead of 131 s."""
 PROBE_ORDER = (1,)
 """What a probe of the planner's least budget tries of :data:`AIMS`: the mixture alone. Near the certificate it is
-what meets the rule, and the knapsacks miss by far where it misses (traces of 2026-12-05, docs/benchmarks.md: at
-1.05 × the certificate dc-2019's knapsack at F and its tighter check ran to 18–33 % in their worst year, the
-default fleet's at 1.10 and 1.15 × 27 / 44 % and 16 / 37 %, Indiana's at 1.10 × 52 / 61 % where the mixture kept
-10.1 %); on dc-2019 they took 14 of the run's 125 s."""
+what meets the rule, and the knapsacks miss by far where it misses (traces of 2026-12-05, docs/benchmarks.md: the
+knapsack at F and its tighter check in their worst year on dc-2019 18–33 % at 1.05–1.15 × a certificate of 0.2404 ×,
+on the default fleet 27 / 44 % and 16 / 37 % at 1.10 and 1.15 × its certificate, on Indiana 52 / 61 % at 1.10 ×
+where the mixture kept 10.1 %); on dc-2019 they took 14 of the run's 125 s."""
 PROBE_TOL = 0.05
 """The search for the planner's least budget stops once the budgets at which it was seen to miss and to meet the
 rule lie within this share of the certified least budget of each other (or after ``bisect`` probes)."""
