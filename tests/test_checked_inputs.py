@@ -121,6 +121,8 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
     (["--budgets-usd", "-5"], "--budgets-usd -5: each level must be a finite number ≥ 0"),
     (["--bisect", "-1"], "--bisect -1: must be ≥ 0"),
     (["--certify-step", "0"], "--certify-step 0: must be in (0, 1] rating points"),
+    (["--episodes", "0"], "error: --episodes 0: must be at least 1\n"),  # names only the option given
+    (["--years", "0"], "error: --years 0: must be at least 1\n"),
 ])
 def test_scenarios_refuses_bad_levels_and_options_before_any_work(tmp_path, capsys, extra, message):
     code = main(["scenarios", "--inventory", "dc-2019", "--out", str(tmp_path / "sc"), "--quiet", *extra])

@@ -270,8 +270,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     """
     if not 0.0 <= rule <= 1.0:
         raise ValueError(f"--rule {rule}: must be a share in [0, 1] (0.10 for FHWA's rule)")
-    if years < 1 or episodes < 1:
-        raise ValueError(f"--years {years}, --episodes {episodes}: each must be at least 1")
+    for name, value in (("--years", years), ("--episodes", episodes)):
+        if value < 1:
+            raise ValueError(f"{name} {value}: must be at least 1")
     if bisect < 0:
         raise ValueError(f"--bisect {bisect}: must be ≥ 0")
     if not 0.0 < certify_step <= 1.0:

@@ -268,8 +268,9 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
-    """Shares good / fair / poor by year (%) and each agency's yearly spend against its budget; written to
-    ``path``, or returned as an ``<svg>`` element (text) when ``path`` is None."""
+    """Shares of deck area poor / fair / good by year (%, FHWA's measures, 23 CFR 490.407, over ``plan.basis``)
+    with FHWA's 10 % line and the share of bridges poor, and each agency's yearly spend against its budget; written
+    to ``path``, or returned as an ``<svg>`` element (text) when ``path`` is None."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -277,17 +278,21 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
 
     y = np.arange(1, plan.years + 1)
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
-    g, f, p = (100 * plan.shares[:, k] for k in range(3))
-    a1.stackplot(y, g, f, p, labels=["good (≥ 7)", "fair (5–6)", "poor (≤ 4)"],
-                 colors=["#2e7d32", "#f9a825", "#c62828"])
-    a1.set_ylabel("bridges, %")
+    g, f, p = (100 * plan.deck_shares[:, k] for k in range(3))
+    a1.stackplot(y, p, f, g, labels=["poor (≤ 4)", "fair (5–6)", "good (≥ 7)"],
+                 colors=["#c62828", "#f9a825", "#2e7d32"])  # poor at the bottom: its share reads off the axis
+    a1.axhline(100 * FHWA_RULE, color="black", ls="--", lw=1.2,
+               label=f"FHWA: ≤ {FHWA_RULE:.0%} poor (23 CFR 490.411)")
+    a1.plot(y, 100 * plan.shares[:, 2], color="black", ls=":", lw=1.2, label="poor, % of all bridges (a count)")
+    a1.set_ylabel("deck area, %")
     a1.set_ylim(0, 100)
     a1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a1.set_title("Condition of the fleet by year (FHWA good / fair / poor)")
+    a1.set_title(f"Condition by year: share of deck area ({plan.basis}), FHWA good / fair / poor")
     w = 0.4
     for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
         a2.bar(y + (k - 0.5) * w, plan.spend_usd[:, k] / 1e3, width=w, color=colour, label=f"{name} spend")
-        a2.axhline(plan.budget_usd[k] / 1e3, color=colour, ls="--", lw=1, label=f"{name} budget")
+        a2.axhline(plan.budget_usd[k] / 1e3, color=colour, ls="--", lw=1,
+                   label=f"{name} budget (USD {plan.budget_usd[k]:,.0f} a year)")
     a2.set_ylabel("thousand USD per year")
     a2.set_xlabel("year of the plan")
     a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)")
