@@ -63,6 +63,16 @@ def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
     assert len(rows) == 1 + 4 * 6 and out.with_suffix(".png").is_file()
     budget = FleetConfig.from_yaml(fleet).budgets_usd
     assert f"annual budget USD {sum(budget) / 2:,.0f}" in text
+    summary = list(csv.DictReader((tmp_path / "plan_summary.csv").open(encoding="utf-8")))
+    assert [r["year"] for r in summary] == ["1", "2", "3", "4"]
+    for r in summary:  # shares that add up, the halved budget of each agency
+        assert sum(float(r[f"deck_area_{b}"]) for b in ("good", "fair", "poor")) == pytest.approx(1.0, abs=2e-4)
+        assert (float(r["urban_budget_usd"]), float(r["rural_budget_usd"])) == pytest.approx(
+            (budget[0] / 2, budget[1] / 2), abs=0.5)
+    # a path without a suffix is a folder, as for `scenarios --out`
+    assert main(["plan", "--policy", "do_nothing", "--config", str(fleet), "--years", "2", "--samples", "1",
+                 "--out", str(tmp_path / "folder")]) == 0
+    assert {p.name for p in (tmp_path / "folder").iterdir()} == {"plan.csv", "plan_summary.csv", "plan.png"}
 
 
 def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):

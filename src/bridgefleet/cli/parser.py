@@ -123,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "sized budget (default 1)")
     budget.add_argument("--budget-usd", type=float, help="with --policy: the annual budget, USD a year (split "
                         "between the agencies as the sized one)")
-    pl.add_argument("--out", help="plan CSV path, plan.png beside it (default: RUN_DIR/plan.csv, or plan.csv)")
+    pl.add_argument("--out", help="plan CSV path, or a folder (plan.csv inside it; a path without a suffix is "
+                    "taken as a folder); plan_summary.csv (a row per year) and plan.png beside it (default: "
+                    "RUN_DIR/plan.csv, or plan.csv)")
     _rule_option(pl)
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")

@@ -68,13 +68,14 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
               samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None,
               policy: str | None = None, fleet: FleetConfig | None = None, budget_scale: float | None = None,
               budget_usd: float | None = None, max_poor: float | None = None) -> Path:
-    """Write plan.csv (one row per bridge and year) and plan.png; print a yearly summary.
+    """Write plan.csv (one row per bridge and year), plan_summary.csv (a row per year) and plan.png; print the
+    yearly summary.
 
     With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
     (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
     default fleet when None) where there is no run, at ``budget_scale`` × the sized budget or ``budget_usd``
-    (:func:`policy_plan`). ``out`` defaults to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder gets
-    ``plan.csv`` inside it.
+    (:func:`policy_plan`). ``out`` defaults to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder, or a
+    path without a suffix (a folder to make, as ``scenarios --out``), gets ``plan.csv`` inside it.
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
@@ -88,7 +89,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     if max_poor is not None and policy != "lagrangian":
         raise ValueError("--max-poor-deck-area needs --policy lagrangian (the planner prices the rule)")
     out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
-    if out.is_dir():
+    if out.is_dir() or (not out.exists() and not out.suffix):
         out = out / "plan.csv"
     check_writable_file(out, "--out", create=True)  # before the plan is computed
     if policy is None:
@@ -110,7 +111,8 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
 
 
 def write_plan(plan: Plan, out: Path) -> None:
-    """``out`` (CSV, a row per bridge and year) and the figure beside it; the yearly summary on stdout."""
+    """``out`` (CSV, a row per bridge and year), the yearly summary (:func:`summary_rows`) in
+    ``<out stem>_summary.csv`` and on stdout, and the figure beside them."""
     def rows():
         yield ["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"]
         for y in range(plan.years):
@@ -120,10 +122,25 @@ def write_plan(plan: Plan, out: Path) -> None:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
+    summary = out.with_name(f"{out.stem}_summary.csv")
+    write_csv(summary, summary_rows(plan))
     print(format_summary(plan))
     png = out.with_suffix(".png")
     plot_plan(plan, png)
-    print(f"plan ({plan.policy}): {out} ({plan.years} years × {len(plan.bridge_id)} bridges), figure: {png}")
+    print(f"plan ({plan.policy}): {out} ({plan.years} years × {len(plan.bridge_id)} bridges), yearly summary: "
+          f"{summary}, figure: {png}")
+
+
+def summary_rows(plan: Plan):
+    """The yearly summary as CSV rows (a header, then a row per year): shares of deck area good / fair / poor
+    (FHWA's measures over ``plan.basis``) and of bridges good / poor, 0–1, and each agency's spend and budget,
+    USD a year (spend above the budget is money carried over)."""
+    yield ["year", "deck_area_good", "deck_area_fair", "deck_area_poor", "bridges_good", "bridges_poor",
+           "urban_spend_usd", "rural_spend_usd", "urban_budget_usd", "rural_budget_usd"]
+    for y in range(plan.years):
+        yield [y + 1, *(f"{v:.4f}" for v in plan.deck_shares[y]), f"{plan.shares[y, 0]:.4f}",
+               f"{plan.shares[y, 2]:.4f}", *(f"{v:.0f}" for v in plan.spend_usd[y]),
+               *(f"{v:.0f}" for v in plan.budget_usd)]
 
 
 def format_summary(plan: Plan) -> str:
