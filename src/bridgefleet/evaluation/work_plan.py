@@ -4,6 +4,7 @@ averaged over deterioration samples."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +132,7 @@ def write_plan(plan: Plan, out: Path) -> None:
           f"{summary}, figure: {png}")
 
 
-def summary_rows(plan: Plan):
+def summary_rows(plan: Plan) -> Iterator[list]:
     """The yearly summary as CSV rows (a header, then a row per year): shares of deck area good / fair / poor
     (FHWA's measures over ``plan.basis``) and of bridges good / poor, 0–1, and each agency's spend and budget,
     USD a year (spend above the budget is money carried over)."""
