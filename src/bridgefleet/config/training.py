@@ -107,6 +107,11 @@ class TrainConfig:
     lr_end_fraction: float = 1.0
     """Learning rate at the end as a share of ``lr``, reached on a cosine over the schedule's episodes
     (Loshchilov & Hutter, ICLR 2017, without restarts); 1.0 keeps it constant."""
+    lr_drop_factor: float = 1.0
+    """At each evaluation whose validation return falls more than :data:`LR_DROP_TOLERANCE` of the best's size below
+    the best so far, the learning rate (of the schedule above) is multiplied by this, for the rest of the run: a cut
+    on a drop rather than on a plateau (``torch.optim.lr_scheduler.ReduceLROnPlateau`` cuts when the return stops
+    rising, which a converged run does too), 0–1; 1.0 never cuts."""
     urban_hidden: tuple[int, ...] = (512, 1024, 512)
     """Urban Q-network torso widths (the plan's network)."""
     rural_hidden: tuple[int, ...] = (256, 256)
@@ -181,7 +186,7 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
-                     "eps_decay_fraction", "lr_end_fraction", "greedy_bootstrap",
+                     "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
                      "min_samples_per_transition"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -220,6 +225,7 @@ class TrainConfig:
                         "off, default, reduce-overhead or max-autotune"),
             "eps_decay_fraction": (0 < self.eps_decay_fraction <= 1, "in (0, 1]"),
             "lr_end_fraction": (0 < self.lr_end_fraction <= 1, "in (0, 1]"),
+            "lr_drop_factor": (0 < self.lr_drop_factor <= 1, "in (0, 1]"),
             "schedule_episodes": (self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
                                                                      and self.schedule_episodes >= 1),
                                   "a whole number >= 1, or left out"),
@@ -266,6 +272,13 @@ class TrainConfig:
         f = self.lr_end_fraction
         return self.lr * (f + (1.0 - f) * 0.5 * (1.0 + math.cos(math.pi * p)))
 
+    def lr_scale_after(self, scale: float, best: float | None, value: float) -> float:
+        """The learning rate's multiplier after an evaluation: ``scale`` × ``lr_drop_factor`` if the validation
+        return ``value`` fell more than :data:`LR_DROP_TOLERANCE` × |``best``| below ``best``, the best before it
+        (None: the first evaluation), else ``scale``."""
+        dropped = best is not None and value < best - LR_DROP_TOLERANCE * abs(best)
+        return scale * self.lr_drop_factor if dropped else scale
+
     def epsilon(self, episodes_done: int) -> float:
         """ε after ``episodes_done`` episodes: linear from eps_start to eps_end over eps_decay_fraction of the
         run, then constant."""
@@ -304,6 +317,10 @@ class TrainConfig:
         except TypeError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
+
+LR_DROP_TOLERANCE = 0.01
+"""How far below the best validation return so far an evaluation must fall, as a share of the best's size, for
+``lr_drop_factor`` to cut the learning rate (issue 27 calls a run stable when it ends within 2 % of its best)."""
 
 _BASE: dict[str, Any] = {"num_envs": 1, "updates_per_step": 1.0}
 PRESETS: dict[str, dict[str, Any]] = {

@@ -111,6 +111,7 @@ class Trainer(ABC):
         self.update_credit = 0.0
         self.last_eval: float | None = None
         self.best_eval: float | None = None
+        self.lr_scale = 1.0  # the learning rate's cuts so far (lr_drop_factor), × the schedule's
         self.best_state: dict[str, dict[str, torch.Tensor]] | None = None
         self.average: dict[str, dict[str, torch.Tensor]] | None = None  # cfg.weight_average's, by learner
         self.episodes_to_target: int | None = None
@@ -262,6 +263,8 @@ class Trainer(ABC):
         first, since a sweep's scheduler may stop the run there) and the first episode and second at which the
         target was reached."""
         ep = self.episodes_done
+        self.lr_scale = self.cfg.lr_scale_after(self.lr_scale, self.best_eval, self.last_eval)
+        writer.add_scalar("train/lr", self.cfg.lr_at(ep) * self.lr_scale, ep)
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
             self.best_state = self.decided_weights()
@@ -292,7 +295,7 @@ class Trainer(ABC):
         while self.episodes_done < cfg.episodes:
             for learner in self.learners.values():
                 for group in learner.optimizer.param_groups:
-                    group["lr"] = cfg.lr_at(self.episodes_done)
+                    group["lr"] = cfg.lr_at(self.episodes_done) * self.lr_scale
             eps = self.epsilon()
             returns = self.run_episode(eps)
             self.update_average()
@@ -337,7 +340,7 @@ class Trainer(ABC):
             "per_step": {name: getattr(r, "step", 0) for name, r in self.replays.items()},
             "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
             "target_return": self.target_return, "target_policy": self.target_policy,
-            "last_eval": self.last_eval, "best_eval": self.best_eval,
+            "last_eval": self.last_eval, "best_eval": self.best_eval, "lr_scale": self.lr_scale,
             "best_state": self.best_state if self.best_state is not None else {},
             "average": self.average if self.average is not None else {},
             "config": self.cfg.to_dict(),
@@ -365,6 +368,7 @@ class Trainer(ABC):
         for k in ("episodes_to_target", "seconds_to_target", "target_return", "target_policy", "last_eval"):
             setattr(self, k, state[k])
         self.best_eval = state.get("best_eval")
+        self.lr_scale = float(state.get("lr_scale", 1.0))  # a checkpoint before lr_drop_factor: never cut
         best = state.get("best_state") or None
         if best is not None and not all(isinstance(v, dict) for v in best.values()):
             best = {names[0]: best}  # a per-bridge checkpoint before format 2: one network's weights
