@@ -138,16 +138,19 @@ def test_the_default_preset_trains_across_budget_levels_unless_a_config_file_say
 
 
 def test_lr_cut_on_a_validation_drop_only():
-    """lr_drop_factor cuts the learning rate on an evaluation more than 1 % of the best's size below the best, for
-    the rest of the run; a plateau, a small dip or the first evaluation leaves it."""
-    cfg = TrainConfig.from_dict({"lr_drop_factor": 0.5})
-    assert cfg.lr_scale_after(1.0, None, -5.0) == 1.0  # the first evaluation
-    assert cfg.lr_scale_after(1.0, 100.0, 99.5) == 1.0  # 0.5 % below
-    assert cfg.lr_scale_after(1.0, 100.0, 100.0) == 1.0  # a plateau
-    assert cfg.lr_scale_after(1.0, 100.0, 98.9) == 0.5  # 1.1 % below
-    assert cfg.lr_scale_after(0.5, 100.0, 90.0) == 0.25  # cuts compound
-    assert cfg.lr_scale_after(1.0, -200.0, -203.0) == 0.5  # 1.5 % of |best| below a negative best
-    assert cfg.lr_scale_after(1.0, -200.0, -201.0) == 1.0
-    assert TrainConfig.from_dict({}).lr_scale_after(1.0, 100.0, 50.0) == 1.0  # off by default
+    """lr_drop_factor cuts the learning rate on an evaluation after ε's decay more than 1 % of the best's size below
+    the best, for the rest of the run; a plateau, a small dip, the first evaluation or a drop while ε decays leaves
+    it."""
+    cfg = TrainConfig.from_dict({"lr_drop_factor": 0.5, "episodes": 2000, "eps_decay_fraction": 0.5})
+    assert cfg.lr_scale_after(1.0, 100.0, 50.0, 999) == 1.0  # ε still decays
+    assert cfg.lr_scale_after(1.0, 100.0, 98.9, 1000) == 0.5
+    assert cfg.lr_scale_after(1.0, None, -5.0, 1600) == 1.0  # the first evaluation
+    assert cfg.lr_scale_after(1.0, 100.0, 99.5, 1600) == 1.0  # 0.5 % below
+    assert cfg.lr_scale_after(1.0, 100.0, 100.0, 1600) == 1.0  # a plateau
+    assert cfg.lr_scale_after(1.0, 100.0, 98.9, 1600) == 0.5  # 1.1 % below
+    assert cfg.lr_scale_after(0.5, 100.0, 90.0, 1600) == 0.25  # cuts compound
+    assert cfg.lr_scale_after(1.0, -200.0, -203.0, 1600) == 0.5  # 1.5 % of |best| below a negative best
+    assert cfg.lr_scale_after(1.0, -200.0, -201.0, 1600) == 1.0
+    assert TrainConfig.from_dict({}).lr_scale_after(1.0, 100.0, 50.0, 1600) == 1.0  # off by default
     with pytest.raises(ConfigError, match="lr_drop_factor"):
         TrainConfig.from_dict({"lr_drop_factor": 0.0})

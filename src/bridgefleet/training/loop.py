@@ -263,7 +263,7 @@ class Trainer(ABC):
         first, since a sweep's scheduler may stop the run there) and the first episode and second at which the
         target was reached."""
         ep = self.episodes_done
-        self.lr_scale = self.cfg.lr_scale_after(self.lr_scale, self.best_eval, self.last_eval)
+        self.lr_scale = self.cfg.lr_scale_after(self.lr_scale, self.best_eval, self.last_eval, ep)
         writer.add_scalar("train/lr", self.cfg.lr_at(ep) * self.lr_scale, ep)
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
