@@ -54,8 +54,8 @@ DETERMINISTIC = {"device": "cpu", "threads": 1, "amp": False, "compile": "off", 
 # agent: bridge (the default preset), 4 fleets × 4 vector episodes of 8 years: updates from the second episode
 # batch on, two evaluations and two checkpoints.
 # reward_scale 1.0, no user cost input, no weight average, SARSA bootstraps, updates_per_step 2 alone, the sized
-# budget only, no rating ramps and an episode free to fill the replay: the default preset's values when these were
-# pinned (issue 27 changed all ten)
+# budget only, no rating ramps, an episode free to fill the replay and no learning-rate cut: the default preset's
+# values when these were pinned (issue 27 changed all ten)
 BRIDGE = {**DETERMINISTIC, "reward_scale": 1.0, "user_cost_feature": False, "weight_average": None,
           "budget_scale_range": None, "updates_per_step": 2.0, "rating_ramps": False, "replay_episodes": 1,
           "greedy_bootstrap": 0, "min_samples_per_transition": 0, "bridge_hidden": [16, 16], "lr_drop_factor": 1.0,
