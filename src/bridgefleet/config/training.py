@@ -277,14 +277,19 @@ class TrainConfig:
         ``lr_drop_factor`` if the validation return ``value`` fell more than :data:`LR_DROP_TOLERANCE` × |``best``|
         below ``best``, the best before it (None: the first evaluation), once ε has decayed (while it decays the
         validation return dips as the policy changes: Indiana's seed 2 cut twice by episode 480), else ``scale``."""
-        explored = episodes_done >= self.eps_decay_fraction * self.schedule_total
+        explored = episodes_done >= self.eps_decay_episodes
         dropped = best is not None and value < best - LR_DROP_TOLERANCE * abs(best)
         return scale * self.lr_drop_factor if explored and dropped else scale
+
+    @property
+    def eps_decay_episodes(self) -> float:
+        """Episodes over which ε decays (``eps_decay_fraction`` of the schedule, at least 1)."""
+        return max(1.0, self.eps_decay_fraction * self.schedule_total)
 
     def epsilon(self, episodes_done: int) -> float:
         """ε after ``episodes_done`` episodes: linear from eps_start to eps_end over eps_decay_fraction of the
         run, then constant."""
-        frac = min(1.0, episodes_done / max(1.0, self.eps_decay_fraction * self.schedule_total))
+        frac = min(1.0, episodes_done / self.eps_decay_episodes)
         return self.eps_start + frac * (self.eps_end - self.eps_start)
 
     def learner_config(self, hidden: tuple[int, ...], amp: bool | None = None, target: str | None = None

@@ -184,6 +184,10 @@ class Trainer(ABC):
     def epsilon(self) -> float:
         return self.cfg.epsilon(self.episodes_done)
 
+    def learning_rate(self) -> float:
+        """The schedule's learning rate now (``lr_end_fraction``) × the cuts so far (``lr_drop_factor``)."""
+        return self.cfg.lr_at(self.episodes_done) * self.lr_scale
+
     def elapsed(self) -> float:
         return self.wall_before + (time.perf_counter() - self.t0)
 
@@ -264,7 +268,7 @@ class Trainer(ABC):
         target was reached."""
         ep = self.episodes_done
         self.lr_scale = self.cfg.lr_scale_after(self.lr_scale, self.best_eval, self.last_eval, ep)
-        writer.add_scalar("train/lr", self.cfg.lr_at(ep) * self.lr_scale, ep)
+        writer.add_scalar("train/lr", self.learning_rate(), ep)
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
             self.best_state = self.decided_weights()
@@ -295,7 +299,7 @@ class Trainer(ABC):
         while self.episodes_done < cfg.episodes:
             for learner in self.learners.values():
                 for group in learner.optimizer.param_groups:
-                    group["lr"] = cfg.lr_at(self.episodes_done) * self.lr_scale
+                    group["lr"] = self.learning_rate()
             eps = self.epsilon()
             returns = self.run_episode(eps)
             self.update_average()
