@@ -340,7 +340,7 @@ def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.Ca
 
     assert main(["inventory", "dc-2019", "--max-urban", "0"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and "max_urban = 0" in err  # refused before any summary is printed
+    assert out == "" and "--max-urban (max_urban) 0: must be a whole number of at least 1" in err  # before any summary
     assert main(["inventory", "dc-2019", "--max-urban", "500"]) == 0
     assert "exceeds the 243 urban bridges" in capsys.readouterr().out
     empty = tmp_path / "empty.csv"

@@ -18,6 +18,7 @@ from bridgefleet.cli import main
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.outputs import atomic_open, csv_cell, write_csv
 from bridgefleet.report import build_report, json_script
+from bridgefleet.runs import load
 from bridgefleet.training.runner import train
 
 HOSTILE = ["<!--<script>", "</script><b>x", '"><img src=x onerror=alert(1)>',
@@ -39,8 +40,8 @@ def hostile_run(tmp_path_factory):
         for i, bid in enumerate(IDS):
             w.writerow([bid, 4 + i % 5, 10 + i, 200 + 10 * i, 1000 + 100 * i, "U" if i % 2 else "R"])
     (d / "mapping.yaml").write_text(MAPPING, encoding="utf-8")
-    cfg = {"agent": "bridge", "bridge_hidden": [16], "batch_size": 64, "learning_starts": 100,
-           "buffer_capacity": 2000, "num_envs": 2, "episodes": 2, "eval_every": 2, "eval_episodes": 2,
+    cfg = {"agent": "bridge", "bridge_hidden": [16], "batch_size": 16, "learning_starts": 16,
+           "buffer_capacity": 2000, "num_envs": 2, "episodes": 4, "eval_every": 2, "eval_episodes": 2,
            "checkpoint_every": 2, "threads": 1, "amp": False,
            "fleet": {"horizon_years": 2, "inventory": str(table), "inventory_mapping": str(d / "mapping.yaml")}}
     out = d / "run"
@@ -168,3 +169,71 @@ def test_every_text_file_the_product_opens_says_its_encoding():
             if any(m in statement for m in ('"rb"', '"wb"', "binary")) or path.name == "outputs.py":
                 continue
             assert "encoding" in statement or "(\"utf-8\")" in statement, f"{path.name}:{i + 1}: {line.strip()}"
+
+
+def test_no_output_replaces_what_the_command_reads(hostile_run, tmp_path, capsys):
+    """Defects a new user found: `--out` over the inventory, the mapping or the run's model was written."""
+    table, mapping = hostile_run.parent / "table.csv", hostile_run.parent / "mapping.yaml"
+    kept = {p: p.read_bytes() for p in (table, mapping, hostile_run / "final.pt", hostile_run / "config.yaml")}
+    for argv, what in (
+            (["plan", str(hostile_run), "--out", str(table)], "the run's inventory"),
+            (["plan", "--policy", "do_nothing", "--inventory", str(table), "--mapping", str(mapping), "--out",
+              str(mapping)], "the column mapping"),
+            (["plan", str(hostile_run), "--out", str(hostile_run / "final.pt")], "the run's final.pt"),
+            (["report", str(hostile_run), "--no-bound", "--out", str(hostile_run / "config.yaml")],
+             "the run's config.yaml"),
+            (["evaluate", str(hostile_run), "--json", str(hostile_run / "final.pt")], "the run's final.pt")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"is {what}, which this command reads: give another file" in err and "Traceback" not in err
+    assert all(p.read_bytes() == data for p, data in kept.items())
+    # a path without a suffix is a folder: an existing file of that name is refused, not overwritten
+    (tmp_path / "afile").write_text("mine")
+    assert main(["plan", str(hostile_run), "--out", str(tmp_path / "afile")]) == 2
+    assert "is a file, and a path without a suffix is taken as a folder" in capsys.readouterr().err
+    assert (tmp_path / "afile").read_text() == "mine" and not (tmp_path / "afile_summary.csv").exists()
+
+
+def test_a_run_plans_on_another_mapped_table_and_records_absolute_paths(hostile_run, tmp_path, monkeypatch, capsys):
+    """`plan RUN --inventory T --mapping M` reads T with M (the run's own mapping otherwise); a run trained from a
+    relative path records it absolute, so it opens from any folder."""
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.inventory.fleet import absolute_files
+
+    table, mapping = hostile_run.parent / "table.csv", hostile_run.parent / "mapping.yaml"
+    other = tmp_path / "other.csv"
+    header = "id,cond,age,area,aadt,cls"
+    other.write_text(table.read_text(encoding="utf-8").replace(header, header.upper()), encoding="utf-8")
+    upper = MAPPING
+    for key in ("id", "cond", "age", "area", "aadt"):
+        upper = upper.replace(f": {key}\n", f": {key.upper()}\n")
+    (tmp_path / "upper.yaml").write_text(upper.replace("column: cls", "column: CLS"), encoding="utf-8")
+    out = tmp_path / "p.csv"
+    assert main(["plan", str(hostile_run), "--inventory", str(other), "--samples", "1", "--out", str(out)]) == 2
+    assert "column id" in capsys.readouterr().err  # the run's mapping does not read the upper-case table
+    assert main(["plan", str(hostile_run), "--inventory", str(other), "--mapping", str(tmp_path / "upper.yaml"),
+                 "--samples", "1", "--years", "2", "--out", str(out)]) == 0
+    assert "never updated" not in capsys.readouterr().err  # trained: the second vector episode updates
+    assert len(list(csv.reader(out.open(encoding="utf-8")))) == 1 + 2 * len(IDS)
+    assert main(["plan", str(hostile_run), "--mapping", str(mapping), "--out", str(out)]) == 2
+    assert f"--mapping {mapping}: reads the table --inventory gives" in capsys.readouterr().err
+    monkeypatch.chdir(hostile_run.parent)
+    cfg = absolute_files(FleetConfig(inventory="table.csv", inventory_mapping="mapping.yaml"))
+    assert (cfg.inventory, cfg.inventory_mapping) == (str(table), str(mapping))
+    assert absolute_files(FleetConfig(inventory="dc-2019")).inventory == "dc-2019"  # a bundled name stays a name
+
+
+def test_an_untrained_run_says_so_wherever_it_is_used(tmp_path, capsys, monkeypatch):
+    """A run whose network never updated (one vector episode: its transitions are stored at its end) is named
+    by evaluate, plan and report, not only by train."""
+    cfg = {"agent": "bridge", "bridge_hidden": [8], "batch_size": 16, "learning_starts": 16, "num_envs": 2,
+           "episodes": 2, "eval_every": 2, "eval_episodes": 2, "threads": 1, "amp": False,
+           "fleet": {"n_urban": 2, "n_rural": 2, "horizon_years": 2}}
+    run = tmp_path / "run"
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    assert "warning: no learner update happened" in capsys.readouterr().err
+    for argv in (["evaluate", str(run), "--episodes", "2", "--no-bound", "--quiet"],
+                 ["plan", str(run), "--samples", "1", "--years", "2", "--out", str(tmp_path / "p.csv")]):
+        monkeypatch.setattr(load, "_WARNED_UNTRAINED", set())  # once a process (a report loads the run 3 times)
+        assert main(argv) == 0
+        assert f"warning: {run}: its network was never updated" in capsys.readouterr().err

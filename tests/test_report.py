@@ -60,8 +60,9 @@ def _render_checked(page, tmp_path, sections):
     return dom, shot
 
 
-def test_the_report_is_one_self_contained_file_with_every_section(default_run, tmp_path):
+def test_the_report_is_one_self_contained_file_with_every_section(default_run, tmp_path, capsys):
     out = build_report(default_run, tmp_path / "r.html", episodes=4, samples=2, bound=True)
+    assert "never updated" not in capsys.readouterr().err  # a trained run (the untrained: test_outputs.py)
     text = out.read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # nothing fetched from a network
     for section in ("fleet", "policies", "plan", "training"):
@@ -106,8 +107,9 @@ def test_refusals_are_one_line_and_leave_nothing(default_run, tmp_path, capsys):
 
 def test_an_inventory_that_does_not_match_a_fleet_agent_run_is_refused(tmp_path, capsys):
     run = tmp_path / "fleet"
-    train(TrainConfig.from_dict({"urban_hidden": [16], "rural_hidden": [16], "batch_size": 32, "num_envs": 4,
-                                 "episodes": 4, "eval_every": 4, "eval_episodes": 2, "threads": 1,
+    train(TrainConfig.from_dict({"urban_hidden": [16], "rural_hidden": [16], "batch_size": 8, "num_envs": 4,
+                                 "learning_starts": 8, "episodes": 8, "eval_every": 8, "eval_episodes": 2,
+                                 "threads": 1,
                                  "fleet": {"horizon_years": 3}}), run, progress=False)
     capsys.readouterr()
     assert main(["report", str(run), "--inventory", "dc-2019", "--episodes", "2", "--no-bound", "--quiet"]) == 2

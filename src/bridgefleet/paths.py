@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
-def check_writable_file(path: str | Path, option: str, create: bool = False) -> Path:
+def check_writable_file(path: str | Path, option: str, create: bool = False,
+                        reads: Iterable[tuple[str | Path, str]] = ()) -> Path:
     """Refuse an output file path that cannot be written, naming the option and the reason; ``create``: its
-    folders may be missing (the writer makes them) if the nearest one that exists is writable.
+    folders may be missing (the writer makes them) if the nearest one that exists is writable. ``reads``: (path,
+    what it is) of the files the command reads (an inventory, a run's model), which the output must not replace.
 
     Raises:
-        ValueError: the path is empty. IsADirectoryError: it is a folder. FileNotFoundError: its folder does
-            not exist. NotADirectoryError: a part of its folder is a file. PermissionError: not writable.
+        ValueError: the path is empty, or it is one of ``reads``. IsADirectoryError: it is a folder.
+            FileNotFoundError: its folder does not exist. NotADirectoryError: a part of its folder is a file.
+            PermissionError: not writable.
     """
     if not str(path).strip():
         raise ValueError(f"{option} '': give a file name")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{option} {p} is a folder: give a file name inside it")
+    for read, what in reads:
+        if p.exists() and Path(read).exists() and os.path.samefile(p, read):
+            raise ValueError(f"{option} {p} is {what}, which this command reads: give another file")
     parent = p.parent
     _no_file_on_the_way(parent, p, option)
     if create:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from pathlib import Path
 
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.paths import check_writable_file, check_writable_folder
@@ -26,6 +27,24 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
     if getattr(args, "mapping", None):
         changes["inventory_mapping"] = args.mapping
     return cfg.replace(**changes) if changes else cfg
+
+
+def _reads(args: argparse.Namespace) -> list[tuple[str | Path, str]]:
+    """(path, what it is) of the files a command reads: the run folder's (``run_dir``, where it has one), its
+    --config, --inventory and --mapping (an output must not replace them)."""
+    from bridgefleet.evaluation.national import GLOB_CHARS
+    from bridgefleet.inventory.fleet import input_files
+    from bridgefleet.runs.folder import run_inputs
+
+    reads: list[tuple[str | Path, str]] = []
+    if getattr(args, "run_dir", None):
+        reads += run_inputs(args.run_dir)
+    if getattr(args, "config", None) and os.path.isfile(args.config):
+        reads.append((args.config, "the config file"))
+    inventory = getattr(args, "inventory", None)
+    if inventory and not any(c in inventory for c in GLOB_CHARS):
+        reads += input_files(FleetConfig(inventory=inventory, inventory_mapping=getattr(args, "mapping", None)))
+    return reads
 
 
 def _check_grid_step(args: argparse.Namespace) -> None:
@@ -52,7 +71,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     _check_grid_step(args)
     if args.json is not None:
-        check_writable_file(args.json, "--json")
+        check_writable_file(args.json, "--json", reads=_reads(args))
     extra = {}
     if args.run_dir:
         from bridgefleet.runs.load import load_policy
@@ -144,7 +163,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.certify_step is not None:
         grid_points(args.certify_step, "--certify-step")
     if args.json is not None:
-        check_writable_file(args.json, "--json")
+        check_writable_file(args.json, "--json", reads=_reads(args))
     if args.inventory and any(c in args.inventory for c in GLOB_CHARS):  # several files: one problem each
         if args.certify_step is not None:
             raise ValueError("--certify-step: the certified bound is for one inventory; with several files "
@@ -268,24 +287,40 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.run_dir is None:
         fleet = _fleet_config(args)
     else:
-        given = _fleet_options_given(args, ("config", "fleet_model", "mapping", "county", "owner"))
+        given = _fleet_options_given(args, ("config", "fleet_model", "county", "owner"))
         if given:
             raise ValueError(f"plan {args.run_dir} plans on the run's own fleet; {', '.join(given)} cannot change it "
                              "(--inventory can)")
-    make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, samples=args.samples,
+        _mapping_with_inventory(args)
+    make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
+              samples=args.samples,
               seed=args.seed, device=args.device, max_urban=args.max_urban, policy=args.policy, fleet=fleet,
-              budget_scale=args.budget_scale, budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area)
+              budget_scale=args.budget_scale, budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area,
+              reads=_reads(args))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from bridgefleet.report import build_report
 
-    out = build_report(args.run_dir, args.out, inventory=args.inventory, episodes=args.episodes, seed=args.seed,
+    _mapping_with_inventory(args)
+    out = build_report(args.run_dir, args.out, inventory=args.inventory, mapping=args.mapping,
+                       episodes=args.episodes, seed=args.seed,
                        samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print,
                        max_urban=args.max_urban, scenarios=args.scenarios, plan_policy=args.policy)
     print(f"report: {out}")
     return 0
+
+
+def _mapping_with_inventory(args: argparse.Namespace) -> None:
+    """With a run, --mapping reads --inventory's table (the run's own fleet keeps its own mapping).
+
+    Raises:
+        ValueError: --mapping without --inventory.
+    """
+    if args.mapping and not args.inventory:
+        raise ValueError(f"--mapping {args.mapping}: reads the table --inventory gives (the run {args.run_dir} keeps "
+                         "its own fleet and mapping without it)")
 
 
 def _numbers(text: str | None, option: str) -> list[float] | None:
@@ -324,7 +359,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                        ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step,
                        agent=agent)
     print(write_scenarios(sc, out))
-    print(f"written: {out / 'scenarios.csv'}, {out / 'scenarios.md'}, {out / 'scenarios.png'}")
+    names = ("scenarios.csv", "scenarios.md", "scenarios.png", "scenarios.json")
+    print(f"written: {', '.join(str(out / name) for name in names)}")
     return 0
 
 

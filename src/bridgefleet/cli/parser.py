@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--policy", help="lagrangian (the planner) or a heuristic's name, instead of the trained agents")
     pl.add_argument("--config", help="fleet config YAML (without a run)")
     _fleet_model_option(pl)
-    pl.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory (without a run)")
+    pl.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory (with a run: of --inventory's; "
+                    "default the run's)")
     pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
     pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
     budget = pl.add_mutually_exclusive_group()
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
     r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
     r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
+    r.add_argument("--mapping", help="column-mapping YAML of --inventory for a non-NBI table (default: the run's)")
     r.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (plan agents; default: as "
                    "trained)")
     r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")

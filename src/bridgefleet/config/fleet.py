@@ -338,6 +338,13 @@ class FleetConfig:
                 return name
         return "custom"
 
+    def with_inventory(self, inventory: str | None, mapping: str | None = None) -> FleetConfig:
+        """This fleet on ``inventory`` instead (None: unchanged), read with ``mapping`` (a column-mapping YAML or a
+        bundled mapping's name; None: this config's)."""
+        if inventory is None:
+            return self
+        return self.replace(inventory=inventory, inventory_mapping=mapping or self.inventory_mapping)
+
     def fleet_in_words(self) -> str:
         """Which fleet this config draws, in words: its inventory (as given), or one fleet of the fleet model and
         its seed."""

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.inventory.fleet import one_fleet, resolve_fleet, set_budget
+from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv
 from bridgefleet.paths import check_writable_file
+from bridgefleet.runs.folder import run_inputs
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.model import ACTION_NAMES, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
@@ -66,9 +67,10 @@ class Plan:
 
 
 def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 30, inventory: str | None = None,
-              samples: int = 32, seed: int = 0, device: str = "auto", max_urban: int | None = None,
-              policy: str | None = None, fleet: FleetConfig | None = None, budget_scale: float | None = None,
-              budget_usd: float | None = None, max_poor: float | None = None) -> Path:
+              mapping: str | None = None, samples: int = 32, seed: int = 0, device: str = "auto",
+              max_urban: int | None = None, policy: str | None = None, fleet: FleetConfig | None = None,
+              budget_scale: float | None = None, budget_usd: float | None = None,
+              max_poor: float | None = None, reads: list[tuple[str | Path, str]] | None = None) -> Path:
     """Write plan.csv (one row per bridge and year), plan_summary.csv (a row per year) and plan.png; print the
     yearly summary.
 
@@ -76,12 +78,15 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
     default fleet when None) where there is no run, at ``budget_scale`` × the sized budget or ``budget_usd``
     (:func:`policy_plan`). ``out`` defaults to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder, or a
-    path without a suffix (a folder to make, as ``scenarios --out``), gets ``plan.csv`` inside it.
+    path without a suffix (a folder to make, as ``scenarios --out``), gets ``plan.csv`` inside it. No output
+    replaces a file the plan reads: the run's, the inventory and its mapping, and ``reads`` ((path, what it is),
+    e.g. a config file).
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
         ValueError: the inventory's urban count does not match the trained urban network; a budget option
-            without ``policy``; an unknown policy.
+            without ``policy``; an unknown policy; an output would replace a file the plan reads.
+        NotADirectoryError: ``out`` is an existing file without a suffix (such a path is a folder).
     """
     if run_dir is None and policy is None:
         raise ValueError("give a training run folder, or --policy lagrangian (the planner, no training run)")
@@ -90,17 +95,21 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     if max_poor is not None and policy != "lagrangian":
         raise ValueError("--max-poor-deck-area needs --policy lagrangian (the planner prices the rule)")
     out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
-    if out.is_dir() or (not out.exists() and not out.suffix):
+    if out.exists() and not out.is_dir() and not out.suffix:
+        raise NotADirectoryError(f"--out {out} is a file, and a path without a suffix is taken as a folder: give a "
+                                 ".csv path or a folder")
+    if out.is_dir() or not out.suffix:
         out = out / "plan.csv"
-    check_writable_file(out, "--out", create=True)  # before the plan is computed
+    reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
+             *input_files((fleet or FleetConfig()).with_inventory(inventory, mapping))]
+    for path in plan_files(out):  # before the plan is computed
+        check_writable_file(path, "--out", create=True, reads=reads)
     if policy is None:
-        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban)
+        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping)
     else:
         if run_dir is not None:
             fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
-        fleet = fleet or FleetConfig()
-        if inventory is not None:
-            fleet = fleet.replace(inventory=inventory)
+        fleet = (fleet or FleetConfig()).with_inventory(inventory, mapping)
         if max_urban is not None:
             fleet = fleet.replace(max_urban=max_urban)
         plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
@@ -109,6 +118,11 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; it was not "
               f"asked to meet FHWA's rule (--max-poor-deck-area {FHWA_RULE:g} plans to it, as `scenarios` does)")
     return out
+
+
+def plan_files(out: Path) -> tuple[Path, Path, Path]:
+    """The files a plan written to ``out`` takes: ``out`` (CSV), ``<stem>_summary.csv`` and ``<stem>.png``."""
+    return out, out.with_name(f"{out.stem}_summary.csv"), out.with_suffix(".png")
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -122,11 +136,10 @@ def write_plan(plan: Plan, out: Path) -> None:
                        f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    _, summary, png = plan_files(out)
     write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
-    summary = out.with_name(f"{out.stem}_summary.csv")
     write_csv(summary, summary_rows(plan))
     print(format_summary(plan))
-    png = out.with_suffix(".png")
     plot_plan(plan, png)
     print(f"plan ({plan.policy}): {out} ({plan.years} years × {len(plan.bridge_id)} bridges), yearly summary: "
           f"{summary}, figure: {png}")
@@ -219,8 +232,10 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
 
 
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
-                 seed: int = 0, device: str = "auto", max_urban: int | None = None) -> Plan:
-    """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``).
+                 seed: int = 0, device: str = "auto", max_urban: int | None = None,
+                 mapping: str | None = None) -> Plan:
+    """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``, read with
+    ``mapping``, default the run's).
 
     The fleet is simulated ``samples`` times with seeds seed, seed+1, … (same fleet, different
     deterioration draws for a fixed or inventory fleet).
@@ -236,9 +251,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
         warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
                       f"trained on: its decisions after year {cfg.fleet.horizon_years} are extrapolated",
                       stacklevel=2)
-    fleet_cfg = cfg.fleet.replace(horizon_years=years)
-    if inventory is not None:
-        fleet_cfg = fleet_cfg.replace(inventory=inventory)
+    fleet_cfg = cfg.fleet.replace(horizon_years=years).with_inventory(inventory, mapping)
     if max_urban is not None:  # an inventory's (the config refuses it on a model fleet)
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     fleet_cfg, fleet = one_fleet(fleet_cfg, seed)

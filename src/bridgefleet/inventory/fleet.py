@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.inventory.model import BUNDLED, BUNDLED_MAPPINGS
 from bridgefleet.sim import model
 
 
@@ -46,6 +47,26 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
         state["rate"].flags.writeable = False
     return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
                           urban_budget_share=share), (profile, state)
+
+
+def absolute_files(config: FleetConfig) -> FleetConfig:
+    """``config`` with its inventory and column mapping as absolute paths where they name files (bundled names stay
+    names), so a run's config.yaml reads the same files from any working folder."""
+    changes = {}
+    for field, bundled in (("inventory", BUNDLED), ("inventory_mapping", BUNDLED_MAPPINGS)):
+        value = getattr(config, field)
+        if value is not None and value not in bundled and os.path.isfile(value):
+            changes[field] = os.path.abspath(value)
+    return config.replace(**changes) if changes else config
+
+
+def input_files(config: FleetConfig) -> list[tuple[str, str]]:
+    """(path, what it is) of the files ``config`` reads: its inventory and column mapping where they are files
+    (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``)."""
+    named = ((config.inventory, BUNDLED, "the inventory"), (config.inventory_mapping, BUNDLED_MAPPINGS,
+                                                             "the column mapping"))
+    return [(path, what) for path, bundled, what in named
+            if path is not None and path not in bundled and os.path.isfile(path)]
 
 
 def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, dict] | None]:
@@ -97,7 +118,8 @@ def _load_fixed_fleet(inventory: str, mapping: str | None, county: str | None, o
     if inv.dropped:
         line, reason = inv.dropped[0]
         warnings.warn(f"{inv.source}: {len(inv.dropped)} row(s) dropped, first line {line}: {reason} "
-                      f"(bridgefleet inventory {inventory} lists them)", stacklevel=3)
+                      f"(bridgefleet inventory {inventory}{f' --mapping {mapping}' if mapping else ''} lists them)",
+                      stacklevel=3)
     if county is not None or owner is not None:
         inv = inv.filter(county=county, owner=owner)
     n_urban, n_rural, fleet = inv.to_fleet(max_urban)

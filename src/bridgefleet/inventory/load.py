@@ -190,6 +190,7 @@ def summarize(inv: Inventory) -> str:
                        ("Age (years)", inv.age), ("Condition (0–9)", inv.condition)):
         lines.append(f"{label:<22}{_quartiles(arr)}")
     if inv.kept and len(set(inv.cost_factor.tolist())) == 1:
-        lines.append(f"Cost factor: {float(inv.cost_factor[0]):.3f}")
+        lines.append(f"Cost factor: {float(inv.cost_factor[0]):.3f} (the state's 2017 bridge replacement cost per "
+                     "ft² over the 232 USD/ft² reference; it scales every action's cost)")
     return "\n".join(lines)
 

@@ -281,8 +281,8 @@ class Inventory:
         """
         integer = isinstance(max_urban, int | np.integer) and not isinstance(max_urban, bool)
         if max_urban is not None and (not integer or max_urban < 1):
-            raise InventoryError(f"max_urban = {max_urban!r}: must be a positive integer or None",
-                                 self.source)
+            raise InventoryError(f"--max-urban (max_urban) {max_urban!r}: must be a whole number of at least 1 "
+                                 "(leave it out to keep every urban bridge)")
         order, n_ctrl = self.fleet_order(max_urban)
         n_rural = self.kept - n_ctrl
         if n_ctrl == 0:

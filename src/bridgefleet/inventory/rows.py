@@ -107,9 +107,9 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
     text = _decode(raw, path, encoding)
     if not text.strip():
-        raise InventoryError("the file is empty: expected a header line naming the columns "
-                             f"(e.g. {', '.join(NBI_REQUIRED[:3])}, ...) and one bridge per line", path,
-                             line=1, column="(header)")
+        raise InventoryError("the file is empty: expected a header line naming the columns (an NBI file's, e.g. "
+                             f"{', '.join(NBI_REQUIRED[:3])}, ..., or those its --mapping names) and one bridge per "
+                             "line", path, line=1, column="(header)")
     check_delimiter(text.lstrip().split("\n", 1)[0], path)
     reader = csv.reader(io.StringIO(text, newline=""), quotechar=quotechar)
     header: list[str] | None = None

@@ -16,16 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.config.fleet import read_yaml
+from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenarios import RULE_SENTENCE, SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
+from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
 from bridgefleet.outputs import write_text
 from bridgefleet.paths import check_writable_file
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
+from bridgefleet.runs.folder import run_inputs
 
 __all__ = ["build_report", "json_script"]
 
@@ -44,12 +46,12 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
                  episodes: int = 100, seed: int = TEST_SEED, samples: int = 16, bound: bool = True,
                  progress: bool = False, table: Callable[[str], Any] | None = None,
                  max_urban: int | None = None, scenarios: str | Path | None = None,
-                 plan_policy: str | None = None) -> Path:
+                 plan_policy: str | None = None, mapping: str | None = None) -> Path:
     """Write the report of ``run_dir`` to ``out`` (default RUN/report.html), atomically; ``table`` (e.g.
     ``print``) also gets the comparison as a text table and the plain-words sentence. ``scenarios``: a folder
     written by ``bridgefleet scenarios`` whose budget levels become the section "What each budget buys".
     ``plan_policy``: the plan section shows this policy's plan (``lagrangian``: the planner) instead of the
-    trained agents'.
+    trained agents'. ``mapping``: the column mapping of ``inventory`` (default the run's).
 
     Raises:
         FileNotFoundError: no final.pt in the run, or --out's folder missing. PermissionError: --out not
@@ -64,7 +66,10 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     out = Path(out) if out is not None else run_dir / "report.html"
-    check_writable_file(out, "--out")
+    reads = run_inputs(run_dir) + input_files(FleetConfig(inventory=inventory, inventory_mapping=mapping))
+    if scenarios is not None:
+        reads.append((Path(scenarios) / "scenarios.json", "the scenarios' JSON"))
+    check_writable_file(out, "--out", reads=reads)
     if episodes < 2:
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
     scenario_data = None
@@ -75,7 +80,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
                                     f"--out {scenarios})")
         scenario_data = json.loads(path.read_text(encoding="utf-8"))
         _check_same_fleet(scenario_data.get("fleet", ""), inventory or _run_inventory(run_dir), scenarios)
-    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy)
+    data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy, mapping)
     if table is not None:
         n_bridges = len(data.fleet.bridge_id)
         table(format_table(data.results, data.bound, n_bridges, data.cost_lambda) + "\n\n" + data.sentence)

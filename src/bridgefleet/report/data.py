@@ -71,7 +71,7 @@ class ReportData:
 
 def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = TEST_SEED,
            samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None,
-           plan_policy: str | None = None) -> ReportData:
+           plan_policy: str | None = None, mapping: str | None = None) -> ReportData:
     """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.
 
     Raises:
@@ -83,10 +83,11 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
         raise FileNotFoundError(f"{run_dir}: no final.pt (training has not finished): finish it with "
                                 f"bridgefleet train --resume {run_dir}")
     cfg, policy = load_policy(run_dir, "cpu")
-    fleet_cfg = cfg.fleet if inventory is None else cfg.fleet.replace(inventory=inventory)
+    fleet_cfg = cfg.fleet.with_inventory(inventory, mapping)
     if max_urban is not None:
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
-    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban)  # checks the match
+    # checks the match of the inventory and the run
+    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban, mapping)
     if plan_policy is not None:  # the plan of the planner (or a rule of thumb) on the same fleet, instead
         plan = policy_plan(fleet_cfg, plan_policy, fleet_cfg.horizon_years, samples, 0)
     fleet = fleet_today(fleet_cfg, plan)
@@ -130,12 +131,13 @@ def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
         ok = idx >= 0
         lat[ok], lon[ok] = inv.latitude[idx[ok]], inv.longitude[idx[ok]]
         path = Path(inv.source)
+        year = f"inventory year {inv.year}" if inv.year is not None else "inventory year not given"
         bundled = Path(__file__).resolve().parents[1] / "data"
         if path.resolve().parent == bundled:  # its file date is the install's, not the data's
-            source, date = f"{cfg.inventory} (FHWA NBI file {path.name}, bundled)", f"inventory year {inv.year}"
+            source, date = f"{cfg.inventory} (FHWA NBI file {path.name}, bundled)", year
         else:
             stamp = datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() if path.exists() else ""
-            source, date = str(inv.source), f"inventory year {inv.year}" + (f"; file dated {stamp}" if stamp else "")
+            source, date = str(inv.source), year + (f"; file dated {stamp}" if stamp else "")
     else:
         source = (f"synthetic fleet ({rcfg.n_urban} urban + {rcfg.n_rural} rural bridges, "
                   f"bridgefleet's default model; draw of seed 0)")

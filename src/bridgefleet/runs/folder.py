@@ -179,6 +179,25 @@ def clear(run_dir: Path) -> None:
         shutil.rmtree(run_dir / name, ignore_errors=True)
 
 
+def run_inputs(run_dir: str | Path) -> list[tuple[Path, str]]:
+    """(path, what it is) of the files a command reads from a run folder, which its outputs must not replace
+    (:func:`bridgefleet.paths.check_writable_file`'s ``reads``): the run's own files, its checkpoints, and the
+    inventory and column mapping its config.yaml names."""
+    run_dir = Path(run_dir)
+    files = [(run_dir / name, f"the run's {name}") for name in RUN_FILES]
+    files += [(path, "a checkpoint of the run") for path in checkpoints(run_dir)]
+    config = run_dir / "config.yaml"
+    try:
+        fleet = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("fleet") or {}
+    except (OSError, ValueError, yaml.YAMLError, AttributeError):  # no or a damaged config: its commands say so
+        fleet = {}
+    for key, what in (("inventory", "the run's inventory"), ("inventory_mapping", "the run's column mapping")):
+        value = fleet.get(key)
+        if isinstance(value, str) and os.path.isfile(value):
+            files.append((Path(value), what))
+    return files
+
+
 def abandon(run_dir: Path, made: bool) -> None:
     """After a failure before the first checkpoint: leave no trace (the folder too, if made by this run).
     Called after the lock is released."""

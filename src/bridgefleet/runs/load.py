@@ -3,6 +3,7 @@ evaluation), else its newest intact checkpoint."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
 
 __all__ = ["load_agents", "load_policy"]
+
+_WARNED_UNTRAINED: set[str] = set()
 
 
 def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
@@ -32,10 +35,29 @@ def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, 
     if path != final:
         note(f"note: {run_dir}: no {'intact ' if final.exists() else ''}final.pt; using {path.name} "
              f"(episode {state['episodes_done']})")
+    if _updates(run_dir, state) == 0 and str(run_dir.resolve()) not in _WARNED_UNTRAINED:
+        _WARNED_UNTRAINED.add(str(run_dir.resolve()))  # once a process: a report loads the run several times
+        note(f"warning: {run_dir}: its network was never updated (training stopped before the replay held a batch), "
+             f"so its policy is untrained and its decisions arbitrary; train more: bridgefleet train --resume "
+             f"{run_dir} --episodes N")
     data = dict(state["config"])
     data["device"] = device
     data["compile"] = "off"
     return TrainConfig.from_dict(data, str(path)), state
+
+
+def _updates(run_dir: Path, state: dict[str, Any]) -> int | None:
+    """The learner updates behind ``state`` (final.pt's count, a checkpoint's learner step, else summary.json's for
+    a final.pt written before the count); None where unknown."""
+    if "updates" in state:
+        return int(state["updates"])
+    steps = [v["step"] for v in state.values() if isinstance(v, dict) and "step" in v]
+    if steps:
+        return int(steps[0])
+    try:
+        return int(json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["updates"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _weights(state: dict[str, Any], name: str) -> dict[str, Any]:

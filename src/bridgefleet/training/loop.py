@@ -400,7 +400,7 @@ class Trainer(ABC):
         wall = self.elapsed()
         best = self.best_state or self.decided_weights()
         atomic_torch_save({**{name: {"online": w} for name, w in best.items()}, "config": self.cfg.to_dict(),
-                           "best_eval_return": self.best_eval}, self.run_dir / "final.pt")
+                           "best_eval_return": self.best_eval, "updates": self.update_step}, self.run_dir / "final.pt")
         per = [r for r in self.replays.values() if isinstance(r, PrioritizedReplayBuffer)]
         summary = {
             "episodes": self.episodes_done, "wall_seconds": wall,

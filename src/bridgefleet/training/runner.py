@@ -3,12 +3,14 @@ and config are checked and written here; the loop is the agent's :class:`~bridge
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.inventory.fleet import absolute_files
 from bridgefleet.runs.checkpoints import checkpoints, load_replay, newest_intact, note, replay_path
 from bridgefleet.runs.folder import (
     RunInterrupted,
@@ -42,6 +44,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
         ValueError: the device, inventory or split is unusable (nothing is written).
     """
     preflight(cfg)
+    cfg = dataclasses.replace(cfg, fleet=absolute_files(cfg.fleet))  # config.yaml reads the same files anywhere
     run_dir = Path(out) if out else Path("runs") / f"{cfg.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     check_run_path(run_dir)
     made = not run_dir.exists()
