@@ -36,15 +36,19 @@ def _reads(args: argparse.Namespace) -> list[tuple[str | Path, str]]:
     from bridgefleet.inventory.fleet import input_files
     from bridgefleet.runs.folder import run_inputs
 
-    reads: list[tuple[str | Path, str]] = []
+    reads = _config_read(args)
     if getattr(args, "run_dir", None):
         reads += run_inputs(args.run_dir)
-    if getattr(args, "config", None) and os.path.isfile(args.config):
-        reads.append((args.config, "the config file"))
     inventory = getattr(args, "inventory", None)
     if inventory and not any(c in inventory for c in GLOB_CHARS):
         reads += input_files(FleetConfig(inventory=inventory, inventory_mapping=getattr(args, "mapping", None)))
     return reads
+
+
+def _config_read(args: argparse.Namespace) -> list[tuple[str | Path, str]]:
+    """--config's file, where a command has one, as :func:`_reads` gives it."""
+    config = getattr(args, "config", None)
+    return [(config, "the config file")] if config and os.path.isfile(config) else []
 
 
 def _check_grid_step(args: argparse.Namespace) -> None:
@@ -293,10 +297,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              "(--inventory can)")
         _mapping_with_inventory(args)
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
-              samples=args.samples,
-              seed=args.seed, device=args.device, max_urban=args.max_urban, policy=args.policy, fleet=fleet,
-              budget_scale=args.budget_scale, budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area,
-              reads=_reads(args))
+              samples=args.samples, seed=args.seed, device=args.device, max_urban=args.max_urban,
+              policy=args.policy, fleet=fleet, budget_scale=args.budget_scale, budget_usd=args.budget_usd,
+              max_poor=args.max_poor_deck_area, reads=_config_read(args))  # the run's and the fleet's: make_plan's
     return 0
 
 
@@ -305,9 +308,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     _mapping_with_inventory(args)
     out = build_report(args.run_dir, args.out, inventory=args.inventory, mapping=args.mapping,
-                       episodes=args.episodes, seed=args.seed,
-                       samples=args.samples, bound=not args.no_bound, progress=not args.quiet, table=print,
-                       max_urban=args.max_urban, scenarios=args.scenarios, plan_policy=args.policy)
+                       episodes=args.episodes, seed=args.seed, samples=args.samples, bound=not args.no_bound,
+                       progress=not args.quiet, table=print, max_urban=args.max_urban, scenarios=args.scenarios,
+                       plan_policy=args.policy)
     print(f"report: {out}")
     return 0
 
