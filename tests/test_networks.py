@@ -175,3 +175,20 @@ def test_invalid_shapes_raise_value_error() -> None:
         BranchingQNetwork(6, 0, 3)
     with pytest.raises(ValueError, match="hidden"):
         BranchingQNetwork(6, 2, 3, hidden=(8, 0))
+
+
+def test_the_bridge_network_reads_many_bridges_in_blocks_with_the_same_q(monkeypatch) -> None:
+    from bridgefleet.agents import bridge
+
+    torch.manual_seed(0)
+    net = bridge.BridgeQNetwork((16, 16), dueling=True, n_features=14, rating_ramps=True)
+    x = torch.rand(23, 14)
+    with torch.no_grad():
+        whole = net(x)
+        monkeypatch.setattr(bridge, "ROWS_PER_PASS", 5)  # 23 rows: blocks of 5, 5, 5, 5, 3
+        blocks = net(x)
+    assert blocks.shape == (23, 5)
+    torch.testing.assert_close(blocks, whole, rtol=0, atol=0)
+    loss = (net(x) ** 2).sum()  # gradients flow through the blocks (a plain sum of dueling Q leaves A none)
+    loss.backward()
+    assert net.head.weight.grad is not None and net.head.weight.grad.abs().sum() > 0

@@ -82,6 +82,13 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     return f
 
 
+ROWS_PER_PASS = 8192
+"""Bridges the network reads in one pass; more (16 Indiana fleets: 76,704 a year) go in blocks of this many, the
+same Q to the bit: a block's 192-wide activations (6 MB in fp32) stay near the cache, the whole batch's (59 MB) do
+not. Measured on 76,704 rows, one thread (Intel Xeon with AMX): fp32 150 → 63 ms, bf16 autocast 97 → 30 ms
+(2,048 rows a block: 65 / 34 ms; 16,384: 93 / 30 ms)."""
+
+
 class BridgeQNetwork(nn.Module):
     """MLP from one bridge's features to Q over the 5 actions; ``dueling`` splits it into V + A − mean(A)
     (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge. With ``rating_ramps`` the
@@ -116,6 +123,11 @@ class BridgeQNetwork(nn.Module):
         return ((x[..., :1] - self.ramp_starts) * (COND_SCALE / RAMP_WIDTH)).clamp(0.0, 1.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] > ROWS_PER_PASS:  # a fleet's bridges at once: in blocks whose activations stay in cache
+            return torch.cat([self._q(part) for part in x.split(ROWS_PER_PASS)])
+        return self._q(x)
+
+    def _q(self, x: torch.Tensor) -> torch.Tensor:
         if self.rating_ramps:
             x = torch.cat([x, self.ramps(x)], dim=-1)
         z = self.torso(x)
