@@ -49,24 +49,27 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
                           urban_budget_share=share), (profile, state)
 
 
+_FILE_FIELDS = (("inventory", BUNDLED, "the inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "the column mapping"))
+
+
+def _files(config: FleetConfig) -> list[tuple[str, str, str]]:
+    """(field, path, what it is) of ``config``'s inventory and column mapping where they name files (a bundled
+    name is not one)."""
+    return [(field, value, what) for field, bundled, what in _FILE_FIELDS
+            if (value := getattr(config, field)) is not None and value not in bundled and os.path.isfile(value)]
+
+
 def absolute_files(config: FleetConfig) -> FleetConfig:
     """``config`` with its inventory and column mapping as absolute paths where they name files (bundled names stay
     names), so a run's config.yaml reads the same files from any working folder."""
-    changes = {}
-    for field, bundled in (("inventory", BUNDLED), ("inventory_mapping", BUNDLED_MAPPINGS)):
-        value = getattr(config, field)
-        if value is not None and value not in bundled and os.path.isfile(value):
-            changes[field] = os.path.abspath(value)
+    changes = {field: os.path.abspath(path) for field, path, _ in _files(config)}
     return config.replace(**changes) if changes else config
 
 
 def input_files(config: FleetConfig) -> list[tuple[str, str]]:
     """(path, what it is) of the files ``config`` reads: its inventory and column mapping where they are files
     (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``)."""
-    named = ((config.inventory, BUNDLED, "the inventory"), (config.inventory_mapping, BUNDLED_MAPPINGS,
-                                                             "the column mapping"))
-    return [(path, what) for path, bundled, what in named
-            if path is not None and path not in bundled and os.path.isfile(path)]
+    return [(path, what) for _, path, what in _files(config)]
 
 
 def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, dict] | None]:
