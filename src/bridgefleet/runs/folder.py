@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from bridgefleet.config import ConfigError
+from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.outputs import write_csv, write_text
 from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.runs.log import Metrics
@@ -186,16 +186,15 @@ def run_inputs(run_dir: str | Path) -> list[tuple[Path, str]]:
     run_dir = Path(run_dir)
     files = [(run_dir / name, f"the run's {name}") for name in RUN_FILES]
     files += [(path, "a checkpoint of the run") for path in checkpoints(run_dir)]
-    config = run_dir / "config.yaml"
+    from bridgefleet.inventory.fleet import input_files
+
     try:
-        fleet = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("fleet") or {}
-    except (OSError, ValueError, yaml.YAMLError, AttributeError):  # no or a damaged config: its commands say so
-        fleet = {}
-    for key, what in (("inventory", "the run's inventory"), ("inventory_mapping", "the run's column mapping")):
-        value = fleet.get(key)
-        if isinstance(value, str) and os.path.isfile(value):
-            files.append((Path(value), what))
-    return files
+        fleet = (yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}).get("fleet") or {}
+        fleet_files = input_files(FleetConfig(inventory=fleet.get("inventory"),
+                                              inventory_mapping=fleet.get("inventory_mapping")))
+    except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):  # none or damaged: its commands say so
+        fleet_files = []
+    return files + [(Path(path), what.replace("the ", "the run's ", 1)) for path, what in fleet_files]
 
 
 def abandon(run_dir: Path, made: bool) -> None:
