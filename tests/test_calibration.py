@@ -1,6 +1,7 @@
 """bridgefleet.calibration: histories → pairs (and their errors), the fit on a hand-made history, Ontario's targets."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,17 @@ def test_bci_mapping_puts_mto_bands_on_fhwa_bands():
     np.testing.assert_allclose(m.slope(np.array([80.0, 65.0, 30.0])), [2 / 30, 0.2, 5 / 60])
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("range: [0, 100]\n", "range [0, 100] without a scale: values are read as NBI ratings 0–9"),
+    ("columns: [ID, YEAR]\n", "columns: expected field: column pairs"),
+])
+def test_bad_history_mappings_are_refused_in_one_line(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        HistoryMapping.load(str(_write(tmp_path, text, "m.yaml")))
+    with pytest.raises(ConfigError, match="--mapping nosuch: no such file; bundled mappings: ontario-bci"):
+        HistoryMapping.load("nosuch")
+
+
 def test_pairs_skip_work_and_rises_and_count_years_since_work(tmp_path):
     text = ("bridge,year,rating,built,work\n"
             "A,2000,8.0,1990,0\nA,2002,7.6,,0\nA,2004,8.5,,0\nA,2006,8.2,,0\nA,2009,7.9,,1\nA,2011,7.5,,0\n")
@@ -47,6 +59,9 @@ def test_pairs_skip_work_and_rises_and_count_years_since_work(tmp_path):
     ("bridge,year,rating\nA,2000,7\nA,2000,6\n", "row 3: bridge 'A' has year 2000 twice (row 2)"),
     ("bridge,year,rating\nA,2000,x\n", "row 2, column 'rating': 'x' is not a number"),
     ("bridge,yr,rating\nA,2000,7\n", "no column 'year'"),
+    ("bridge,year,rating\nA,5,7\nA,7,6\n", "row 2, column 'year': 5 is not an inspection year (a whole calendar"),
+    ("bridge,year,rating\nA,2000,7,9\nA,2002,6\n", "row 2: 4 fields where the header has 3"),
+    ("bridge,rating,rating\nA,7,6\n", "row 1, column 'rating': the header names it twice"),
 ])
 def test_bad_histories_get_one_line_errors_naming_the_row(tmp_path, text, message):
     with pytest.raises(ConfigError) as err:

@@ -234,6 +234,14 @@ def test_missing_column(tmp_path: Path) -> None:
     check(exc, p, 1, "ADT_029")
 
 
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    # A second DECK_COND_058 of 1s was read instead of the first, silently: every bridge poor (a new user's file).
+    p = write(tmp_path, nbi_text([{}], [*HEADER, "DECK_COND_058"]))
+    with pytest.raises(InventoryError, match="the header names this column twice") as exc:
+        read_nbi(p)
+    check(exc, p, 1, "DECK_COND_058")
+
+
 def test_empty_file(tmp_path: Path) -> None:
     p = write(tmp_path, "")
     with pytest.raises(InventoryError, match="empty") as exc:

@@ -18,6 +18,8 @@ import numpy as np
 
 from bridgefleet.config import ConfigError, read_yaml
 
+YEARS = (1900, 2100)
+"""The inspection years a history may hold: calendar years (a year 5 or 4005 is a typo or another unit)."""
 YSM_CAP = 15.0
 """Years since maintenance where unknown, and the cap of known ones (as for inventories), years."""
 BUNDLED_MAPPINGS = {"ontario-bci": Path(__file__).with_name("ontario-bci.yaml")}
@@ -66,12 +68,18 @@ class HistoryMapping:
         if name_or_path is None:
             return cls()
         path = BUNDLED_MAPPINGS.get(name_or_path, Path(name_or_path))
+        if not path.is_file():
+            raise ConfigError(f"--mapping {name_or_path}: no such file; bundled mappings: "
+                              f"{', '.join(BUNDLED_MAPPINGS)}")
         data = read_yaml(path)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping with 'columns:'")
         unknown = sorted(set(data) - {"columns", "scale", "range", "rise_tolerance"})
         if unknown:
             raise ConfigError(f"{path}: unknown key(s) {unknown}; known: columns, scale, range, rise_tolerance")
+        if not isinstance(data.get("columns") or {}, dict):
+            raise ConfigError(f"{path}: columns: expected field: column pairs (bridge: ID, year: YEAR, rating: "
+                              f"RATING), got {data['columns']!r}")
         cols = {"bridge": "bridge", "year": "year", "rating": "rating", **(data.get("columns") or {})}
         bad = sorted(set(cols) - {"bridge", "year", "rating", "built", "work"})
         if bad:
@@ -89,6 +97,9 @@ class HistoryMapping:
             raise ConfigError(f"{path}: scale: values must increase and ratings lie in [0, 9]")
         if not (np.isfinite([lo, hi, rise]).all() and lo < hi and rise >= 0):
             raise ConfigError(f"{path}: range must be [low, high] with low < high, rise_tolerance ≥ 0")
+        if scale is None and not 0 <= lo < hi <= 9:
+            raise ConfigError(f"{path}: range [{lo:g}, {hi:g}] without a scale: values are read as NBI ratings 0–9; "
+                              "give scale: [[value, rating], ...] to map another scale (e.g. a 0–100 BCI) onto them")
         return cls({k: str(v) for k, v in cols.items()}, scale, (lo, hi), rise)
 
 
@@ -137,6 +148,9 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
     if not rows:
         raise ConfigError(f"{path}: empty file; expected a header row with {', '.join(mapping.columns.values())}")
     header = [h.strip() for h in rows[0]]
+    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    if twice is not None:
+        raise ConfigError(f"{path}, row 1, column {twice!r}: the header names it twice (which one to read?)")
     idx = {}
     for name, col in mapping.columns.items():
         if col not in header:
@@ -164,12 +178,16 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
                 raise ConfigError(f"{path}, row {line}, column {mapping.columns[name]!r}: {text!r} is not finite")
             return value
 
+        if len(r) > len(header):
+            raise ConfigError(f"{path}, row {line}: {len(r)} fields where the header has {len(header)} (a comma "
+                              "inside a value needs quotes)")
         bridge = cell("bridge")
         if not bridge:
             raise ConfigError(f"{path}, row {line}, column {mapping.columns['bridge']!r}: empty bridge identifier")
         year = number("year")
-        if year != int(year):
-            raise ConfigError(f"{path}, row {line}, column {mapping.columns['year']!r}: {year!r} is not a whole year")
+        if year != int(year) or not YEARS[0] <= year <= YEARS[1]:
+            raise ConfigError(f"{path}, row {line}, column {mapping.columns['year']!r}: {year:g} is not an inspection "
+                              f"year (a whole calendar year, {YEARS[0]}–{YEARS[1]})")
         value = number("rating")
         if not lo <= value <= hi:
             raise ConfigError(f"{path}, row {line}, column {mapping.columns['rating']!r}: {value:g} is out of "

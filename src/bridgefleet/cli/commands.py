@@ -408,13 +408,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
     from bridgefleet.calibration.histories import HistoryMapping, read_history
 
+    if args.out:
+        check_writable_file(args.out, "--out", reads=[(args.history, "the history table")])  # before the fit
     pairs = read_history(args.history, HistoryMapping.load(args.mapping))
     if args.gap is not None:
         keep = pairs.years == args.gap
         if not keep.any():
             raise ConfigError(f"{args.history}: no do-nothing pair {args.gap} years apart (--gap)")
         pairs = pairs.select(keep)
-    fit = fit_pairs(pairs)
+    try:
+        fit = fit_pairs(pairs)
+    except ValueError as exc:  # too few pairs: say which table
+        raise ConfigError(f"{args.history}: {exc}") from None
     fitted = FleetConfig().replace(**fit.fields())
     print(f"{args.history}: {len(pairs.rating0):,} do-nothing pairs of {pairs.n_bridges:,} bridges")
     print(format_table(check_table(pairs, {"default": FleetConfig(), "fit": fitted})))

@@ -133,6 +133,10 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
     except csv.Error as exc:
         raise InventoryError(f"not a readable CSV file ({exc})", path, line=reader.line_num) from None
     assert header is not None
+    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    if twice is not None:  # a reader would take one copy silently
+        raise InventoryError("the header names this column twice: which one holds the data is unclear; remove or "
+                             "rename one", path, line=header_line, column=twice)
     if not rows:
         more = ", ..." if len(header) > 4 else ""
         raise InventoryError(f"header-only file: no bridge records after the header on line {header_line} "
