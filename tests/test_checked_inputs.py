@@ -185,3 +185,16 @@ def test_bound_refuses_a_bad_grid_step_by_its_option_before_reading_any_file(tmp
         assert main(["evaluate", "--inventory", str(tmp_path / "*.txt"), "--quiet", *extra]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def test_running_out_of_memory_is_one_line_naming_the_options_that_cost_it(monkeypatch, capsys):
+    from bridgefleet.cli import parser
+
+    def too_big(args):
+        raise MemoryError("Unable to allocate 67.1 GiB for an array with shape (9001, 9001, 111) and data type float64")
+
+    monkeypatch.setattr(parser, "cmd_inventory", too_big)  # e.g. `bound --certify-step 1e-9`
+    assert main(["inventory", "dc-2019"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bridgefleet inventory: error: not enough memory (Unable to allocate")
+    assert "--grid-step or --certify-step" in err[0]

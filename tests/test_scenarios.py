@@ -115,6 +115,16 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert all(float(r["agency_usd"]) == 0 for r in zero)  # no budget, no spend
     assert main(["scenarios", "--budgets", "a,b", "--out", str(out)]) == 2
     assert "--budgets 'a,b': give numbers" in capsys.readouterr().err
+    assert main(["scenarios", "--config", str(fleet), "--rule", "0", "--out", str(out)]) == 2
+    assert "--rule 0: must be a share in (0, 1]" in capsys.readouterr().err
+    assert main(["scenarios", "--config", str(fleet), "--years", "1000", "--out", str(out)]) == 2
+    assert "--years 1000: at most 100" in capsys.readouterr().err
+    # A rule out of reach says so (not "certified least budget 0.000"); a level given twice is one level.
+    assert main(["scenarios", "--config", str(fleet), "--rule", "0.0001", "--budgets", "1,1", "--years", "3",
+                 "--episodes", "2", "--bisect", "0", "--out", str(tmp_path / "tight"), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "**No budget meets the rule in the relaxation**" in text and "Certified least budget" not in text
+    assert len(list(csv.DictReader((tmp_path / "tight" / "scenarios.csv").open(encoding="utf-8")))) == 3
 
 
 def test_the_certified_values_are_the_same_in_chunks_of_one_bridge_as_in_one_chunk():

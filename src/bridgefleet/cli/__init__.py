@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
             PermissionError, ConnectionError, ModuleNotFoundError) as exc:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # numpy: "Unable to allocate 67.1 GiB …" (a grid step too fine for the machine)
+        print(f"bridgefleet {args.command}: error: not enough memory ({str(exc) or 'MemoryError'}): a finer "
+              "--grid-step or --certify-step, more --episodes or a larger fleet needs more; try a coarser step or "
+              "fewer episodes", file=sys.stderr)
+        return 2
     except OSError as exc:  # a path the system refuses (not a folder, read-only, …): one line, no traceback
         where = f": {exc.filename}" if exc.filename else ""
         print(f"bridgefleet {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)

@@ -41,6 +41,10 @@ class _OneLineErrors(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+
+STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15) and must divide the fleet model's new-structure "
+             "rating: 0.1, 0.05, 0.02, 0.01, 0.005 do; below about 0.001 memory and time grow past a workstation's.")
+
 def check_seed(args: argparse.Namespace) -> None:
     if getattr(args, "seed", None) is not None and args.seed < 0:
         raise ValueError(f"--seed {args.seed}: must be ≥ 0")
@@ -176,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "least budget of each other; 0: the lowest level that met)")
     scn.add_argument("--certify-step", type=float, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
                      help="rating grid of the certified least budget, rating points (default 0.005; it holds for "
-                     "the simulator's model whatever the step; finer is tighter and slower)")
+                     "the simulator's model whatever the step; finer is tighter and slower)." + STEP_HELP)
     scn.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(scn)
     scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
@@ -285,13 +289,13 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-step", type=float, default=None, metavar="H",
                    help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
-                        "spend it plans to are closer to what the simulation gives)")
+                        "spend it plans to are closer to what the simulation gives)." + STEP_HELP)
     p.add_argument("--bound-iters", type=_at_least_two, default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
         p.add_argument("--certify-step", type=float, metavar="H",
                        help="also the certified bound on a grid of step H (holds for the simulator's model whatever "
-                            "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)")
+                            "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)." + STEP_HELP)
         p.add_argument("--ray-address", metavar="HOST:PORT",
                        help="solve the bridges' DPs in chunks as Ray tasks on the cluster at HOST:PORT ('local': "
                             "start Ray on this machine); the price search's LP stays here; the same numbers. With "

@@ -152,6 +152,10 @@ class Level:
         return self.result.agency_usd
 
 
+MAX_YEARS = 100
+"""The longest horizon ``scenarios`` runs (its time grows with the years; 1,000 ran for minutes with no output)."""
+
+
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     n = len(x)
     return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
@@ -268,8 +272,12 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             ``bisect`` < 0, ``certify_step`` outside (0, 1], a fleet whose sized budget is 0 (the levels are
             multiples of it).
     """
-    if not 0.0 <= rule <= 1.0:
-        raise ValueError(f"--rule {rule}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+    if not 0.0 < rule <= 1.0:
+        raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
+                         "expectation: sudden damage can leave any bridge poor)")
+    if years > MAX_YEARS:
+        raise ValueError(f"--years {years}: at most {MAX_YEARS} (a budget scenario's horizon; asset management "
+                         "plans compare strategies over at least 10 years, 23 CFR 515.7)")
     for name, value in (("--years", years), ("--episodes", episodes)):
         if value < 1:
             raise ValueError(f"{name} {value}: must be at least 1")
@@ -286,7 +294,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         if scales is not None:
             raise ValueError("give --budgets or --budgets-usd, not both")
         scales = [usd / sized for usd in budgets_usd]
-    scales = sorted(DEFAULT_SCALES if scales is None else scales)
+    scales = sorted(set(DEFAULT_SCALES if scales is None else scales))  # a level given twice is one level
     if any(not (math.isfinite(s) and s >= 0) for s in scales):
         raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
     bar = None
@@ -456,11 +464,17 @@ def format_markdown(sc: Scenarios) -> str:
                   f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
-    lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
-              f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
-              f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point grid "
-              f"the relaxation's least budget lies in [{sc.relaxation[0]:.3f}, {sc.relaxation[1]:.3f}]; "
-              "docs/planning.md)."]
+    low, high = max(sc.relaxation[0], 0.0), max(sc.relaxation[1], 0.0)  # no "-0.000"
+    if math.isinf(high):  # no mixture of the policies found meets the rule, whatever the money
+        lines += ["", f"**No budget meets the rule in the relaxation**: with any money the policies found keep more "
+                  f"than {sc.rule:.0%} of deck area poor in some year in expectation (on the planner's "
+                  f"{sc.planner_step:g}-point grid the least budget would be at least {low:,.3f} × the sized "
+                  "budget); a rule this tight is out of the fleet's reach (docs/planning.md)."]
+    else:
+        lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
+                  f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
+                  f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
+                  f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]; docs/planning.md)."]
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
