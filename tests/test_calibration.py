@@ -54,6 +54,7 @@ def test_pairs_skip_work_and_rises_and_count_years_since_work(tmp_path):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("bridge,year,rating\nA,2000,7\nB,2001,6\n", "every bridge has one inspection"),
+    ("bridge,year,rating\n", "no inspection rows after the header"),
     ("bridge,year,rating\nA,2000,7\nA,2002,11\n", "row 3, column 'rating': 11 is out of range [0, 9]"),
     ("bridge,year,rating\nA,2002,7\nA,2000,6\n", "row 3: bridge 'A' year 2000 is out of order (row 2 has 2002)"),
     ("bridge,year,rating\nA,2000,7\nA,2000,6\n", "row 3: bridge 'A' has year 2000 twice (row 2)"),

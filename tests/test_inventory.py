@@ -234,6 +234,11 @@ def test_missing_column(tmp_path: Path) -> None:
     check(exc, p, 1, "ADT_029")
 
 
+def test_a_bundled_nbi_file_with_a_mapping_says_so() -> None:
+    with pytest.raises(InventoryError, match="dc-2019 is a bundled NBI file, read as one; a column mapping"):
+        load_inventory("dc-2019", mapping="indiana")
+
+
 def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
     # A second DECK_COND_058 of 1s was read instead of the first, silently: every bridge poor (a new user's file).
     p = write(tmp_path, nbi_text([{}], [*HEADER, "DECK_COND_058"]))
@@ -357,7 +362,9 @@ def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.Ca
     assert "the file is empty" in capsys.readouterr().err
     mapping = tmp_path / "map.yaml"
     mapping.write_bytes(b"\xb2\xff\x00binary")
-    assert main(["inventory", "dc-2019", "--mapping", str(mapping)]) == 2
+    table = tmp_path / "t.csv"
+    table.write_text("id,cond\nA,5\n")
+    assert main(["inventory", str(table), "--mapping", str(mapping)]) == 2
     err = capsys.readouterr().err
     assert str(mapping) in err and "not UTF-8" in err and len(err.splitlines()) == 1
 

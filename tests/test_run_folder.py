@@ -104,3 +104,10 @@ def test_episodes_and_device_may_change_on_resume(trained, tmp_path):
     (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["train", "--resume", str(run), "--quiet"]) == 0
     assert yaml.safe_load((run / "config.yaml").read_text())["episodes"] == 4
+
+
+def test_resume_names_a_missing_folder_and_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["train", "--resume", str(tmp_path / "nosuch")]) == 2
+    assert f"--resume {tmp_path / 'nosuch'}: no such folder" in capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path)]) == 2
+    assert "no config.yaml (not a bridgefleet run directory)" in capsys.readouterr().err

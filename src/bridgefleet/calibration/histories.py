@@ -218,6 +218,8 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
             had = True
         n_bridges += had
     if not v0:
+        if not by_bridge:
+            raise ConfigError(f"{path}: no inspection rows after the header")
         if all(len(s) < 2 for s in by_bridge.values()):
             raise ConfigError(f"{path}: every bridge has one inspection; a history needs two or more inspections "
                               "of a bridge (rows with the same bridge and later years)")

@@ -109,9 +109,10 @@ def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | 
         InventoryError: unknown file layout without a mapping, and every error of the readers.
     """
     if isinstance(name_or_path, str) and name_or_path in BUNDLED:
-        path = bundled_path(name_or_path)
-        if mapping is None:
-            return read_nbi(path)
+        if mapping is not None:
+            raise InventoryError(f"{name_or_path} is a bundled NBI file, read as one; a column mapping ({mapping}) "
+                                 "is for a CSV table of another layout: leave --mapping out")
+        return read_nbi(bundled_path(name_or_path))
     path = Path(name_or_path)
     if mapping is not None:
         return read_csv_inventory(path, mapping)

@@ -109,6 +109,8 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
         ValueError: the run has already trained ``episodes``.
     """
     run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"--resume {run_dir}: no such folder")
     if not (run_dir / "config.yaml").exists():
         raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
     with hold(run_dir):  # one writer per folder
