@@ -139,6 +139,25 @@ def test_cli_parser_wiring(tmp_path: Path) -> None:
     assert (args.profile, args.seeds, args.presets, args.tiny) == ("full", 2, "baseline,default", False)
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--presets", "baseline,,double", "--tiny"], "--presets 'baseline,,double': an empty entry"),
+    (["--device", "tpu", "--tiny"], "--device 'tpu': use cpu, cuda or auto"),
+    (["--tiny", "--out", "AFILE"], "is a file, not a folder"),
+])
+def test_bad_bench_options_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+                                               message: str) -> None:
+    from bridgefleet.cli import main
+
+    (tmp_path / "afile").write_text("mine")
+    argv = [str(tmp_path / "afile") if a == "AFILE" else a for a in argv]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path / "bench")]
+    assert main(["bench", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert (tmp_path / "afile").read_text() == "mine" and not (tmp_path / "bench").exists()
+
+
 @pytest.fixture
 def peer(monkeypatch: pytest.MonkeyPatch):
     """The peer script as a module (it imports Stable-Baselines3 only when a row needs it)."""

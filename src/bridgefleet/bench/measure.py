@@ -47,6 +47,7 @@ from bridgefleet.bench.output import (
     write_markdown,
 )
 from bridgefleet.outputs import write_json
+from bridgefleet.paths import check_writable_folder
 
 __all__ = ["PLAN_TARGETS", "PROFILES", "bench_config", "machine_info", "markdown_table", "plot_bench", "run_bench",
            "run_one", "summarize", "write_markdown"]
@@ -363,6 +364,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     try:  # an unusable device fails here, in one line, not inside every worker
         resolve_device(device)
     except (RuntimeError, ValueError) as exc:
+        if "Expected one of" in str(exc):  # torch's list of its internal device types
+            exc = "use cpu, cuda or auto"
         raise ConfigError(f"--device {device!r}: {exc}") from None
     out = Path(out)
     if ray is not None:  # an unreachable cluster is refused before anything is written
@@ -448,8 +451,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the bench from parsed :func:`add_arguments` options; prints bench.md. Returns exit status 0."""
-    presets = [p.strip() for p in args.presets.split(",") if p.strip()] if args.presets else None
-    out = Path(args.out)
+    presets = None
+    if args.presets:
+        presets = [p.strip() for p in args.presets.split(",")]
+        if not all(presets):
+            raise ValueError(f"--presets {args.presets!r}: an empty entry; give preset names separated by commas")
+    out = check_writable_folder(args.out, "--out")  # before minutes of training
     run_bench(profile=args.profile, seeds=args.seeds, presets=presets, device=args.device, out=out,
               tiny=args.tiny, caps=_parse_caps(args.caps), isolate=not args.in_process, progress=not args.quiet,
               ray=args.ray, fleet_model=args.fleet_model)
