@@ -156,6 +156,11 @@ MAX_YEARS = 100
 """The longest horizon ``scenarios`` runs (its time grows with the years; 1,000 ran for minutes with no output)."""
 
 
+def _episodes(n: int) -> str:
+    """"1 episode", "16 episodes"."""
+    return f"{n} episode" + ("" if n == 1 else "s")
+
+
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     n = len(x)
     return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
@@ -448,14 +453,15 @@ def format_markdown(sc: Scenarios) -> str:
         "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst sample-year poor",
         "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
-             f"(23 CFR 490.411), {sc.episodes} episodes, mean over them (± 95 % CI of the poor share); deck area "
+             f"(23 CFR 490.411), {_episodes(sc.episodes)}, mean over them (± 95 % CI of the poor share); deck area "
              f"of {sc.levels[0].result.basis}. {RULE_SENTENCE} {COLUMNS_SENTENCE}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
         for y in show:
             p, pc = _mean_ci(lv.deck[:, y - 1, 2])
-            cells.append(f"{lv.deck[:, y - 1, 0].mean():.1%} / {p:.1%} ± {pc:.1%}")
+            ci = f" ± {pc:.1%}" if lv.deck.shape[0] > 1 else ""  # one episode has no interval
+            cells.append(f"{lv.deck[:, y - 1, 0].mean():.1%} / {p:.1%}{ci}")
         r, b = lv.result, lv.result.breaches(sc.rule)
         cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
                   f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
@@ -482,7 +488,7 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
-                     f"judged on {sc.planner_at_least.episodes} episodes"
+                     f"judged on {_episodes(sc.planner_at_least.episodes)}"
                      + ("; nothing below it was judged to miss" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
@@ -514,7 +520,7 @@ def _breach_words(level: Level | None, rule: float) -> str:
     if level is None:
         return ""
     b = level.result.breaches(rule)
-    return (f", where over {level.episodes} episodes the probability that one episode breaches it (poor deck "
+    return (f", where over {_episodes(level.episodes)} the probability that one episode breaches it (poor deck "
             f"area above {rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running "
             f"{b['three_consecutive']:.0%}, "
             f"and the worst year's mean is {b['worst_year_poor']:.1%} (year {b['worst_year']})")
