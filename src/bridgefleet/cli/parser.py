@@ -20,6 +20,8 @@ from bridgefleet.cli.commands import (
 from bridgefleet.config.seeds import TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
+STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15) and must divide the fleet model's new-structure "
+             "rating: 0.1, 0.05, 0.02, 0.01, 0.005 do; below about 0.001 memory and time grow past a workstation's.")
 
 
 class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
@@ -40,10 +42,6 @@ class _OneLineErrors(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-
-
-STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15) and must divide the fleet model's new-structure "
-             "rating: 0.1, 0.05, 0.02, 0.01, 0.005 do; below about 0.001 memory and time grow past a workstation's.")
 
 def check_seed(args: argparse.Namespace) -> None:
     if getattr(args, "seed", None) is not None and args.seed < 0:
