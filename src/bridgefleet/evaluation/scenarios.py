@@ -489,7 +489,7 @@ def format_markdown(sc: Scenarios) -> str:
                      f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
                      f"judged on {_episodes(sc.planner_at_least.episodes)}"
-                     + ("; nothing below it was judged to miss" if sc.planner_missed is None
+                     + ("; no lower budget was simulated on as many episodes and missed" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
     lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
