@@ -147,6 +147,18 @@ def test_csv_mapping_with_year_built_and_scale(tmp_path: Path) -> None:
         read_csv_inventory(p, {**mapping, "aadt": "traffic2"})
 
 
+def test_a_state_code_without_a_bundled_unit_cost_warns_and_takes_the_reference(tmp_path: Path) -> None:
+    p = tmp_path / "table.csv"
+    p.write_text("id,bci,traffic,area,age\nA,70,1000,50,20\nB,45,500,100,30\n")
+    mapping = {"id": "id", "condition": "bci", "condition_scale": [0, 100], "aadt": "traffic", "deck_area": "area",
+               "age": "age", "cluster": "rural"}
+    with pytest.warns(UserWarning, match=r"state_code 99: no 2017 unit cost is bundled for it \(known: 6, 11, 17"):
+        inv = read_csv_inventory(p, {**mapping, "state_code": 99})
+    assert (inv.cost_factor == 1.0).all()
+    inv = read_csv_inventory(p, {**mapping, "state_code": 18})  # Indiana's 309 USD/ft² over the 232 reference
+    np.testing.assert_allclose(inv.cost_factor, 309.0 / 232.0, rtol=1e-6)
+
+
 def test_unknown_layout_needs_mapping(tmp_path: Path) -> None:
     p = tmp_path / "other.csv"
     p.write_text("a,b\n1,2\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -15,6 +16,7 @@ from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED_MAPPINGS,
     MAX_BAD_FRACTION,
+    UNIT_COST_USD_PER_FT2,
     Inventory,
     InventoryError,
     _RowProblem,
@@ -202,6 +204,10 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                                                                              positive=True))
     cost_factor = (_constant(m, "cost_factor", msource, positive=True) if m.get("cost_factor") is not None
                    else state_cost_factor(state_code))
+    if state_code is not None and m.get("cost_factor") is None and state_code not in UNIT_COST_USD_PER_FT2:
+        warnings.warn(f"{msource}: state_code {state_code}: no 2017 unit cost is bundled for it (known: "
+                      f"{', '.join(map(str, sorted(UNIT_COST_USD_PER_FT2)))}), so its cost factor is 1.0 (the "
+                      "232 USD/ft² reference); give cost_factor: to set the state's", stacklevel=2)
     year = None if m.get("year") is None else int(_constant(m, "year", msource, whole=True))
     if year is not None:
         check_inventory_year(year, "mapping's year:", path)
