@@ -23,8 +23,8 @@ def check_writable_file(path: str | Path, option: str, create: bool = False,
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{option} {p} is a folder: give a file name inside it")
-    for read, what in reads:
-        if p.exists() and Path(read).exists() and os.path.samefile(p, read):
+    for read, what in reads if p.exists() else ():
+        if Path(read).exists() and os.path.samefile(p, read):
             raise ValueError(f"{option} {p} is {what}, which this command reads: give another file")
     parent = p.parent
     _no_file_on_the_way(parent, p, option)

@@ -36,11 +36,14 @@ def resolve_device(device: str) -> torch.device:
     """Map a config device string to a :class:`torch.device` ("auto" → cuda if available, else cpu).
 
     Raises:
-        ValueError: if a CUDA device is requested but CUDA is not available.
+        ValueError: a string torch does not read as a device, or a CUDA device where CUDA is not available.
     """
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
+    try:
+        dev = torch.device(device)
+    except RuntimeError:  # torch's "Expected one of cpu, cuda, …" lists its internal device types
+        raise ValueError(f"--device {device!r}: use cpu, cuda or auto") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"--device {device}: CUDA is not available on this machine (torch {torch.__version__}); "
                          "use --device cpu or auto")

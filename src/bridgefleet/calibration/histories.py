@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import ConfigError, read_yaml
+from bridgefleet.inventory.rows import named_twice
 
 YEARS = (1900, 2100)
 """The inspection years a history may hold: calendar years (a year 5 or 4005 is a typo or another unit)."""
@@ -148,7 +149,7 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
     if not rows:
         raise ConfigError(f"{path}: empty file; expected a header row with {', '.join(mapping.columns.values())}")
     header = [h.strip() for h in rows[0]]
-    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    twice = named_twice(header)
     if twice is not None:
         raise ConfigError(f"{path}, row 1, column {twice!r}: the header names it twice (which one to read?)")
     idx = {}

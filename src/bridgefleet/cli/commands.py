@@ -31,17 +31,14 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
 
 def _reads(args: argparse.Namespace) -> list[tuple[str | Path, str]]:
     """(path, what it is) of the files a command reads: the run folder's (``run_dir``, where it has one), its
-    --config, --inventory and --mapping (an output must not replace them)."""
-    from bridgefleet.evaluation.national import GLOB_CHARS
+    --config and the inventory and mapping of its fleet (given or in the config file; a pattern of several files
+    names no file); an output must not replace them."""
     from bridgefleet.inventory.fleet import input_files
     from bridgefleet.runs.folder import run_inputs
 
-    reads = _config_read(args)
+    reads = _config_read(args) + input_files(_fleet_config(args))
     if getattr(args, "run_dir", None):
         reads += run_inputs(args.run_dir)
-    inventory = getattr(args, "inventory", None)
-    if inventory and not any(c in inventory for c in GLOB_CHARS):
-        reads += input_files(FleetConfig(inventory=inventory, inventory_mapping=getattr(args, "mapping", None)))
     return reads
 
 

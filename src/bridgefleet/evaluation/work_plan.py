@@ -4,13 +4,14 @@ averaged over deterioration samples."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import figure_out, write_csv
 from bridgefleet.paths import check_writable_file
@@ -233,9 +234,10 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
 
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
                  seed: int = 0, device: str = "auto", max_urban: int | None = None,
-                 mapping: str | None = None) -> Plan:
+                 mapping: str | None = None, loaded: tuple[TrainConfig, Callable] | None = None) -> Plan:
     """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``, read with
-    ``mapping``, default the run's).
+    ``mapping``, default the run's); ``loaded``: the run's (config, policy) where the caller has already read it
+    (:func:`bridgefleet.runs.load.load_policy`), so its checkpoint is read once.
 
     The fleet is simulated ``samples`` times with seeds seed, seed+1, … (same fleet, different
     deterioration draws for a fixed or inventory fleet).
@@ -246,7 +248,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
             urban network (agent: fleet).
     """
     _check(years, samples)
-    cfg, policy = load_policy(run_dir, device)
+    cfg, policy = loaded or load_policy(run_dir, device)
     if years > cfg.fleet.horizon_years:
         warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
                       f"trained on: its decisions after year {cfg.fleet.horizon_years} are extrapolated",

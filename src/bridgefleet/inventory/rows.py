@@ -88,6 +88,17 @@ def _one_line_each(lines: list[str], first: int, quotechar: str) -> list[tuple[i
     return out
 
 
+def named_twice(header: list[str]) -> str | None:
+    """The first column name a header repeats (blank names aside), None if none: a reader would take one copy of
+    it silently."""
+    seen: set[str] = set()
+    for name in header:
+        if name and name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
 def _no_such_file(path: Path) -> InventoryError:
     """The error for a path that names no file: the bundled names, and where a pattern of several files works."""
     pattern = "; several files by a pattern: `bridgefleet bound` only" if any(c in str(path) for c in "*?[") else ""
@@ -133,7 +144,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
     except csv.Error as exc:
         raise InventoryError(f"not a readable CSV file ({exc})", path, line=reader.line_num) from None
     assert header is not None
-    twice = next((h for i, h in enumerate(header) if h and h in header[:i]), None)
+    twice = named_twice(header)
     if twice is not None:  # a reader would take one copy silently
         raise InventoryError("the header names this column twice: which one holds the data is unclear; remove or "
                              "rename one", path, line=header_line, column=twice)

@@ -87,7 +87,8 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
     if max_urban is not None:
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     # checks the match of the inventory and the run
-    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban, mapping)
+    plan = compute_plan(run_dir, fleet_cfg.horizon_years, inventory, samples, 0, "cpu", max_urban, mapping,
+                        loaded=(cfg, policy))
     if plan_policy is not None:  # the plan of the planner (or a rule of thumb) on the same fleet, instead
         plan = policy_plan(fleet_cfg, plan_policy, fleet_cfg.horizon_years, samples, 0)
     fleet = fleet_today(fleet_cfg, plan)

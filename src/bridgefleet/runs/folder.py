@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config import FleetConfig
 from bridgefleet.outputs import write_csv, write_text
 from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.runs.log import Metrics
@@ -121,10 +121,7 @@ def preflight(cfg: Any) -> None:
     from bridgefleet.agents.learner import resolve_device
     from bridgefleet.inventory.fleet import resolve_fleet
 
-    try:
-        resolve_device(cfg.device)  # CUDA asked for where there is none: its message says so
-    except RuntimeError:  # torch's "Invalid device string"
-        raise ConfigError(f"--device {cfg.device!r}: use cpu, cuda or auto") from None
+    resolve_device(cfg.device)  # an unknown device, or CUDA where there is none: its message says so
     resolve_fleet(cfg.fleet)  # reads and splits the inventory: its errors name file, row, column
 
 

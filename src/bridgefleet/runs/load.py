@@ -16,8 +16,6 @@ from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
 
 __all__ = ["load_agents", "load_policy"]
 
-_WARNED_UNTRAINED: set[str] = set()
-
 
 def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
     """The run's config and model state: final.pt, else (missing or damaged) its newest intact checkpoint,
@@ -35,8 +33,7 @@ def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, 
     if path != final:
         note(f"note: {run_dir}: no {'intact ' if final.exists() else ''}final.pt; using {path.name} "
              f"(episode {state['episodes_done']})")
-    if _updates(run_dir, state) == 0 and str(run_dir.resolve()) not in _WARNED_UNTRAINED:
-        _WARNED_UNTRAINED.add(str(run_dir.resolve()))  # once a process: a report loads the run several times
+    if _updates(run_dir, state) == 0:
         note(f"warning: {run_dir}: its network was never updated (training stopped before the replay held a batch), "
              f"so its policy is untrained and its decisions arbitrary; train more: bridgefleet train --resume "
              f"{run_dir} --episodes N")
@@ -75,11 +72,16 @@ def load_agents(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
     cfg, state = _load_run(run_dir, device)
     if cfg.agent != "fleet":
         raise ValueError(f"{run_dir} holds a per-bridge agent (agent: {cfg.agent}), not urban and rural agents")
+    return cfg, *_fleet_agents(cfg, state)
+
+
+def _fleet_agents(cfg: TrainConfig, state: dict[str, Any]) -> tuple[DQNLearner, DQNLearner]:
+    """The urban and rural learners of a fleet-agent run, with the weights of its loaded ``state``."""
     fleet_cfg, _ = resolve_fleet(cfg.fleet)
     urban, rural = branching.build_learners(cfg, fleet_cfg.n_urban)
     urban.load_weights(_weights(state, "urban"))
     rural.load_weights(_weights(state, "rural"))
-    return cfg, urban, rural
+    return urban, rural
 
 
 def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig, Callable]:
@@ -95,5 +97,4 @@ def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
         learner.load_weights(_weights(state, "bridge"))
         learner.acting.eval()
         return cfg, bridge.BridgePolicy(learner.acting, learner.device)
-    _, urban, rural = load_agents(run_dir, device)
-    return cfg, branching.agent_policy(urban, rural)
+    return cfg, branching.agent_policy(*_fleet_agents(cfg, state))  # the state read once
