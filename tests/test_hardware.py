@@ -123,3 +123,26 @@ def test_explicit_threads_beyond_the_allowed_cores_are_warned_about(monkeypatch)
         choice = choose(False, 64, torch.device("cpu"), None, "k")
     assert choice.threads == 64 and "more than the 2 cores" in choice.threads_reason
     assert choose(False, 2, torch.device("cpu"), None, "k").threads_reason == "--threads 2"
+
+
+def test_the_planning_commands_run_on_the_threads_asked_within_the_cores_allowed(monkeypatch, capsys):
+    import numba
+
+    from bridgefleet.cli import main
+
+    before = numba.get_num_threads(), torch.get_num_threads()
+    try:
+        hardware.use_threads(1)
+        assert numba.get_num_threads() == 1 and torch.get_num_threads() == 1
+        monkeypatch.setattr(hardware, "allowed_cores", lambda: 1)
+        for cmd in (["evaluate", "--episodes", "1", "--no-bound"], ["bound", "--episodes", "1"],
+                    ["scenarios", "--budgets", "1"]):
+            assert main([*cmd, "--threads", "2"]) == 2
+            assert capsys.readouterr().err.strip().splitlines() == [
+                f"bridgefleet {cmd[0]}: error: --threads 2: give 1 to 1, the cores this process may use"]
+        with pytest.raises(SystemExit) as stop:
+            main(["plan", "--policy", "worst_first", "--threads", "0"])
+        assert stop.value.code == 2 and "at least 1 thread" in capsys.readouterr().err
+    finally:
+        numba.set_num_threads(before[0])
+        torch.set_num_threads(before[1])

@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
     pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
+    _threads_option(pl)
     pl.set_defaults(func=cmd_plan)
 
     r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
@@ -154,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "heuristic's name (default: the trained agents')")
     r.add_argument("--scenarios", metavar="DIR", help="a `bridgefleet scenarios` folder: adds 'What each budget buys'")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    _threads_option(r)
     r.set_defaults(func=cmd_report)
 
     scn = sub.add_parser("scenarios", help="what each budget buys on FHWA's measures, and the least budget for "
@@ -189,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--ray", action="store_true", help="run the levels as Ray tasks on this machine's cores")
     scn.add_argument("--out", default="scenarios", help="output folder")
     scn.add_argument("--quiet", action="store_true", help="no progress bar")
+    _threads_option(scn)
     scn.set_defaults(func=cmd_scenarios)
 
     sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
@@ -282,8 +285,26 @@ def _at_least_two(text: str) -> int:
     return n
 
 
+def _threads(text: str) -> int:
+    """--threads of the planning commands: a whole number ≥ 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ 1") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: at least 1 thread")
+    return n
+
+
+def _threads_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=_threads, metavar="N",
+                   help="CPU threads of the DPs, the knapsacks and the network (default: every core this process "
+                        "may use; give fewer on a shared machine)")
+
+
 def _bound_options(p: argparse.ArgumentParser) -> None:
     _rule_option(p)
+    _threads_option(p)
     p.add_argument("--grid-step", type=float, default=None, metavar="H",
                    help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "

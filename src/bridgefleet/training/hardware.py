@@ -74,6 +74,23 @@ def allowed_cores() -> int:
         return os.cpu_count() or 1
 
 
+def use_threads(n: int) -> None:
+    """Run Numba's parallel kernels (the DPs, the certificate, the knapsacks) and torch on ``n`` threads
+    (``--threads`` of evaluate, bound, plan, report and scenarios; their default is Numba's and torch's own: every
+    core this process may use).
+
+    Raises:
+        ValueError: ``n`` < 1, or more than the cores this process may use (:func:`allowed_cores`).
+    """
+    import numba
+
+    cores = allowed_cores()
+    if not 1 <= n <= cores:
+        raise ValueError(f"--threads {n}: give 1 to {cores}, the cores this process may use")
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(n)
+
+
 def thread_candidates(cores: int) -> list[int]:
     """1, 2, 4, … up to ``cores``, and ``cores`` itself."""
     out = [1]
