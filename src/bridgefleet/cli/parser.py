@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from bridgefleet.cli.commands import (
     cmd_bench,
@@ -274,30 +275,23 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
                         "plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
 
 
-def _at_least_two(text: str) -> int:
-    """--bound-iters: a whole number ≥ 2 (the price search needs two DP solves)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ 2") from None
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"{n}: the price search needs at least 2 DP solves")
-    return n
+def _at_least(low: int, why: str) -> Callable[[str], int]:
+    """An argparse type: a whole number ≥ ``low``; below it refused with ``why``."""
 
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ {low}") from None
+        if n < low:
+            raise argparse.ArgumentTypeError(f"{n}: {why}")
+        return n
 
-def _threads(text: str) -> int:
-    """--threads of the planning commands: a whole number ≥ 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ 1") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n}: at least 1 thread")
-    return n
+    return parse
 
 
 def _threads_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threads", type=_threads, metavar="N",
+    p.add_argument("--threads", type=_at_least(1, "at least 1 thread"), metavar="N",
                    help="CPU threads of the DPs, the knapsacks and the network (default: every core this process "
                         "may use; give fewer on a shared machine)")
 
@@ -309,7 +303,7 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
                    help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
                         "spend it plans to are closer to what the simulation gives)." + STEP_HELP)
-    p.add_argument("--bound-iters", type=_at_least_two, default=80,
+    p.add_argument("--bound-iters", type=_at_least(2, "the price search needs at least 2 DP solves"), default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
         p.add_argument("--certify-step", type=float, metavar="H",
