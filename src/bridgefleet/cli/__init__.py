@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning  # users see the message, not our source lines
     try:
         check_seed(args)
-        if args.command != "train" and getattr(args, "threads", None) is not None:
+        if getattr(args, "cpu_threads", None) is not None:  # --threads of the planning commands
             from bridgefleet.training.hardware import use_threads
 
-            use_threads(args.threads)
+            use_threads(args.cpu_threads)
         return args.func(args)
     except BrokenPipeError:  # e.g. `bridgefleet inventory … | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -291,7 +291,8 @@ def _at_least(low: int, why: str) -> Callable[[str], int]:
 
 
 def _threads_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threads", type=_at_least(1, "at least 1 thread"), metavar="N",
+    # its own dest: train's --threads (a number or auto) goes to the training config instead
+    p.add_argument("--threads", dest="cpu_threads", type=_at_least(1, "at least 1 thread"), metavar="N",
                    help="CPU threads of the DPs, the knapsacks and the network (default: every core this process "
                         "may use; give fewer on a shared machine)")
 

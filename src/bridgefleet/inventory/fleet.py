@@ -49,7 +49,7 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
                           urban_budget_share=share), (profile, state)
 
 
-_FILE_FIELDS = (("inventory", BUNDLED, "the inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "the column mapping"))
+_FILE_FIELDS = (("inventory", BUNDLED, "inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "column mapping"))
 
 
 def _files(config: FleetConfig) -> list[tuple[str, str, str]]:
@@ -66,10 +66,10 @@ def absolute_files(config: FleetConfig) -> FleetConfig:
     return config.replace(**changes) if changes else config
 
 
-def input_files(config: FleetConfig) -> list[tuple[str, str]]:
+def input_files(config: FleetConfig, whose: str = "the") -> list[tuple[str, str]]:
     """(path, what it is) of the files ``config`` reads: its inventory and column mapping where they are files
-    (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``)."""
-    return [(path, what) for _, path, what in _files(config)]
+    (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``), named "``whose`` inventory" and so on."""
+    return [(path, f"{whose} {what}") for _, path, what in _files(config)]
 
 
 def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, dict] | None]:

@@ -188,10 +188,10 @@ def run_inputs(run_dir: str | Path) -> list[tuple[Path, str]]:
     try:
         fleet = (yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}).get("fleet") or {}
         fleet_files = input_files(FleetConfig(inventory=fleet.get("inventory"),
-                                              inventory_mapping=fleet.get("inventory_mapping")))
+                                              inventory_mapping=fleet.get("inventory_mapping")), "the run's")
     except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError):  # none or damaged: its commands say so
         fleet_files = []
-    return files + [(Path(path), what.replace("the ", "the run's ", 1)) for path, what in fleet_files]
+    return files + [(Path(path), what) for path, what in fleet_files]
 
 
 def abandon(run_dir: Path, made: bool) -> None:
