@@ -121,3 +121,8 @@ def test_calibrate_command_writes_a_fleet_model_that_loads_and_writes_nothing_on
     assert main(["calibrate", str(bad), "--out", str(tmp_path / "x.yaml")]) == 2
     assert not (tmp_path / "x.yaml").exists()
     assert "row 3: bridge 'A' year 1999 is out of order" in capsys.readouterr().err
+    mapping = _write(tmp_path, "columns: {bridge: bridge, year: year, rating: rating}\n", "mapping.yaml")
+    before = mapping.read_text()
+    assert main(["calibrate", str(hist), "--mapping", str(mapping), "--out", str(mapping)]) == 2
+    assert mapping.read_text() == before  # the mapping it reads is not replaced
+    assert f"--out {mapping} is the mapping, which this command reads: give another file" in capsys.readouterr().err

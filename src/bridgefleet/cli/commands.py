@@ -406,7 +406,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from bridgefleet.calibration.histories import HistoryMapping, read_history
 
     if args.out:
-        check_writable_file(args.out, "--out", reads=[(args.history, "the history table")])  # before the fit
+        reads = [(args.history, "the history table")] + ([(args.mapping, "the mapping")] if args.mapping else [])
+        check_writable_file(args.out, "--out", reads=reads)  # before the fit
     pairs = read_history(args.history, HistoryMapping.load(args.mapping))
     if args.gap is not None:
         keep = pairs.years == args.gap
