@@ -150,6 +150,25 @@ def test_bound_iters_below_two_names_the_option(capsys):
     assert "--bound-iters: 0: the price search needs at least 2 DP solves" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["evaluate", "--no-bound", "--max-poor-deck-area", "nan"], "--max-poor-deck-area: nan: must be a share in [0, 1]"),
+    (["evaluate", "--no-bound", "--max-poor-deck-area", "2"], "--max-poor-deck-area: 2: must be a share in [0, 1]"),
+    (["plan", "--policy", "lagrangian", "--max-poor-deck-area", "-0.1"], "--max-poor-deck-area: -0.1: must be a share"),
+    (["evaluate", "--inventory", "dc-2019", "--max-urban", "0"], "--max-urban: 0: at least 1 urban bridge"),
+    (["bound", "--inventory", "dc-2019", "--max-urban", "-3"], "--max-urban: -3: at least 1 urban bridge"),
+    (["plan", "--policy", "lagrangian", "--max-urban", "0"], "--max-urban: 0: at least 1 urban bridge")])
+def test_a_share_and_an_urban_count_out_of_range_are_refused_by_every_command_alike(capsys, argv, says):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_plan_over_a_hundred_years_is_refused_before_any_work(tmp_path, capsys):
+    assert main(["plan", "--policy", "lagrangian", "--years", "1000", "--out", str(tmp_path / "p")]) == 2
+    assert "--years 1000: at most 100" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
 
 @pytest.mark.parametrize("argv", [["scenarios", "--certify-step", "abc"], ["evaluate", "--grid-step", "abc"],
                                   ["train", "--episodes", "many"]])

@@ -363,9 +363,11 @@ def test_one_fleet_is_the_inventory_or_the_models_fleet_of_the_seed() -> None:
 def test_inventory_cli_max_urban_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bridgefleet.cli import main
 
-    assert main(["inventory", "dc-2019", "--max-urban", "0"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["inventory", "dc-2019", "--max-urban", "0"])
     out, err = capsys.readouterr()
-    assert out == "" and "--max-urban (max_urban) 0: must be a whole number of at least 1" in err  # before any summary
+    assert stop.value.code == 2 and out == ""  # before any summary
+    assert "--max-urban: 0: at least 1 urban bridge under per-bridge control" in err
     assert main(["inventory", "dc-2019", "--max-urban", "500"]) == 0
     assert "exceeds the 243 urban bridges" in capsys.readouterr().out
     empty = tmp_path / "empty.csv"

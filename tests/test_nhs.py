@@ -58,6 +58,8 @@ def test_mapped_nhs_rules_and_blanks(tmp_path: Path) -> None:
     none = read_csv_inventory(p, base)
     assert np.isnan(none.nhs).all() and not none.on_nhs.any()
     assert "National Highway System: not coded: FHWA deck-area measures count all bridges" in summarize(none)
+    hs = read_csv_inventory(p, {**base, "nhs": "hs"})  # A on the NHS, B not, C and D (9) not coded
+    assert "National Highway System: 1 bridge on the NHS (9.5 % of deck area), 1 not, 2 not coded" in summarize(hs)
     with pytest.raises(InventoryError, match="nhs must be"):
         read_csv_inventory(p, {**base, "nhs": {"column": "road", "values": []}})
     with pytest.raises(InventoryError, match="column road2"):

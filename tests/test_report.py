@@ -147,6 +147,24 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     (other / "scenarios.json").write_text(json.dumps({**data, "fleet": "dc-2019"}))
     assert main(["report", str(default_run), "--scenarios", str(other), "--quiet"]) == 2
     assert "its levels are of dc-2019, this report is of the run’s fleet model" in capsys.readouterr().err
+    damaged = tmp_path / "damaged"  # a damaged scenarios.json: one line naming the file and the field, no report
+    damaged.mkdir()
+    bad = damaged / "scenarios.json"
+    level = data["levels"][0]
+    for text, says in [("[1, 2]", "is not an object"), ('{"levels": ', "not the JSON bridgefleet scenarios writes"),
+                       (json.dumps({k: v for k, v in data.items() if k != "levels"}), "field 'levels' is missing"),
+                       (json.dumps({**data, "levels": []}), "no budget levels"),
+                       (json.dumps({**data, "levels": "x"}), "field 'levels' is missing or not a list"),
+                       (json.dumps({**data, "sized_usd": None}), "field 'sized_usd' is missing or not a number"),
+                       (json.dumps({**data, "levels": [{}]}), "level 1's field 'scale' is missing"),
+                       (json.dumps({**data, "levels": [level, {**level, "deck_poor_by_year": [0.1]}]}),
+                        "level 2's deck_poor_by_year is not one number a year for every level")]:
+        bad.write_text(text)
+        assert main(["report", str(default_run), "--scenarios", str(damaged), "--out", str(damaged / "r.html"),
+                     "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{bad}: " in err and says in err and err.count("\n") == 1, err
+        assert not (damaged / "r.html").exists()
 
 
 def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_the_other_way():
@@ -173,9 +191,12 @@ def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_t
                         "rule of thumb (worst_first) under the same annual budgets, and 12.2% (year 7) against 4.6% "
                         "(year 1) in each one's worst year (FHWA's limit is 10 %), with 1.0 "
                         "more bridges poor (smaller ones); it spends 10% more a year than the rule of thumb (each "
-                        "within the budgets) and is worth USD +5,000,000 "
-                        "of cost-equivalent over the horizon (present value: condition, traffic and cost, at USD "
-                        "100,000 a return unit).")
+                        "within the budgets) and is worth USD 5,000,000 "
+                        "of cost-equivalent more than the rule of thumb over the horizon (present value: condition, "
+                        "traffic and cost, at USD 100,000 a return unit).")
+    worse = plain_words([result(TRAINED, 380.0, 1.1e6, 0.02, 0.002), result("worst_first", 400.0, 1.0e6, 0.01, 0.046)],
+                        100, 1e-5)  # 20 units below it: worth less, said as such (not "worth USD -2,000,000")
+    assert "is worth USD 2,000,000 of cost-equivalent less than the rule of thumb" in worse
 
 
 @pytest.mark.parametrize("curve", [[(200, 3.5, 41.0, 40.0)], [(100, 1.0, 39.0, 40.0), (200, 2.0, 41.5, 40.0)]])

@@ -119,6 +119,11 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert "--rule 0: must be a share in (0, 1]" in capsys.readouterr().err
     assert main(["scenarios", "--config", str(fleet), "--years", "1000", "--out", str(out)]) == 2
     assert "--years 1000: at most 100" in capsys.readouterr().err
+    own = out / "scenarios.md"  # an input where an output goes: refused before any work, the input kept
+    own.write_text(fleet.read_text())
+    assert main(["scenarios", "--config", str(own), "--out", str(out), "--quiet"]) == 2
+    assert f"--out {own} is the config file, which this command reads" in capsys.readouterr().err
+    assert own.read_text() == fleet.read_text()
     # A rule out of reach says so (not "certified least budget 0.000"); a level given twice is one level.
     assert main(["scenarios", "--config", str(fleet), "--rule", "0.0001", "--budgets", "1,1", "--years", "3",
                  "--episodes", "2", "--bisect", "0", "--out", str(tmp_path / "tight"), "--quiet"]) == 0

@@ -54,6 +54,11 @@ class SafeDictWriter(csv.DictWriter):
         return [csv_cell(v) for v in super()._dict_to_list(rowdict)]
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless n is 1: "1 bridge", "244 bridges" (nouns that take an s)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | Path, binary: bool = False) -> Iterator[IO[Any]]:
     """Open ``.NAME.PID.tmp`` beside ``path`` for writing (text: UTF-8, ``newline=""``), and rename it onto

@@ -340,9 +340,11 @@ def _numbers(text: str | None, option: str) -> list[float] | None:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluation.scenarios import run_scenarios, write_scenarios
+    from bridgefleet.evaluation.scenarios import SCENARIO_FILES, run_scenarios, write_scenarios
 
     out = check_writable_folder(args.out, "--out")  # before minutes of work
+    for name in SCENARIO_FILES:  # none of them may replace what the command reads
+        check_writable_file(out / name, "--out", create=True, reads=_reads(args))
     agent, fleet = None, None
     if args.run_dir:
         from bridgefleet.runs.load import load_policy
@@ -359,8 +361,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                        ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step,
                        agent=agent)
     print(write_scenarios(sc, out))
-    names = ("scenarios.csv", "scenarios.md", "scenarios.png", "scenarios.json")
-    print(f"written: {', '.join(str(out / name) for name in names)}")
+    print(f"written: {', '.join(str(out / name) for name in SCENARIO_FILES)}")
     return 0
 
 

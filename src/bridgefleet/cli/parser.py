@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _rule_option(pl)
     pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
-    pl.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (default: as trained)")
+    pl.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (default: as trained)")
     pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
     pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
@@ -146,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
     r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
     r.add_argument("--mapping", help="column-mapping YAML of --inventory for a non-NBI table (default: the run's)")
-    r.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (plan agents; default: as "
-                   "trained)")
+    r.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (plan agents; "
+                   "default: as trained)")
     r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")
     r.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
     r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")
@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
     i.add_argument("--county", help="keep one county (NBI item 3)")
     i.add_argument("--owner", help="keep one owner (NBI item 22)")
-    i.add_argument("--max-urban", type=int, help="also show the fleet split for this many per-bridge urban bridges")
+    i.add_argument("--max-urban", type=MAX_URBAN,
+                   help="also show the fleet split for this many per-bridge urban bridges")
     i.set_defaults(func=cmd_inventory)
     return p
 
@@ -254,14 +255,25 @@ def _inventory_options(p: argparse.ArgumentParser) -> None:
     """An inventory as the fleet: the file, how many urban bridges are per-bridge controlled, its column mapping,
     one county or owner."""
     p.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
-    p.add_argument("--max-urban", type=int, help="urban bridges under per-bridge control (inventories)")
+    p.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (inventories)")
     p.add_argument("--mapping", help="column-mapping YAML for a non-NBI inventory")
     p.add_argument("--county", help="keep one county (NBI item 3)")
     p.add_argument("--owner", help="keep one owner (NBI item 22)")
 
 
+def _share(text: str) -> float:
+    """An argparse type: a share of deck area in [0, 1] (--max-poor-deck-area)."""
+    try:
+        f = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 0.10") from None
+    if not 0.0 <= f <= 1.0:  # NaN too
+        raise argparse.ArgumentTypeError(f"{text}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+    return f
+
+
 def _rule_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-poor-deck-area", type=float, metavar="F",
+    p.add_argument("--max-poor-deck-area", type=_share, metavar="F",
                    help="the planner and the bound also price 'at most F of deck area poor in any year' (0.10: "
                    "FHWA's minimum condition, 23 CFR 490.411; default: off, no rule priced); breaches are reported "
                    "against F, or against 0.10 without it")
@@ -288,6 +300,10 @@ def _at_least(low: int, why: str) -> Callable[[str], int]:
         return n
 
     return parse
+
+
+MAX_URBAN = _at_least(1, "at least 1 urban bridge under per-bridge control")
+"""--max-urban's type, on every command that has it."""
 
 
 def _threads_option(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,20 @@ SHOCK_PROBABILITY = 0.0297
 SHOCK_MEAN_DROP = 1.174
 NEW_STRUCTURE_RATING = 8.3
 INITIAL_RATING = (7.527, 0.031, 0.703)
+MAX_PLAN_YEARS = 100
+"""The longest horizon ``plan`` and ``scenarios`` run, years (their time grows with it; ``scenarios --years 1000`` ran
+for minutes with no output); asset management plans compare strategies over at least 10 years (23 CFR 515.7)."""
+
+
+def check_years(years: int) -> None:
+    """Refuse a planning horizon over :data:`MAX_PLAN_YEARS` (``plan``, ``scenarios``).
+
+    Raises:
+        ValueError: naming --years and the limit.
+    """
+    if years > MAX_PLAN_YEARS:
+        raise ValueError(f"--years {years}: at most {MAX_PLAN_YEARS} (a plan's horizon; asset management plans compare "
+                         "strategies over at least 10 years, 23 CFR 515.7)")
 
 
 def band_factors_to_rating(factors: Any) -> tuple[float, ...]:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
 from bridgefleet.inventory.fleet import one_fleet, set_budget
@@ -152,10 +153,6 @@ class Level:
         return self.result.agency_usd
 
 
-MAX_YEARS = 100
-"""The longest horizon ``scenarios`` runs (its time grows with the years; 1,000 ran for minutes with no output)."""
-
-
 def _episodes(n: int) -> str:
     """"1 episode", "16 episodes"."""
     return f"{n} episode" + ("" if n == 1 else "s")
@@ -280,9 +277,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     if not 0.0 < rule <= 1.0:
         raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
                          "expectation: sudden damage can leave any bridge poor)")
-    if years > MAX_YEARS:
-        raise ValueError(f"--years {years}: at most {MAX_YEARS} (a budget scenario's horizon; asset management "
-                         "plans compare strategies over at least 10 years, 23 CFR 515.7)")
+    check_years(years)
     for name, value in (("--years", years), ("--episodes", episodes)):
         if value < 1:
             raise ValueError(f"{name} {value}: must be at least 1")
@@ -416,6 +411,10 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
         if bar is not None:
             bar.update(1)
     return at_hi, missed
+
+
+SCENARIO_FILES = ("scenarios.csv", "scenarios.md", "scenarios.png", "scenarios.json")
+"""What :func:`write_scenarios` writes in its folder."""
 
 
 def write_scenarios(sc: Scenarios, out: Path) -> str:

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.fleet import check_years
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
-from bridgefleet.outputs import figure_out, write_csv
+from bridgefleet.outputs import counted, figure_out, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.folder import run_inputs
 from bridgefleet.runs.load import load_policy
@@ -142,8 +143,8 @@ def write_plan(plan: Plan, out: Path) -> None:
     write_csv(summary, summary_rows(plan))
     print(format_summary(plan))
     plot_plan(plan, png)
-    print(f"plan ({plan.policy}): {out} ({plan.years} years × {len(plan.bridge_id)} bridges), yearly summary: "
-          f"{summary}, figure: {png}")
+    size = f"{counted(plan.years, 'year')} × {counted(len(plan.bridge_id), 'bridge')}"
+    print(f"plan ({plan.policy}): {out} ({size}), yearly summary: {summary}, figure: {png}")
 
 
 def summary_rows(plan: Plan) -> Iterator[list]:
@@ -182,6 +183,7 @@ def _check(years: int, samples: int) -> None:
         raise ValueError(f"--samples {samples}: must be at least 1")
     if years < 1:
         raise ValueError(f"--years {years}: must be at least 1")
+    check_years(years)
 
 
 def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = 32, seed: int = 0,

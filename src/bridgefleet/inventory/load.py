@@ -52,6 +52,7 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
 )
 from bridgefleet.inventory.nbi import read_nbi
 from bridgefleet.inventory.rows import _clean, _looks_binary, _no_such_file, check_delimiter
+from bridgefleet.outputs import counted
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
 
 __all__ = [
@@ -145,7 +146,7 @@ def _nhs_line(inv: Inventory) -> str:
         return f"National Highway System: {why}: FHWA deck-area measures count all bridges"
     area = inv.deck_area.astype(np.float64)
     share = 100.0 * area[on].sum() / max(area.sum(), 1e-300)
-    return (f"National Highway System: {int(on.sum())} bridges on the NHS ({share:.1f} % of deck "
+    return (f"National Highway System: {counted(int(on.sum()), 'bridge')} on the NHS ({share:.1f} % of deck "
             f"area), {int((coded & ~on).sum())} not, {int((~coded).sum())} not coded; FHWA deck-area measures "
             "count NHS bridges")
 

@@ -78,7 +78,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         if not path.is_file():
             raise FileNotFoundError(f"--scenarios {scenarios}: no scenarios.json (write it with bridgefleet scenarios "
                                     f"--out {scenarios})")
-        scenario_data = json.loads(path.read_text(encoding="utf-8"))
+        scenario_data = read_scenarios(path)
         _check_same_fleet(scenario_data.get("fleet", ""), inventory or _run_inventory(run_dir), scenarios)
     data = gather(run_dir, inventory, episodes, seed, samples, bound, progress, max_urban, plan_policy, mapping)
     if table is not None:
@@ -111,6 +111,61 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     write_text(out, html)
     return out
 
+
+
+_NUMBER = (int, float)
+_SCENARIO_FIELDS = {"fleet": str, "basis": str, "rule": _NUMBER, "episodes": int, "sized_usd": _NUMBER,
+                    "certified_least_scale": _NUMBER, "planner_least_scale": (*_NUMBER, type(None)),
+                    "planner_least_breaches": (dict, type(None)), "levels": list}
+_LEVEL_FIELDS = {"scale": _NUMBER, "budget_usd": _NUMBER, "deck_good_by_year": list, "deck_poor_by_year": list,
+                 "breach_any_year": _NUMBER, "breach_three_running": _NUMBER, "agency_usd_pv": _NUMBER,
+                 "user_usd_pv": _NUMBER}
+
+
+def read_scenarios(path: Path) -> dict:
+    """scenarios.json as ``bridgefleet scenarios`` writes it (:func:`bridgefleet.evaluation.scenarios.summary`),
+    checked for every field the report reads, before any work.
+
+    Raises:
+        ValueError: not JSON, or a field missing or of the wrong kind, named with the file (one line).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not the JSON bridgefleet scenarios writes ({exc})") from None
+
+    def check(obj: Any, fields: dict, where: str) -> None:
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path}: {where} is not an object: write it again with bridgefleet scenarios")
+        for name, kind in fields.items():
+            value = obj.get(name)
+            if name not in obj or not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"{path}: {where}field {name!r} is missing or not "
+                                 f"{'a list' if kind is list else 'text' if kind is str else 'a number'}: write it "
+                                 "again with bridgefleet scenarios")
+
+    check(data, _SCENARIO_FIELDS, "")
+    if not data["levels"]:
+        raise ValueError(f"{path}: no budget levels: write it again with bridgefleet scenarios")
+    years = None
+    for k, level in enumerate(data["levels"]):
+        check(level, _LEVEL_FIELDS, f"level {k + 1}'s ")
+        for name in ("deck_good_by_year", "deck_poor_by_year"):
+            series = level[name]
+            if not series or not all(isinstance(v, _NUMBER) for v in series) or len(series) != (years or len(series)):
+                raise ValueError(f"{path}: level {k + 1}'s {name} is not one number a year for every level: write it "
+                                 "again with bridgefleet scenarios")
+            years = len(series)
+        if "agent" in data["levels"][0]:  # the plot draws every level's agent
+            check(level.get("agent"), {"deck_poor_by_year": list}, f"level {k + 1}'s agent ")
+            if not level["agent"]["deck_poor_by_year"] or not all(
+                    isinstance(v, _NUMBER) for v in level["agent"]["deck_poor_by_year"]):
+                raise ValueError(f"{path}: level {k + 1}'s agent deck_poor_by_year is not a number a year: write it "
+                                 "again with bridgefleet scenarios")
+    breaches = data["planner_least_breaches"]
+    if breaches is not None:
+        check(breaches, {"any_year": _NUMBER, "three_consecutive": _NUMBER}, "planner_least_breaches' ")
+    return data
 
 
 def _run_inventory(run_dir: Path) -> str | None:

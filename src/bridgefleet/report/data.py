@@ -196,8 +196,9 @@ def plain_words(results: list[EvalResult], n_bridges: int, cost_lambda: float) -
             f"{deck_t:.1%} of deck area poor against {deck_b:.1%} for "
             f"today's best rule of thumb ({best.policy}) under the same annual budgets, and {worst_t:.1%} (year "
             f"{when_t}) against {worst_b:.1%} (year {when_b}) in each one's worst year (FHWA's limit is 10 %), "
-            f"with {count}; it spends {spends} and is worth USD {usd:+,.0f} of cost-equivalent over the "
-            f"horizon (present value: condition, traffic and cost, at USD {1 / cost_lambda:,.0f} a return unit).")
+            f"with {count}; it spends {spends} and is worth USD {abs(usd):,.0f} of cost-equivalent "
+            f"{'more' if usd >= 0 else 'less'} than the rule of thumb over the horizon (present value: condition, "
+            f"traffic and cost, at USD {1 / cost_lambda:,.0f} a return unit).")
 
 
 def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
