@@ -156,9 +156,9 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
                        (json.dumps({**data, "levels": []}), "no budget levels"),
                        (json.dumps({**data, "levels": "x"}), "field 'levels' is missing or not a list"),
                        (json.dumps({**data, "sized_usd": None}), "field 'sized_usd' is missing or not a number"),
-                       (json.dumps({**data, "levels": [{}]}), "level 1's field 'scale' is missing"),
+                       (json.dumps({**data, "levels": [{}]}), "level 1: field 'scale' is missing"),
                        (json.dumps({**data, "levels": [level, {**level, "deck_poor_by_year": [0.1]}]}),
-                        "level 2's deck_poor_by_year is not one number a year for every level")]:
+                        "level 2: deck_poor_by_year is not one number a year for every level")]:
         bad.write_text(text)
         assert main(["report", str(default_run), "--scenarios", str(damaged), "--out", str(damaged / "r.html"),
                      "--quiet"]) == 2

@@ -112,7 +112,6 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     return out
 
 
-
 _NUMBER = (int, float)
 _SCENARIO_FIELDS = {"fleet": str, "basis": str, "rule": _NUMBER, "episodes": int, "sized_usd": _NUMBER,
                     "certified_least_scale": _NUMBER, "planner_least_scale": (*_NUMBER, type(None)),
@@ -134,37 +133,37 @@ def read_scenarios(path: Path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not the JSON bridgefleet scenarios writes ({exc})") from None
 
-    def check(obj: Any, fields: dict, where: str) -> None:
+    def check(obj: Any, fields: dict, name: str) -> None:
         if not isinstance(obj, dict):
-            raise ValueError(f"{path}: {where} is not an object: write it again with bridgefleet scenarios")
-        for name, kind in fields.items():
-            value = obj.get(name)
-            if name not in obj or not isinstance(value, kind) or isinstance(value, bool):
-                raise ValueError(f"{path}: {where}field {name!r} is missing or not "
+            raise ValueError(f"{path}: {name} is not an object: write it again with bridgefleet scenarios")
+        for field, kind in fields.items():
+            value = obj.get(field)
+            if field not in obj or not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"{path}: {name}: field {field!r} is missing or not "
                                  f"{'a list' if kind is list else 'text' if kind is str else 'a number'}: write it "
                                  "again with bridgefleet scenarios")
 
-    check(data, _SCENARIO_FIELDS, "")
+    def numbers(series: Any, name: str, years: int | None) -> int:
+        if not series or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) for v in series) or (
+                years is not None and len(series) != years):
+            raise ValueError(f"{path}: {name} is not one number a year for every level: write it again with "
+                             "bridgefleet scenarios")
+        return len(series)
+
+    check(data, _SCENARIO_FIELDS, "the file")
     if not data["levels"]:
         raise ValueError(f"{path}: no budget levels: write it again with bridgefleet scenarios")
     years = None
-    for k, level in enumerate(data["levels"]):
-        check(level, _LEVEL_FIELDS, f"level {k + 1}'s ")
-        for name in ("deck_good_by_year", "deck_poor_by_year"):
-            series = level[name]
-            if not series or not all(isinstance(v, _NUMBER) for v in series) or len(series) != (years or len(series)):
-                raise ValueError(f"{path}: level {k + 1}'s {name} is not one number a year for every level: write it "
-                                 "again with bridgefleet scenarios")
-            years = len(series)
+    for k, level in enumerate(data["levels"], start=1):
+        check(level, _LEVEL_FIELDS, f"level {k}")
+        years = numbers(level["deck_good_by_year"], f"level {k}: deck_good_by_year", years)
+        years = numbers(level["deck_poor_by_year"], f"level {k}: deck_poor_by_year", years)
         if "agent" in data["levels"][0]:  # the plot draws every level's agent
-            check(level.get("agent"), {"deck_poor_by_year": list}, f"level {k + 1}'s agent ")
-            if not level["agent"]["deck_poor_by_year"] or not all(
-                    isinstance(v, _NUMBER) for v in level["agent"]["deck_poor_by_year"]):
-                raise ValueError(f"{path}: level {k + 1}'s agent deck_poor_by_year is not a number a year: write it "
-                                 "again with bridgefleet scenarios")
-    breaches = data["planner_least_breaches"]
-    if breaches is not None:
-        check(breaches, {"any_year": _NUMBER, "three_consecutive": _NUMBER}, "planner_least_breaches' ")
+            check(level.get("agent"), {"deck_poor_by_year": list}, f"level {k}: agent")
+            numbers(level["agent"]["deck_poor_by_year"], f"level {k}: agent's deck_poor_by_year", years)
+    if data["planner_least_breaches"] is not None:
+        check(data["planner_least_breaches"], {"any_year": _NUMBER, "three_consecutive": _NUMBER},
+              "planner_least_breaches")
     return data
 
 
