@@ -343,8 +343,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.scenarios import SCENARIO_FILES, run_scenarios, write_scenarios
 
     out = check_writable_folder(args.out, "--out")  # before minutes of work
+    reads = _reads(args)
     for name in SCENARIO_FILES:  # none of them may replace what the command reads
-        check_writable_file(out / name, "--out", create=True, reads=_reads(args))
+        check_writable_file(out / name, "--out", create=True, reads=reads)
     agent, fleet = None, None
     if args.run_dir:
         from bridgefleet.runs.load import load_policy

@@ -32,11 +32,13 @@ for minutes with no output); asset management plans compare strategies over at l
 
 
 def check_years(years: int) -> None:
-    """Refuse a planning horizon over :data:`MAX_PLAN_YEARS` (``plan``, ``scenarios``).
+    """Refuse a planning horizon under 1 year or over :data:`MAX_PLAN_YEARS` (``plan``, ``scenarios``).
 
     Raises:
         ValueError: naming --years and the limit.
     """
+    if years < 1:
+        raise ValueError(f"--years {years}: must be at least 1")
     if years > MAX_PLAN_YEARS:
         raise ValueError(f"--years {years}: at most {MAX_PLAN_YEARS} (a plan's horizon; asset management plans compare "
                          "strategies over at least 10 years, 23 CFR 515.7)")

@@ -27,7 +27,7 @@ from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
 from bridgefleet.inventory.fleet import one_fleet, set_budget
-from bridgefleet.outputs import figure_out, write_csv, write_json, write_text
+from bridgefleet.outputs import counted, figure_out, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
@@ -153,11 +153,6 @@ class Level:
         return self.result.agency_usd
 
 
-def _episodes(n: int) -> str:
-    """"1 episode", "16 episodes"."""
-    return f"{n} episode" + ("" if n == 1 else "s")
-
-
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     n = len(x)
     return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
@@ -278,9 +273,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
                          "expectation: sudden damage can leave any bridge poor)")
     check_years(years)
-    for name, value in (("--years", years), ("--episodes", episodes)):
-        if value < 1:
-            raise ValueError(f"{name} {value}: must be at least 1")
+    if episodes < 1:
+        raise ValueError(f"--episodes {episodes}: must be at least 1")
     if bisect < 0:
         raise ValueError(f"--bisect {bisect}: must be ≥ 0")
     if not 0.0 < certify_step <= 1.0:
@@ -435,12 +429,13 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
                        f"{pc:.4f}", f"{lv.agency_usd[:, t].mean():.0f}", f"{r.user_usd[:, t].mean():.0f}",
                        f"{r.breached(rule)[:, t].mean():.3f}"]
 
-    write_csv(out / "scenarios.csv", rows())
+    csv_path, md_path, png_path, json_path = (out / name for name in SCENARIO_FILES)
+    write_csv(csv_path, rows())
     text = format_markdown(sc)
-    write_text(out / "scenarios.md", text)
+    write_text(md_path, text)
     data = summary(sc)
-    write_json(out / "scenarios.json", data)
-    plot_scenarios(data, out / "scenarios.png")
+    write_json(json_path, data)
+    plot_scenarios(data, png_path)
     return text
 
 
@@ -452,8 +447,8 @@ def format_markdown(sc: Scenarios) -> str:
         "agency USD (PV)", "user USD (PV)", "P(breach any year)", "P(3 years running)", "worst sample-year poor",
         "planner aimed at", "bound (return units)"]
     lines = [f"Scenarios on {sc.fleet}: the lagrangian planner, rule ≤ {sc.rule:.0%} of deck area poor "
-             f"(23 CFR 490.411), {_episodes(sc.episodes)}, mean over them (± 95 % CI of the poor share); deck area "
-             f"of {sc.levels[0].result.basis}. {RULE_SENTENCE} {COLUMNS_SENTENCE}", "",
+             f"(23 CFR 490.411), {counted(sc.episodes, 'episode')}, mean over them (± 95 % CI of the poor share); "
+             f"deck area of {sc.levels[0].result.basis}. {RULE_SENTENCE} {COLUMNS_SENTENCE}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
@@ -487,7 +482,7 @@ def format_markdown(sc: Scenarios) -> str:
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
                      f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
-                     f"judged on {_episodes(sc.planner_at_least.episodes)}"
+                     f"judged on {counted(sc.planner_at_least.episodes, 'episode')}"
                      + ("; no lower budget was simulated on as many episodes and missed" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
@@ -519,8 +514,8 @@ def _breach_words(level: Level | None, rule: float) -> str:
     if level is None:
         return ""
     b = level.result.breaches(rule)
-    return (f", where over {_episodes(level.episodes)} the probability that one episode breaches it (poor deck "
-            f"area above {rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running "
+    return (f", where over {counted(level.episodes, 'episode')} the probability that one episode breaches it (poor "
+            f"deck area above {rule:.0%}) in some year is {b['any_year']:.0%} and in 3 years running "
             f"{b['three_consecutive']:.0%}, "
             f"and the worst year's mean is {b['worst_year_poor']:.1%} (year {b['worst_year']})")
 

@@ -181,8 +181,6 @@ def format_summary(plan: Plan) -> str:
 def _check(years: int, samples: int) -> None:
     if samples < 1:
         raise ValueError(f"--samples {samples}: must be at least 1")
-    if years < 1:
-        raise ValueError(f"--years {years}: must be at least 1")
     check_years(years)
 
 
