@@ -32,7 +32,7 @@ import yaml
 
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
-from bridgefleet.config.training import resolve_config
+from bridgefleet.config.training import PRESETS, resolve_config
 from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.load import load_policy
@@ -62,9 +62,14 @@ def main() -> None:
                     "the bound are scored on: test (to publish) or validation (to choose a setting on)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option over the "
                     "preset (YAML value); repeat the same key to compare values, one run each")
+    ap.add_argument("--preset", default="default", help="training preset (default: default; distill: the network "
+                    "fitted to the lagrangian planner, which has no reward_scale: --scales is then not read)")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
-    variants = settings(args.set, ap)
+    variants = settings(args.set, ap, args.preset)
+    taught = PRESETS[args.preset].get("teacher") is not None
+    if taught:
+        args.scales = "auto"
     first_seed = TEST_SEED if args.split == "test" else VALIDATION_SEED + 500_000
     out = Path(args.out or tempfile.mkdtemp(prefix="learner-scale-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -94,7 +99,9 @@ def main() -> None:
                     over["episodes"] = args.episodes
                 if args.budget_range:
                     over["budget_scale_range"] = [float(x) for x in args.budget_range.split(",")]
-                cfg = resolve_config("default", None, over)
+                if taught:  # no reward, no scale
+                    del over["reward_scale"]
+                cfg = resolve_config(args.preset, None, over)
                 t0 = time.perf_counter()
                 tag = "".join(f"-{k}{v}" for k, v in variant.items())
                 name = f"{Path(fleet_name).stem}-{scale}-u{ucf}{tag}-s{seed}"
@@ -103,7 +110,7 @@ def main() -> None:
                 _, policy = load_policy(run, "cpu")
                 best, final = summary["best_eval_return"], summary["final_eval_return"]
                 drop = (best - final) / max(abs(best), 1e-9)
-                used = summary.get("reward_scale", cfg.reward_scale)
+                used = float("nan") if taught else summary.get("reward_scale", cfg.reward_scale)
                 for level, budget_scale in levels.items():
                     (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, first_seed, extra={"agent": policy},
                                                       planner=False, budget_scale=budget_scale)
@@ -125,7 +132,7 @@ def main() -> None:
     print(f"\nruns and learner_scale.csv in {out}; {args.split} fleets: {args.test_episodes} from seed {first_seed:,}")
 
 
-def settings(given: list[str], ap: argparse.ArgumentParser) -> list[dict]:
+def settings(given: list[str], ap: argparse.ArgumentParser, preset: str = "default") -> list[dict]:
     """``--set`` values as one override dict per run: a key given once holds for every run; a key given n times
     makes n runs (one per value; at most one key may repeat)."""
     values: dict[str, list] = {}
@@ -141,7 +148,7 @@ def settings(given: list[str], ap: argparse.ArgumentParser) -> list[dict]:
     variants = [{**fixed, swept[0]: v} for v in values[swept[0]]] if swept else [fixed]
     for variant in variants:  # checked before the planner's minutes, not after them
         try:
-            resolve_config("default", None, variant)
+            resolve_config(preset, None, variant)
         except ConfigError as err:
             ap.error(f"--set: {err}")
     return variants

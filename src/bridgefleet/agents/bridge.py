@@ -153,13 +153,40 @@ def decide(q: np.ndarray, cost: np.ndarray, sim: FleetSimulator, explore: np.nda
     return out
 
 
+def scaled_benefit(ben: np.ndarray, cost: np.ndarray, cost_lambda: float) -> np.ndarray:
+    """What a network distilled from a planner learns (``teacher``): asinh(benefit / (λ · cost)), float32 (E, B, 5),
+    of benefits ben float64 (E, B, 5) in return units (−inf: not available) and costs float64 (E, B, 5) USD, λ the
+    fleet's ``cost_lambda`` (return units per USD). A benefit per cost-equivalent USD is what the knapsack ranks
+    treatments by, and it spans the same range on any inventory (a busy bridge's benefit spans 1,000 × a quiet
+    one's); asinh keeps its sign and compresses the tails. NaN where the action is not available; 0 for doing
+    nothing and for a free action."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(cost > 0, ben / (cost * cost_lambda), 0.0)
+    out = np.arcsinh(ratio).astype(np.float32)
+    out[np.isneginf(ben)] = np.nan
+    out[..., 0] = 0.0
+    return out
+
+
+def unscaled_benefit(z: np.ndarray, cost: np.ndarray, cost_lambda: float) -> np.ndarray:
+    """Benefits float64 (E, B, 5) in return units, 0 for doing nothing, from a distilled network's output z float32
+    (E, B, 5) (its differences z_a − z_0 read as :func:`scaled_benefit`) and costs float64 (E, B, 5) USD."""
+    z = np.asarray(z, dtype=np.float64)
+    return np.sinh(z - z[..., :1]) * cost * cost_lambda
+
+
 class BridgePolicy:
     """A trained per-bridge network as a policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy` (greedy):
-    returns requests int64 (E, B) that fit each agency's budget."""
+    returns requests int64 (E, B) that fit each agency's budget.
 
-    def __init__(self, net: nn.Module, device: torch.device | str = "cpu"):
+    ``distilled``: the network was fitted to a planner's benefits (:func:`scaled_benefit`, a run with ``teacher``),
+    not to Q; its output is read back with :func:`unscaled_benefit` before the knapsack.
+    """
+
+    def __init__(self, net: nn.Module, device: torch.device | str = "cpu", distilled: bool = False):
         self.net = net
         self.device = torch.device(device)
+        self.distilled = distilled
 
     @torch.no_grad()
     def q_values(self, feats: np.ndarray) -> np.ndarray:
@@ -171,7 +198,8 @@ class BridgePolicy:
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         cost = action_costs(sim)
-        return decide(self.q_values(bridge_features(sim, cost, self.net.n_features)), cost, sim)
+        q = self.q_values(bridge_features(sim, cost, self.net.n_features))
+        return decide(unscaled_benefit(q, cost, sim.config.cost_lambda) if self.distilled else q, cost, sim)
 
 
 def n_features(cfg: TrainConfig) -> int:

@@ -160,12 +160,35 @@ class TrainConfig:
     before it."""
     stop_at_target: bool = False
     """Stop as soon as an evaluation reaches the target return (benchmarks)."""
+    teacher: str | None = None
+    """Per-bridge agent: ``lagrangian`` fits the network to the ``lagrangian`` planner's benefits (imitation with
+    DAgger rounds, Ross et al., AISTATS 2011; :mod:`bridgefleet.training.distill_run`) instead of learning Q by
+    SARSA; the replay, ε and target-network options then have no effect (:data:`IGNORED_BY_TEACHER`). None: SARSA."""
+    teacher_levels: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
+    """With ``teacher``: the budget levels (multiples of the sized budget) the teacher plans at, the same ``num_envs``
+    fleets at each in every round."""
+    dagger_rounds: int = 1
+    """With ``teacher``: rounds after the first fit in which the network decides and the teacher labels the states
+    it reaches (then the network is fitted again on every row so far)."""
+    fit_epochs: int = 30
+    """With ``teacher``: passes over the teacher's rows in the first fit."""
+    refit_epochs: int = 20
+    """With ``teacher``: passes over every row so far after each DAgger round."""
+    margin_weight: float = 0.0
+    """With ``teacher``: rows near the teacher's margin (the least scaled benefit it funded that year in that fleet
+    and agency) weigh 1 + this × exp(−|distance| / 0.3) in the fit; 0: every row alike."""
     fleet: FleetConfig = field(default_factory=FleetConfig)
     """The fleet simulated."""
 
     def __post_init__(self) -> None:
         if isinstance(self.fleet, dict):
             self.fleet = FleetConfig.from_dict(self.fleet, "train config 'fleet'")
+        levels = self.teacher_levels
+        if isinstance(levels, str | int | float) or not levels or not all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0 for x in levels):
+            raise ConfigError(f"training option teacher_levels = {levels!r}: must be a list of numbers > 0 (multiples "
+                              "of the sized budget)", "teacher_levels")
+        self.teacher_levels = tuple(float(x) for x in levels)
         if self.budget_scale_range is not None:
             r = self.budget_scale_range
             ok = (isinstance(r, list | tuple) and len(r) == 2 and all(
@@ -187,13 +210,13 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
-                     "min_samples_per_transition"):
+                     "min_samples_per_transition", "margin_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
                      "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
-                     "eval_seed"):
+                     "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
@@ -231,6 +254,10 @@ class TrainConfig:
                                   "a whole number >= 1, or left out"),
             "amp": (self.amp in (True, False, "auto"), "true, false or auto"),
             "agent": (self.agent in ("fleet", "bridge"), "fleet or bridge"),
+            "teacher": (self.teacher in (None, "lagrangian") and (self.teacher is None or self.agent == "bridge"),
+                        "lagrangian (with agent: bridge) or left out"),
+            "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
+            "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "margin_weight": (self.margin_weight >= 0, ">= 0"),
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
@@ -255,11 +282,19 @@ class TrainConfig:
                               f"evaluate on the validation fleets (eval_seed {VALIDATION_SEED}, the default)",
                               "eval_seed")
         for what, (lo, hi) in (("validation", ev), ("test", test)):
-            hit = training_seeds_hit(self.seed, self.num_envs, self.episodes, lo, hi)
+            hit = training_seeds_hit(self.seed, self.num_envs, self.training_fleets, lo, hi)
             if hit is not None:
                 raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and "
-                                  f"{self.episodes} episodes the run would train on fleet seed {hit}, one of the "
-                                  f"{what} fleets ({lo} … {hi - 1}); pick another seed", "seed")
+                                  f"{self.training_fleets} episodes the run would train on fleet seed {hit}, one of "
+                                  f"the {what} fleets ({lo} … {hi - 1}); pick another seed", "seed")
+
+    @property
+    def training_fleets(self) -> int:
+        """Fleets (episodes) the run learns on: ``episodes``, or with ``teacher`` ``num_envs`` new ones (simulated at
+        each of the ``teacher_levels``) in the first fit and in each DAgger round."""
+        if self.teacher is None:
+            return self.episodes
+        return (self.dagger_rounds + 1) * self.num_envs
 
     @property
     def schedule_total(self) -> int:
@@ -311,6 +346,7 @@ class TrainConfig:
         d["bridge_hidden"] = list(self.bridge_hidden)
         if self.budget_scale_range is not None:
             d["budget_scale_range"] = list(self.budget_scale_range)
+        d["teacher_levels"] = list(self.teacher_levels)
         return d
 
     @classmethod
@@ -409,6 +445,13 @@ PRESETS: dict[str, dict[str, Any]] = {
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 1.0,
                 "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0), "rating_ramps": True,
                 "replay_episodes": 4, "lr_drop_factor": 0.5},
+    # The per-bridge network fitted to the lagrangian planner's benefits (training/distill_run.py): 4 fleets at each
+    # of 4 budget levels, one DAgger round; measured on the validation fleets in docs/benchmarks.md, "The planner
+    # distilled into the network".
+    "distill": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
+                "num_envs": 4, "batch_size": 2048, "lr": 1e-3, "user_cost_feature": True, "rating_ramps": True,
+                "teacher_levels": (0.25, 0.5, 1.0, 2.0), "dagger_rounds": 1, "fit_epochs": 30, "refit_epochs": 20,
+                "eval_episodes": 50},
 }
 
 
@@ -423,13 +466,24 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""
+TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "margin_weight")
+"""Options only a run with ``teacher`` reads."""
+IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_samples_per_transition",
+                      "replay_episodes", "learning_starts", "target_sync_every", "polyak_tau", "weight_average",
+                      "grad_clip", "loss", "compile", "n_step", "per", "per_alpha", "per_beta_start", "eps_start",
+                      "eps_end", "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "reward_scale",
+                      "eval_every", "checkpoint_every", "checkpoint_replay", "schedule_episodes", "budget_scale_range",
+                      "greedy_bootstrap", "dueling", "stop_at_target")
+"""Options a run with ``teacher`` never reads (it fits the network to the teacher's benefits: no replay, ε, TD
+target or episode schedule; it evaluates after each fit and learns at the ``teacher_levels``)."""
 
 
 def _ignored_settings(cfg: TrainConfig, base: str, user_set: set[str]) -> list[str]:
     """Options of :data:`IGNORED_BY_AGENT` for the run's agent that the user set to other than the preset's
     value (or TrainConfig's default where the preset leaves it)."""
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    return [name for name in IGNORED_BY_AGENT[cfg.agent] if name in user_set
+    names = IGNORED_BY_AGENT[cfg.agent] + (IGNORED_BY_TEACHER if cfg.teacher is not None else TEACHER_OPTIONS)
+    return [name for name in names if name in user_set
             and _plain(getattr(cfg, name)) != _plain(PRESETS[base].get(name, defaults[name]))]
 
 
@@ -481,10 +535,15 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         raise
     ignored = _ignored_settings(cfg, base, set(loaded) | given)
     if ignored:
-        other = "fleet" if cfg.agent == "bridge" else "bridge"
         them = "it" if len(ignored) == 1 else "them"
         where = f"{config_file}: " if config_file is not None and set(ignored) - given else ""
         values = ", ".join(f"{name} = {_plain(getattr(cfg, name))!r}" for name in ignored)
+        if set(ignored) - set(IGNORED_BY_AGENT[cfg.agent]):
+            run, other = (("teacher: lagrangian", "a run without a teacher") if cfg.teacher is not None
+                          else ("no teacher", "a run with teacher: lagrangian"))
+            raise ConfigError(f"{where}training option(s) {values}: no effect in a run with {run} (only {other} "
+                              f"reads {them}); leave {them} out")
+        other = "fleet" if cfg.agent == "bridge" else "bridge"
         raise ConfigError(f"{where}training option(s) {values}: no effect with agent: {cfg.agent} (only agent: "
                           f"{other} reads {them}); leave {them} out, or train agent: {other}")
     return cfg

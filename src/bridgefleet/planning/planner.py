@@ -482,7 +482,15 @@ class LagrangianPlanner:
         if t == 0:
             self._first = (self._window, self._eu, self._layout)
 
-    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+    def benefits(self, sim: FleetSimulator) -> np.ndarray:
+        """Each action's benefit over doing nothing now, float64 (E, B, 5) in return units (−inf: not available):
+        the value tables of the later years at the relaxation's prices (or, ``rounded``, of the policy each bridge
+        follows on its path), without this year's price, which the knapsack of :meth:`__call__` keeps exactly.
+        Computes the prices first on a simulator at year 0 of fleets it has not seen (:meth:`prepare`).
+
+        Raises:
+            ValueError: fleets at different years, or a year beyond the horizon the prices were computed for.
+        """
         t = int(sim.t.max())
         if int(sim.t.min()) != t:
             raise ValueError("the lagrangian planner needs every fleet at the same year")
@@ -517,6 +525,12 @@ class LagrangianPlanner:
                  self._index, m.cost, m.feasible, RATING_GAIN.astype(np.float64), m.h, m.cost_lambda, m.top, ben)
         if np.isnan(ben).any():  # pragma: no cover - a state outside the window's layout is a bug
             raise RuntimeError(f"year {t}: a bridge's state is not in the planner's tables")
+        return ben
+
+    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+        ben = self.benefits(sim)
+        t = int(sim.t.max())
+        st = sim.state
         out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
         if self.rounded:  # each bridge's own policy at this year's price; the knapsack keeps the actual budget
             ben -= (self._step_cost[self._index, t])[..., None] * self._cost

@@ -96,5 +96,5 @@ def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
         learner = bridge.build_learner(cfg)
         learner.load_weights(_weights(state, "bridge"))
         learner.acting.eval()
-        return cfg, bridge.BridgePolicy(learner.acting, learner.device)
+        return cfg, bridge.BridgePolicy(learner.acting, learner.device, distilled=cfg.teacher is not None)
     return cfg, branching.agent_policy(*_fleet_agents(cfg, state))  # the state read once

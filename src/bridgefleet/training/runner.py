@@ -64,7 +64,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
 
 
 def _note_rounding(cfg: TrainConfig) -> None:
-    if cfg.episodes % cfg.num_envs:
+    if cfg.teacher is None and cfg.episodes % cfg.num_envs:
         note(f"note: {cfg.episodes} episodes run as {-(-cfg.episodes // cfg.num_envs) * cfg.num_envs}, the next "
              f"multiple of the {cfg.num_envs} fleets simulated at once (num_envs)")
 
@@ -76,7 +76,7 @@ def _run(trainer: Run) -> dict[str, Any]:
     except KeyboardInterrupt:
         path = trainer.save_checkpoint()
         raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path) from None
-    if summary["updates"] == 0:
+    if summary["updates"] == 0 and trainer.cfg.teacher is None:
         need = max(trainer.cfg.learning_starts, trainer.cfg.batch_size)
         note(f"warning: no learner update happened: the replay never held {need} transitions (learning_starts "
              f"{trainer.cfg.learning_starts}, batch_size {trainer.cfg.batch_size}), so the policy is untrained; "
@@ -86,6 +86,10 @@ def _run(trainer: Run) -> dict[str, Any]:
 
 def _trainer(cfg: TrainConfig, run_dir: Path, progress: bool, reprobe: bool) -> Run:
     """The agent's trainer (imported here, so a run of one agent does not import the other's modules)."""
+    if cfg.teacher is not None:
+        from bridgefleet.training.distill_run import DistillTrainer
+
+        return DistillTrainer(cfg, run_dir, progress, reprobe)
     if cfg.agent == "bridge":
         from bridgefleet.training.bridge_run import BridgeTrainer
 
@@ -128,6 +132,9 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if device is not None:
         data["device"] = device
     cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
+    if cfg.teacher is not None:
+        raise ValueError(f"{run_dir}: a run fitted to a teacher (teacher: {cfg.teacher}) is not resumed; it takes "
+                         "minutes: train it again with --out into a new folder")
     preflight(cfg)
     found = newest_intact(checkpoints(run_dir)[::-1])  # onto the CPU; the learners move it
     if found is None and checkpoints(run_dir):

@@ -1,0 +1,335 @@
+"""The per-bridge network fitted to the ``lagrangian`` planner's benefits (``teacher: lagrangian``).
+
+config → one simulator of ``num_envs`` fleets at each of the ``teacher_levels`` → each year the planner's benefit of
+every action of every bridge (the teacher; :meth:`bridgefleet.planning.planner.LagrangianPlanner.benefits`) → rows
+(the bridge's features, its benefits per cost-equivalent USD, the teacher's margin) → fit (Adam, Huber on the
+differences z_a − z_0) → DAgger rounds: the network decides, the teacher labels the states it reaches, the network
+is fitted again on every row so far (Ross, Gordon & Bagnell, AISTATS 2011) → an evaluation on the validation fleets
+after each fit (the best network kept) → final.pt + summary.json, which every command reads as a per-bridge run.
+
+Why: the planner, within 1 % of the bound, decides by a knapsack on its DP benefits; the SARSA-trained agent's
+benefits sat where 30 % noise on the planner's would (docs/benchmarks.md, "How precise the agent's benefits must
+be"). The network learns the planner's benefit per USD (:func:`bridgefleet.agents.bridge.scaled_benefit`) at
+several budget levels, so one run decides at any of them, in milliseconds and without a DP.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bridgefleet.agents.bridge import (
+    BridgePolicy,
+    BridgeQNetwork,
+    action_costs,
+    agency_of,
+    bridge_features,
+    decide,
+    n_features,
+    scaled_benefit,
+    unscaled_benefit,
+)
+from bridgefleet.agents.learner import resolve_device
+from bridgefleet.config.seeds import TRAINING_STRIDE
+from bridgefleet.config.training import TrainConfig
+from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
+from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.runs.checkpoints import atomic_torch_save, save_rolling
+from bridgefleet.runs.log import Metrics, progress_bar, tensorboard, write_summary
+from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.training.hardware import HardwareChoice, choose, cpu_model, time_updates
+from bridgefleet.training.loop import OnEval
+
+TEACHER_MAX_ITER = 20
+"""DP solves of the teacher's price search (the planner's default is 80): on the default fleet's validation fleets
+the network fitted to a search of 20 solves within 1 % decided as well as to one of 80 within 0.2 %, in a quarter
+of the time (docs/benchmarks.md, "The planner distilled into the network")."""
+TEACHER_TOL = 0.01
+"""The teacher's price search stops within this share of its LP's value."""
+MARGIN_WIDTH = 0.3
+"""Scale of the margin weighting (``margin_weight``), in asinh(benefit per USD) units."""
+UNAVAILABLE_GAP = 3.0
+"""An action the teacher may not take (−inf benefit) is pushed this far below doing nothing in asinh units (a
+benefit of −10 × its cost-equivalent), by a hinge weighed :data:`UNAVAILABLE_WEIGHT` against the fit."""
+UNAVAILABLE_WEIGHT = 0.1
+
+
+@dataclass
+class Rows:
+    """The teacher's labels, one row per bridge and year: features float32 (N, n_in), scaled benefits float32
+    (N, 5) (0 where unavailable), available bool (N, 5), margin float32 (N,) (the least scaled benefit the teacher
+    funded that year in the bridge's fleet and agency)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    available: np.ndarray
+    margin: np.ndarray
+
+    @staticmethod
+    def join(parts: list[Rows]) -> Rows:
+        return Rows(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("x", "y", "available", "margin")))
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+def teacher_margin(y: np.ndarray, actions: np.ndarray, agency: np.ndarray) -> np.ndarray:
+    """float32 (E, B): for each bridge, the least scaled benefit y float32 (E, B, 5) (NaN: unavailable) among the
+    treatments ``actions`` int (E, B) funds in its fleet and agency (``agency`` int (B,)), or, where it funds none,
+    the largest available one (0 if none is)."""
+    chosen = np.take_along_axis(y, actions[..., None], -1)[..., 0]
+    out = np.zeros(actions.shape, dtype=np.float32)
+    for g in (0, 1):  # the two agencies, each over all fleets and bridges at once
+        sel = agency == g
+        if not sel.any():
+            continue
+        least = np.where(actions[:, sel] > 0, chosen[:, sel], np.inf).min(1)
+        treat = y[:, sel, 1:]
+        best = np.where(np.isnan(treat), -np.inf, treat).max((1, 2))
+        out[:, sel] = np.where(np.isfinite(least), least, np.where(np.isfinite(best), best, 0.0))[:, None]
+    return out
+
+
+class DistillTrainer:
+    """One run fitting the per-bridge network to the lagrangian planner (``teacher``), writing into ``run_dir``
+    what a SARSA run writes (final.pt, summary.json, metrics.csv, TensorBoard, checkpoints), so ``evaluate``,
+    ``plan``, ``scenarios`` and ``report`` read it as any per-bridge run. An episode here is one fleet the teacher
+    labels."""
+
+    agent = "bridge"
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, progress: bool = True, reprobe: bool = False):
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.progress = progress
+        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+        self.fleet_cfg, self.fleet = resolve_fleet(cfg.fleet)
+        if not self.fleet_cfg.cost_lambda > 0:
+            raise ValueError(f"cost_lambda = {self.fleet_cfg.cost_lambda}: a run with a teacher learns benefits per "
+                             "cost-equivalent USD, so the fleet's cost_lambda must be > 0")
+        self.n_in = n_features(cfg)
+        self.device = resolve_device(cfg.device)
+        torch.manual_seed(cfg.seed)
+        self.net = BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, self.n_in, cfg.rating_ramps).to(self.device)
+        self.hardware = self._choose_hardware(reprobe)
+        torch.set_num_threads(self.hardware.threads)
+        self.amp = self.hardware.amp != "off"
+        self.sim = FleetSimulator(self.fleet_cfg, cfg.num_envs, self.fleet)
+        # a fixed fleet (an inventory) keeps its prices at each level between rounds; a fleet model's are new fleets
+        self.teachers: dict[float, LagrangianPlanner] = {}
+        self.episodes_done = 0
+        """Fleet-episodes the teacher labelled (each fleet once at each level)."""
+        self.rounds_done = 0
+        self.steps = 0
+        self.last_eval: float | None = None
+        self.best_eval: float | None = None
+        self.target_return: float | None = None
+        self.target_policy = ""
+        self.on_eval: OnEval | None = None
+        self.purge_step: int | None = None
+        self.metrics: Metrics | None = None
+        self.bar: Any = None
+        self.t0 = time.perf_counter()
+
+    @property
+    def update_step(self) -> int:
+        """Optimizer steps so far."""
+        return self.steps
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def _choose_hardware(self, reprobe: bool) -> HardwareChoice:
+        """Precision and threads, probed on one fit step of the run's batch (as the SARSA trainer's probe)."""
+        cfg = self.cfg
+        rng = np.random.default_rng(0)
+        rows = Rows(rng.random((cfg.batch_size, self.n_in), dtype=np.float32),
+                    rng.random((cfg.batch_size, 5), dtype=np.float32), np.ones((cfg.batch_size, 5), dtype=bool),
+                    np.zeros(cfg.batch_size, dtype=np.float32))
+
+        def timed(amp: str, threads: int) -> float:
+            net = copy.deepcopy(self.net)
+            opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+            tensors = self._tensors(rows)
+            idx = torch.arange(cfg.batch_size, device=self.device)
+            return time_updates(lambda: self._step(net, opt, tensors, idx, amp != "off"), threads)
+
+        key = f"distill {self.n_in}-{'-'.join(map(str, cfg.bridge_hidden))}-5 batch {cfg.batch_size}"
+        return choose(cfg.amp, cfg.threads, self.device, timed, key, reprobe)
+
+    # the teacher ----------------------------------------------------------------------------------------------
+    def collect(self, student: bool) -> Rows:
+        """``num_envs`` new fleets, the same at each budget level (so the network sees how one bridge's benefit moves
+        with the budget: on the default fleet's validation fleets, seed 0, distance to the bound per bridge at 0.5 ×
+        1.12 with other fleets at each level, 0.80 with the same), every year labelled by the teacher; the teacher's
+        knapsack decides (the first fit) or the network's (``student``, a DAgger round)."""
+        cfg, sim = self.cfg, self.sim
+        seeds = [cfg.seed + self.rounds_done * cfg.num_envs * TRAINING_STRIDE + i for i in range(cfg.num_envs)]
+        lam = self.fleet_cfg.cost_lambda
+        agency = agency_of(sim)
+        policy = BridgePolicy(self.net.eval(), self.device, distilled=True)
+        parts = []
+        for level in cfg.teacher_levels:
+            if self.fleet is None or level not in self.teachers:
+                self.teachers[level] = LagrangianPlanner(max_iter=TEACHER_MAX_ITER, tol=TEACHER_TOL)
+            teacher = self.teachers[level]
+            sim.set_budget_scale(np.full(cfg.num_envs, level))
+            sim.reset(None, seeds)
+            cost = action_costs(sim)
+            ret = np.zeros(cfg.num_envs)
+            for year in range(self.fleet_cfg.horizon_years):
+                feats = bridge_features(sim, cost, self.n_in)
+                ben = teacher.benefits(sim)
+                actions = decide(ben, cost, sim)
+                y = scaled_benefit(ben, cost, lam)
+                margin = teacher_margin(y, actions, agency)
+                available = ~np.isnan(y)
+                parts.append(Rows(feats.reshape(-1, self.n_in), np.where(available, y, np.float32(0)).reshape(-1, 5),
+                                  available.reshape(-1, 5), margin.reshape(-1)))
+                if student:
+                    z = policy.q_values(feats)
+                    actions = decide(unscaled_benefit(z, cost, lam), cost, sim)
+                ret += self.fleet_cfg.discount ** year * sim.step_requests(actions).reward
+            for r in ret:
+                self.episodes_done += 1
+                if self.metrics is not None:
+                    self.metrics.train(self.episodes_done, self.elapsed(), float(r), 0.0)
+            if self.bar is not None:
+                self.bar.update(cfg.num_envs)
+        sim.set_budget_scale(np.ones(cfg.num_envs))
+        self.rounds_done += 1
+        return Rows.join(parts)
+
+    # the fit --------------------------------------------------------------------------------------------------
+    def _tensors(self, rows: Rows) -> tuple[torch.Tensor, ...]:
+        return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+                     for a in (rows.x, rows.y, rows.available, rows.margin))
+
+    def _step(self, net: torch.nn.Module, opt: torch.optim.Optimizer, tensors: tuple[torch.Tensor, ...],
+              idx: torch.Tensor, amp: bool) -> float:
+        """One Adam step on rows ``idx``: Huber (δ 1) between the network's differences z_a − z_0 and the teacher's
+        scaled benefits where available, each row weighed by its nearness to the teacher's margin; a hinge keeps
+        unavailable actions :data:`UNAVAILABLE_GAP` below doing nothing. Returns the fit's loss."""
+        x, y, available, margin = (t[idx] for t in tensors)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=amp):
+            z = net(x).float()
+        b = z[:, 1:] - z[:, :1]
+        ok = available[:, 1:]
+        target = y[:, 1:]
+        per = F.smooth_l1_loss(b, torch.where(ok, target, b.detach()), beta=1.0, reduction="none")
+        w = (1.0 + self.cfg.margin_weight * torch.exp(-(target - margin[:, None]).abs() / MARGIN_WIDTH)) * ok
+        fit = (per * w).sum() / w.sum().clamp_min(1e-12)
+        hinge = torch.relu(b + UNAVAILABLE_GAP)[~ok]
+        loss = fit + UNAVAILABLE_WEIGHT * hinge.mean() if hinge.numel() else fit
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return float(fit.detach())
+
+    def fit(self, rows: Rows, epochs: int, writer: Any) -> None:
+        """``epochs`` passes over ``rows`` in shuffled batches of ``batch_size``, the learning rate on a cosine from
+        ``lr`` to 0 (a fresh Adam each fit: the rows have changed)."""
+        cfg = self.cfg
+        tensors = self._tensors(rows)
+        per_epoch = max(1, len(rows) // cfg.batch_size)
+        opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * per_epoch)
+        gen = torch.Generator().manual_seed(cfg.seed + self.steps)
+        self.net.train()
+        for _ in range(epochs):
+            perm = torch.randperm(len(rows), generator=gen).to(self.device)
+            total = 0.0
+            for i in range(per_epoch):
+                total += self._step(self.net, opt, tensors, perm[i * cfg.batch_size:(i + 1) * cfg.batch_size],
+                                    self.amp)
+                sched.step()
+                self.steps += 1
+            writer.add_scalar("train/loss", total / per_epoch, self.steps)
+        self.net.eval()
+
+    # evaluation, state ----------------------------------------------------------------------------------------
+    def evaluate(self) -> float:
+        res = evaluate_policy(BridgePolicy(self.net.eval(), self.device, distilled=True), self.fleet_cfg,
+                              self.cfg.eval_episodes, self.cfg.eval_seed, self.agent)
+        return res.mean_return
+
+    def record_evaluation(self, writer: Any) -> None:
+        self.last_eval = self.evaluate()
+        if self.best_eval is None or self.last_eval > self.best_eval:
+            self.best_eval = self.last_eval
+        writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
+        writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
+        self.metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
+        if self.on_eval is not None:
+            self.save_checkpoint()
+            self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
+
+    def run(self) -> dict[str, Any]:
+        cfg = self.cfg
+        self.t0 = time.perf_counter()
+        best = best_heuristic(evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed))
+        self.target_return, self.target_policy = best.mean_return, best.policy
+        writer = tensorboard(self.run_dir, self.purge_step)
+        self.metrics = Metrics(self.run_dir / "metrics.csv")
+        self.bar = progress_bar(cfg.training_fleets * len(cfg.teacher_levels), 0, self.progress)
+        rows = self.collect(student=False)
+        self.fit(rows, cfg.fit_epochs, writer)
+        self.record_evaluation(writer)
+        for _ in range(cfg.dagger_rounds):
+            rows = Rows.join([rows, self.collect(student=True)])
+            self.fit(rows, cfg.refit_epochs, writer)
+            self.record_evaluation(writer)
+            if self.bar is not None:
+                self.bar.set_postfix(eval=f"{self.last_eval:.0f}", target=f"{self.target_return:.0f}")
+        if self.bar is not None:
+            self.bar.close()
+        self.save_checkpoint()
+        writer.close()
+        self.metrics.close()
+        return self.finish()
+
+    def state_dict(self) -> dict[str, Any]:
+        """A checkpoint as the SARSA trainer's reads for its policy (the network under ``bridge``/``online``)."""
+        return {"bridge": {"online": self.net.state_dict(), "step": self.steps}, "episodes_done": self.episodes_done,
+                "updates": self.steps, "best_eval": self.best_eval, "last_eval": self.last_eval,
+                "config": self.cfg.to_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        raise ValueError("a run fitted to a teacher is not resumed (it takes minutes): train it again")
+
+    def load_replay_state(self, states: dict[str, dict[str, Any]]) -> None:
+        raise ValueError("a run fitted to a teacher has no replay")
+
+    def save_checkpoint(self) -> Path:
+        if self.metrics is not None:
+            self.metrics.flush()
+        return save_rolling(self.run_dir, self.episodes_done, self.state_dict())
+
+    def finish(self) -> dict[str, Any]:
+        """final.pt (the network after the last fit: each DAgger round fits on every row so far, and the evaluations
+        see only the sized budget of a network fitted at several) and summary.json, with the fields a SARSA run
+        writes."""
+        wall = self.elapsed()
+        atomic_torch_save({"bridge": {"online": self.net.state_dict()}, "config": self.cfg.to_dict(),
+                           "best_eval_return": self.best_eval, "updates": self.steps}, self.run_dir / "final.pt")
+        summary = {
+            "episodes": self.episodes_done, "wall_seconds": wall,
+            "seconds_per_episode": wall / max(self.episodes_done, 1), "final_eval_return": self.last_eval,
+            "best_eval_return": self.best_eval, "target_return": self.target_return,
+            "target_policy": self.target_policy,
+            "episodes_to_target": None, "seconds_to_target": None, "device": str(self.device),
+            "torch_version": torch.__version__, "preset": self.cfg.preset, "agent": self.agent,
+            "teacher": self.cfg.teacher, "num_envs": self.cfg.num_envs, "updates": self.steps,
+            "updates_per_second": self.steps / wall, "threads": self.hardware.threads, "amp": self.hardware.amp,
+            "hardware": self.hardware.to_dict(), "machine": cpu_model(),
+        }
+        write_summary(self.run_dir, summary)
+        return summary

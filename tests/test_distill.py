@@ -1,0 +1,124 @@
+"""The per-bridge network fitted to the lagrangian planner (``teacher: lagrangian``): the benefit scaling by hand,
+the teacher's margin, the planner's benefits as its own decisions read them, a short run that beats doing nothing
+and serves evaluate, and the options such a run refuses."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bridgefleet.agents.bridge import (
+    N_FEATURES,
+    BridgePolicy,
+    BridgeQNetwork,
+    action_costs,
+    agency_of,
+    bridge_features,
+    decide,
+    scaled_benefit,
+    unscaled_benefit,
+)
+from bridgefleet.cli import main
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config.seeds import VALIDATION_SEED
+from bridgefleet.config.training import TrainConfig, resolve_config
+from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.runs.load import load_policy
+from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.training.distill_run import teacher_margin
+from bridgefleet.training.runner import resume, train
+
+# 2 levels × 2 fleets of 12 bridges, 8 years, one DAgger round: a few seconds.
+TINY = {"agent": "bridge", "teacher": "lagrangian", "bridge_hidden": [32, 32], "batch_size": 64, "num_envs": 2,
+        "teacher_levels": [0.5, 1.0], "dagger_rounds": 1, "fit_epochs": 60, "refit_epochs": 20, "lr": 3e-3,
+        "eval_episodes": 4, "threads": 1, "amp": False, "user_cost_feature": True, "rating_ramps": True,
+        "fleet": {"horizon_years": 8, "n_urban": 4, "n_rural": 8}}
+
+
+def test_benefits_scale_to_asinh_per_cost_equivalent_usd_and_back():
+    lam = 1e-5
+    cost = np.array([[[0.0, 1e5, 2e5, 4e5, 1e6]]])
+    ben = np.array([[[0.0, np.sinh(1.0), -2.0 * np.sinh(0.5), 0.0, -np.inf]]])  # λ·cost of action 1 is 1.0
+    z = scaled_benefit(ben, cost, lam)
+    np.testing.assert_allclose(z[0, 0, :4], [0.0, 1.0, -0.5, 0.0], atol=1e-6)
+    assert np.isnan(z[0, 0, 4]) and z.dtype == np.float32
+    back = unscaled_benefit(np.where(np.isnan(z), 0.0, z) + 7.0, cost, lam)  # a common offset is no benefit
+    np.testing.assert_allclose(back[0, 0, :4], ben[0, 0, :4], rtol=1e-5, atol=1e-9)
+
+
+def test_the_teachers_margin_is_the_least_funded_benefit_per_fleet_and_agency():
+    nan = np.nan
+    y = np.array([[[0, 2.0, 1.0, nan, nan], [0, 0.5, 3.0, nan, nan], [0, 0.4, -1, nan, nan], [0, nan, nan, nan, 0.9]],
+                  [[0, -1, -2, nan, nan], [0, -3, -4, nan, nan], [0, nan, nan, nan, nan], [0, 0.7, 0.2, nan, nan]]],
+                 dtype=np.float32)
+    actions = np.array([[1, 2, 0, 4], [0, 0, 0, 2]])
+    agency = np.array([0, 0, 1, 1])
+    m = teacher_margin(y, actions, agency)
+    # fleet 0: urban funds 2.0 and 3.0 → 2.0; rural funds 0.9 → 0.9. fleet 1: urban funds nothing → the largest
+    # available, −1; rural funds 0.2 → 0.2
+    np.testing.assert_allclose(m, [[2.0, 2.0, 0.9, 0.9], [-1.0, -1.0, 0.2, 0.2]])
+
+
+def test_the_planners_benefits_through_the_knapsack_are_its_decisions():
+    sim = FleetSimulator(FleetConfig(horizon_years=6, n_urban=5, n_rural=10), 2)
+    sim.reset(None, [3, 4])
+    a, b = LagrangianPlanner(max_iter=10), LagrangianPlanner(max_iter=10)
+    cost = action_costs(sim)
+    for _ in range(6):
+        ben = a.benefits(sim)
+        assert ben.shape == (2, 15, 5) and (ben[..., 0] == 0).all()
+        acts = b(sim)
+        np.testing.assert_array_equal(decide(ben, cost, sim), acts)
+        sim.step_requests(acts)
+
+
+def test_a_short_run_fitted_to_the_planner_beats_doing_nothing_and_serves_evaluate(tmp_path):
+    run = tmp_path / "run"
+    _, summary = train(TrainConfig.from_dict(json.loads(json.dumps(TINY))), run, progress=False)
+    assert summary["teacher"] == "lagrangian" and summary["episodes"] == 2 * 2 * 2 and summary["updates"] > 0
+    state = torch.load(run / "final.pt", weights_only=True)
+    assert state["best_eval_return"] == summary["best_eval_return"] >= summary["final_eval_return"]
+    cfg, policy = load_policy(run)
+    assert policy.distilled
+    # on the fleets it was fitted on, the network's benefits per USD follow the teacher's
+    sim = FleetSimulator(cfg.fleet, 2)
+    sim.reset(None, [cfg.seed, cfg.seed + 1])
+    sim.set_budget_scale(np.full(2, 0.5))
+    teacher = LagrangianPlanner(max_iter=20, tol=0.01)
+    cost = action_costs(sim)
+    untrained = BridgePolicy(BridgeQNetwork((32, 32), False, N_FEATURES, True), distilled=True)
+    mine, before, taught = [], [], []
+    for _ in range(cfg.fleet.horizon_years):
+        y = scaled_benefit(teacher.benefits(sim), cost, cfg.fleet.cost_lambda)
+        ok = ~np.isnan(y[..., 1:])
+        for out, pol in ((mine, policy), (before, untrained)):
+            z = pol.q_values(bridge_features(sim, cost))
+            out.append((z[..., 1:] - z[..., :1])[ok])
+        taught.append(y[..., 1:][ok])
+        sim.step_requests(teacher(sim))
+    taught = np.concatenate(taught)
+    r2 = [1 - ((np.concatenate(z) - taught) ** 2).mean() / taught.var() for z in (mine, before)]
+    assert r2[0] > 0.8 and r2[1] < 0.2
+    assert main(["evaluate", str(run), "--episodes", "6", "--no-bound", "--json", str(tmp_path / "e.json")]) == 0
+    data = json.loads((tmp_path / "e.json").read_text())
+    assert data["policies"]["trained"]["mean"] > data["policies"]["do_nothing"]["mean"]
+    with pytest.raises(ValueError, match="not resumed"):
+        resume(run, progress=False)
+
+
+def test_options_a_run_with_a_teacher_never_reads_are_refused():
+    with pytest.raises(ConfigError, match="n_step = 3: no effect in a run with teacher"):
+        resolve_config("distill", overrides={"n_step": 3})
+    with pytest.raises(ConfigError, match="fit_epochs = 3: no effect in a run with no teacher"):
+        resolve_config("default", overrides={"fit_epochs": 3})
+    with pytest.raises(ConfigError, match="teacher"):
+        resolve_config("fleet", overrides={"teacher": "lagrangian"})
+    with pytest.raises(ConfigError, match="teacher_levels"):
+        resolve_config("distill", overrides={"teacher_levels": [1.0, -0.5]})
+    cfg = resolve_config("distill", overrides={"dagger_rounds": 2})
+    assert cfg.training_fleets == 3 * 4 and cfg.to_dict()["teacher_levels"] == [0.25, 0.5, 1.0, 2.0]
+    assert agency_of(FleetSimulator(cfg.fleet, 1)).sum() == cfg.fleet.n_rural
+    # the teacher's fleets are checked against the validation fleets as a SARSA run's are
+    with pytest.raises(ConfigError, match="one of the validation fleets"):
+        resolve_config("distill", overrides={"seed": VALIDATION_SEED - 2})
