@@ -174,6 +174,9 @@ class TrainConfig:
     """With ``teacher``: passes over the teacher's rows in the first fit."""
     refit_epochs: int = 20
     """With ``teacher``: passes over every row so far after each DAgger round."""
+    teacher_rows: int = 400_000
+    """With ``teacher``: the most bridge-years a round keeps (a uniform sample of them where it labels more: an
+    Indiana round labels 2.3 million), so the fit's time does not grow with the fleet past it."""
     margin_weight: float = 0.0
     """With ``teacher``: rows near the teacher's margin (the least scaled benefit it funded that year in that fleet
     and agency) weigh 1 + this × exp(−|distance| / 0.3) in the fit; 0: every row alike."""
@@ -216,7 +219,7 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
                      "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
-                     "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs"):
+                     "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
@@ -257,7 +260,8 @@ class TrainConfig:
             "teacher": (self.teacher in (None, "lagrangian") and (self.teacher is None or self.agent == "bridge"),
                         "lagrangian (with agent: bridge) or left out"),
             "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
-            "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "margin_weight": (self.margin_weight >= 0, ">= 0"),
+            "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "teacher_rows": (self.teacher_rows >= 1, ">= 1"),
+            "margin_weight": (self.margin_weight >= 0, ">= 0"),
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
@@ -466,7 +470,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""
-TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "margin_weight")
+TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows", "margin_weight")
 """Options only a run with ``teacher`` reads."""
 IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_samples_per_transition",
                       "replay_episodes", "learning_starts", "target_sync_every", "polyak_tau", "weight_average",

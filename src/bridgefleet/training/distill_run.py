@@ -125,6 +125,7 @@ class DistillTrainer:
         self.sim = FleetSimulator(self.fleet_cfg, cfg.num_envs, self.fleet)
         # a fixed fleet (an inventory) keeps its prices at each level between rounds; a fleet model's are new fleets
         self.teachers: dict[float, LagrangianPlanner] = {}
+        self.rng = np.random.default_rng(cfg.seed)
         self.episodes_done = 0
         """Fleet-episodes the teacher labelled (each fleet once at each level)."""
         self.rounds_done = 0
@@ -206,7 +207,11 @@ class DistillTrainer:
                 self.bar.update(cfg.num_envs)
         sim.set_budget_scale(np.ones(cfg.num_envs))
         self.rounds_done += 1
-        return Rows.join(parts)
+        rows = Rows.join(parts)
+        if len(rows) <= cfg.teacher_rows:
+            return rows
+        keep = np.sort(self.rng.choice(len(rows), cfg.teacher_rows, replace=False))
+        return Rows(rows.x[keep], rows.y[keep], rows.available[keep], rows.margin[keep])
 
     # the fit --------------------------------------------------------------------------------------------------
     def _tensors(self, rows: Rows) -> tuple[torch.Tensor, ...]:
