@@ -26,7 +26,7 @@ from bridgefleet.config.training import TrainConfig, resolve_config
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
-from bridgefleet.training.distill_run import teacher_margin
+from bridgefleet.training.distill_run import DistillTrainer, teacher_margin
 from bridgefleet.training.runner import resume, train
 
 # 2 levels × 2 fleets of 12 bridges, 8 years, one DAgger round: a few seconds.
@@ -122,3 +122,14 @@ def test_options_a_run_with_a_teacher_never_reads_are_refused():
     # the teacher's fleets are checked against the validation fleets as a SARSA run's are
     with pytest.raises(ConfigError, match="one of the validation fleets"):
         resolve_config("distill", overrides={"seed": VALIDATION_SEED - 2})
+
+
+def test_a_round_keeps_at_most_teacher_rows_bridge_years_drawn_from_all(tmp_path):
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "teacher_rows": 100})
+    trainer = DistillTrainer(cfg, tmp_path, progress=False)
+    rows = trainer.collect(student=False)
+    assert len(rows) == 100 and rows.x.shape == (100, N_FEATURES) and rows.y.shape == (100, 5)
+    # drawn from every year of the round's 2 levels × 2 fleets × 12 bridges × 8 years, not its first 100
+    years_left = np.unique(np.round(rows.x[:, 7] * 8))
+    assert len(years_left) >= 6 and trainer.episodes_done == 4
+    assert (rows.y[~rows.available] == 0).all() and rows.available[:, 0].all()
