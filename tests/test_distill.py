@@ -26,7 +26,7 @@ from bridgefleet.config.training import TrainConfig, resolve_config
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
-from bridgefleet.training.distill_run import DistillTrainer, teacher_margin
+from bridgefleet.training.distill_run import DistillTrainer, teacher_margin, teacher_paths
 from bridgefleet.training.runner import resume, train
 
 # 2 levels × 2 fleets of 12 bridges, 8 years, one DAgger round: a few seconds.
@@ -133,3 +133,13 @@ def test_a_round_keeps_at_most_teacher_rows_bridge_years_drawn_from_all(tmp_path
     years_left = np.unique(np.round(rows.x[:, 7] * 8))
     assert len(years_left) >= 6 and trainer.episodes_done == 4
     assert (rows.y[~rows.available] == 0).all() and rows.available[:, 0].all()
+
+
+def test_an_inventory_is_labelled_on_as_many_paths_as_teacher_rows_needs():
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "teacher_rows": 1000})
+    fleet = FleetConfig(horizon_years=8, n_urban=4, n_rural=8)
+    # a fixed fleet: 2 levels × 12 bridges × 8 years = 192 bridge-years a path, so ⌈1000 / 192⌉ = 6 paths
+    assert teacher_paths(cfg, fleet, fixed=True) == 6
+    # a fleet model's fleets each cost a price search: num_envs of them
+    assert teacher_paths(cfg, fleet, fixed=False) == 2
+    assert teacher_paths(TrainConfig.from_dict({**cfg.to_dict(), "teacher_rows": 10}), fleet, fixed=True) == 2

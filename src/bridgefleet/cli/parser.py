@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(shown as 'default' for the default preset).")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
     t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet, "
-                   "default (default: the config file's preset, else default)")
+                   "default, distill (the per-bridge network fitted to the lagrangian planner) (default: the config "
+                   "file's preset, else default)")
     t.add_argument("--agent", choices=["fleet", "bridge"],
                    help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge "
                    f"(default: {d['agent']})")

@@ -1,11 +1,12 @@
 """The per-bridge network fitted to the ``lagrangian`` planner's benefits (``teacher: lagrangian``).
 
-config → one simulator of ``num_envs`` fleets at each of the ``teacher_levels`` → each year the planner's benefit of
-every action of every bridge (the teacher; :meth:`bridgefleet.planning.planner.LagrangianPlanner.benefits`) → rows
-(the bridge's features, its benefits per cost-equivalent USD, the teacher's margin) → fit (Adam, Huber on the
+config → one simulator of :func:`teacher_paths` fleets at each of the ``teacher_levels`` → each year the planner's
+benefit of every action of every bridge (the teacher; :meth:`bridgefleet.planning.planner.LagrangianPlanner.benefits`)
+→ rows (the bridge's features, its benefits per cost-equivalent USD, the teacher's margin) → fit (Adam, Huber on the
 differences z_a − z_0) → DAgger rounds: the network decides, the teacher labels the states it reaches, the network
 is fitted again on every row so far (Ross, Gordon & Bagnell, AISTATS 2011) → an evaluation on the validation fleets
-after each fit (the best network kept) → final.pt + summary.json, which every command reads as a per-bridge run.
+after each fit (a curve; the network after the last fit is kept) → final.pt + summary.json, which every command
+reads as a per-bridge run.
 
 Why: the planner, within 1 % of the bound, decides by a knapsack on its DP benefits; the SARSA-trained agent's
 benefits sat where 30 % noise on the planner's would (docs/benchmarks.md, "How precise the agent's benefits must
@@ -37,7 +38,8 @@ from bridgefleet.agents.bridge import (
     unscaled_benefit,
 )
 from bridgefleet.agents.learner import resolve_device
-from bridgefleet.config.seeds import TRAINING_STRIDE
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, TRAINING_STRIDE, training_seeds_hit
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
@@ -98,6 +100,16 @@ def teacher_margin(y: np.ndarray, actions: np.ndarray, agency: np.ndarray) -> np
     return out
 
 
+def teacher_paths(cfg: TrainConfig, fleet_cfg: FleetConfig, fixed: bool) -> int:
+    """Fleets simulated at each budget level in a round: ``num_envs`` new fleets of a fleet model (each costs the
+    teacher a price search); on a fixed fleet (an inventory: one price search a level, then only its noise differs)
+    as many sample paths as label ``teacher_rows`` bridge-years a round, at least ``num_envs`` (dc-2019: 14)."""
+    if not fixed:
+        return cfg.num_envs
+    per_path = len(cfg.teacher_levels) * fleet_cfg.n_bridges * fleet_cfg.horizon_years
+    return max(cfg.num_envs, -(-cfg.teacher_rows // per_path))
+
+
 class DistillTrainer:
     """One run fitting the per-bridge network to the lagrangian planner (``teacher``), writing into ``run_dir``
     what a SARSA run writes (final.pt, summary.json, metrics.csv, TensorBoard, checkpoints), so ``evaluate``,
@@ -122,7 +134,15 @@ class DistillTrainer:
         self.hardware = self._choose_hardware(reprobe)
         torch.set_num_threads(self.hardware.threads)
         self.amp = self.hardware.amp != "off"
-        self.sim = FleetSimulator(self.fleet_cfg, cfg.num_envs, self.fleet)
+        self.paths = teacher_paths(cfg, self.fleet_cfg, self.fleet is not None)
+        for what, (lo, hi) in (("validation", (cfg.eval_seed, cfg.eval_seed + cfg.eval_episodes)),
+                               ("test", (TEST_SEED, TEST_SEED + TEST_FLEETS))):
+            hit = training_seeds_hit(cfg.seed, self.paths, (cfg.dagger_rounds + 1) * self.paths, lo, hi)
+            if hit is not None:  # the config checked num_envs paths; an inventory's may be more
+                raise ConfigError(f"training option seed = {cfg.seed}: with {self.paths} sample paths a round the "
+                                  f"run would train on fleet seed {hit}, one of the {what} fleets ({lo} … {hi - 1}); "
+                                  "pick another seed", "seed")
+        self.sim = FleetSimulator(self.fleet_cfg, self.paths, self.fleet)
         # a fixed fleet (an inventory) keeps its prices at each level between rounds; a fleet model's are new fleets
         self.teachers: dict[float, LagrangianPlanner] = {}
         self.rng = np.random.default_rng(cfg.seed)
@@ -168,12 +188,13 @@ class DistillTrainer:
 
     # the teacher ----------------------------------------------------------------------------------------------
     def collect(self, student: bool) -> Rows:
-        """``num_envs`` new fleets, the same at each budget level (so the network sees how one bridge's benefit moves
-        with the budget: on the default fleet's validation fleets, seed 0, distance to the bound per bridge at 0.5 ×
-        1.12 with other fleets at each level, 0.80 with the same), every year labelled by the teacher; the teacher's
-        knapsack decides (the first fit) or the network's (``student``, a DAgger round)."""
+        """:func:`teacher_paths` new fleets (or paths of a fixed fleet), the same at each budget level (so the network
+        sees how one bridge's benefit moves with the budget: on the default fleet's validation fleets, seed 0, distance
+        to the bound per bridge at 0.5 × 1.12 with other fleets at each level, 0.80 with the same), every year labelled
+        by the teacher; the teacher's knapsack decides (the first fit) or the network's (``student``, a DAgger
+        round)."""
         cfg, sim = self.cfg, self.sim
-        seeds = [cfg.seed + self.rounds_done * cfg.num_envs * TRAINING_STRIDE + i for i in range(cfg.num_envs)]
+        seeds = [cfg.seed + self.rounds_done * self.paths * TRAINING_STRIDE + i for i in range(self.paths)]
         lam = self.fleet_cfg.cost_lambda
         agency = agency_of(sim)
         policy = BridgePolicy(self.net.eval(), self.device, distilled=True)
@@ -182,10 +203,10 @@ class DistillTrainer:
             if self.fleet is None or level not in self.teachers:
                 self.teachers[level] = LagrangianPlanner(max_iter=TEACHER_MAX_ITER, tol=TEACHER_TOL)
             teacher = self.teachers[level]
-            sim.set_budget_scale(np.full(cfg.num_envs, level))
+            sim.set_budget_scale(np.full(self.paths, level))
             sim.reset(None, seeds)
             cost = action_costs(sim)
-            ret = np.zeros(cfg.num_envs)
+            ret = np.zeros(self.paths)
             for year in range(self.fleet_cfg.horizon_years):
                 feats = bridge_features(sim, cost, self.n_in)
                 ben = teacher.benefits(sim)
@@ -204,8 +225,8 @@ class DistillTrainer:
                 if self.metrics is not None:
                     self.metrics.train(self.episodes_done, self.elapsed(), float(r), 0.0)
             if self.bar is not None:
-                self.bar.update(cfg.num_envs)
-        sim.set_budget_scale(np.ones(cfg.num_envs))
+                self.bar.update(self.paths)
+        sim.set_budget_scale(np.ones(self.paths))
         self.rounds_done += 1
         rows = Rows.join(parts)
         if len(rows) <= cfg.teacher_rows:
@@ -284,7 +305,7 @@ class DistillTrainer:
         self.target_return, self.target_policy = best.mean_return, best.policy
         writer = tensorboard(self.run_dir, self.purge_step)
         self.metrics = Metrics(self.run_dir / "metrics.csv")
-        self.bar = progress_bar(cfg.training_fleets * len(cfg.teacher_levels), 0, self.progress)
+        self.bar = progress_bar((cfg.dagger_rounds + 1) * self.paths * len(cfg.teacher_levels), 0, self.progress)
         rows = self.collect(student=False)
         self.fit(rows, cfg.fit_epochs, writer)
         self.record_evaluation(writer)
