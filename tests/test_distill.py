@@ -124,8 +124,8 @@ def test_options_a_run_with_a_teacher_never_reads_are_refused():
         resolve_config("distill", overrides={"seed": VALIDATION_SEED - 2})
 
 
-def test_a_round_keeps_at_most_teacher_rows_bridge_years_drawn_from_all(tmp_path):
-    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "teacher_rows": 100})
+def test_a_round_keeps_at_most_teacher_rows_kept_bridge_years_drawn_from_all(tmp_path):
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "teacher_rows_kept": 100})
     trainer = DistillTrainer(cfg, tmp_path, progress=False)
     rows = trainer.collect(student=False)
     assert len(rows) == 100 and rows.x.shape == (100, N_FEATURES) and rows.y.shape == (100, 5)

@@ -175,6 +175,9 @@ class TrainConfig:
     refit_epochs: int = 20
     """With ``teacher``: passes over every row so far after each DAgger round."""
     teacher_rows: int = 400_000
+    """With ``teacher``: the bridge-years a round labels on a fixed fleet (an inventory) at least: it adds sample
+    paths up to it (one price search a level serves them all; dc-2019: 14 paths)."""
+    teacher_rows_kept: int = 1_200_000
     """With ``teacher``: the most bridge-years a round keeps (a uniform sample of them where it labels more: an
     Indiana round labels 2.3 million), so the fit's time does not grow with the fleet past it."""
     margin_weight: float = 0.0
@@ -219,7 +222,8 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
                      "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
-                     "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows"):
+                     "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows",
+                     "teacher_rows_kept"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
@@ -261,6 +265,7 @@ class TrainConfig:
                         "lagrangian (with agent: bridge) or left out"),
             "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
             "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "teacher_rows": (self.teacher_rows >= 1, ">= 1"),
+            "teacher_rows_kept": (self.teacher_rows_kept >= 1, ">= 1"),
             "margin_weight": (self.margin_weight >= 0, ">= 0"),
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
@@ -470,7 +475,8 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
 }
 """Training options each agent never reads; :func:`resolve_config` refuses them when the file or the overrides
 set one to anything but the preset's value (a preset's own settings are never refused)."""
-TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows", "margin_weight")
+TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows", "teacher_rows_kept",
+                   "margin_weight")
 """Options only a run with ``teacher`` reads."""
 IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_samples_per_transition",
                       "replay_episodes", "learning_starts", "target_sync_every", "polyak_tau", "weight_average",

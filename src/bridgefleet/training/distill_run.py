@@ -229,9 +229,9 @@ class DistillTrainer:
         sim.set_budget_scale(np.ones(self.paths))
         self.rounds_done += 1
         rows = Rows.join(parts)
-        if len(rows) <= cfg.teacher_rows:
+        if len(rows) <= cfg.teacher_rows_kept:
             return rows
-        keep = np.sort(self.rng.choice(len(rows), cfg.teacher_rows, replace=False))
+        keep = np.sort(self.rng.choice(len(rows), cfg.teacher_rows_kept, replace=False))
         return Rows(rows.x[keep], rows.y[keep], rows.available[keep], rows.margin[keep])
 
     # the fit --------------------------------------------------------------------------------------------------
