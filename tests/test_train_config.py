@@ -26,6 +26,10 @@ def test_the_ignored_options_are_the_ones_listed_here():
 @pytest.mark.parametrize("preset", list(PRESETS))
 @pytest.mark.parametrize("agent", [None, "fleet", "bridge"])
 def test_every_preset_resolves_with_either_agent(preset, agent):
+    if PRESETS[preset].get("teacher") is not None and agent == "fleet":  # a teacher teaches the per-bridge network
+        with pytest.raises(ConfigError, match="teacher = 'lagrangian': must be lagrangian \\(with agent: bridge\\)"):
+            resolve_config(preset, None, {**CLI_TRAIN, "agent": agent})
+        return
     cfg = resolve_config(preset, None, {**CLI_TRAIN, "agent": agent})
     assert cfg.preset == preset and cfg.agent == (agent or PRESETS[preset].get("agent", "fleet"))
 
