@@ -24,6 +24,7 @@ from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.seeds import VALIDATION_SEED
 from bridgefleet.config.training import TrainConfig, resolve_config
 from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.runs.folder import RunInterrupted
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.distill_run import DistillTrainer, teacher_margin, teacher_paths
@@ -143,3 +144,20 @@ def test_an_inventory_is_labelled_on_as_many_paths_as_teacher_rows_needs():
     # a fleet model's fleets each cost a price search: num_envs of them
     assert teacher_paths(cfg, fleet, fixed=False) == 2
     assert teacher_paths(TrainConfig.from_dict({**cfg.to_dict(), "teacher_rows": 10}), fleet, fixed=True) == 2
+
+
+def test_ctrl_c_leaves_a_checkpoint_evaluate_reads_and_says_train_again(tmp_path, monkeypatch):
+    real = DistillTrainer.fit
+
+    def stop_at_the_refit(self, rows, epochs, writer):
+        if self.rounds_done > 1:  # the DAgger round's rows are in: Ctrl-C
+            raise KeyboardInterrupt
+        return real(self, rows, epochs, writer)
+
+    monkeypatch.setattr(DistillTrainer, "fit", stop_at_the_refit)
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "fit_epochs": 2})
+    with pytest.raises(RunInterrupted, match=r"interrupted at episode 8; .*a run fitted to a teacher is not resumed"):
+        train(cfg, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "final.pt").exists()
+    _, policy = load_policy(tmp_path / "run")  # the checkpoint, with a note
+    assert policy.distilled

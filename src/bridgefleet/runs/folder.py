@@ -106,9 +106,10 @@ def _plain(v: Any) -> Any:
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C during training, after the trainer wrote a checkpoint (``path``) at ``episodes`` episodes."""
 
-    def __init__(self, run_dir: Path, episodes: int, path: Path):
-        super().__init__(f"interrupted at episode {episodes}; checkpoint written ({path}); continue with: "
-                         f"bridgefleet train --resume {run_dir}")
+    def __init__(self, run_dir: Path, episodes: int, path: Path, resumable: bool = True):
+        then = (f"continue with: bridgefleet train --resume {run_dir}" if resumable else
+                "evaluate and plan read it; a run fitted to a teacher is not resumed: train it again")
+        super().__init__(f"interrupted at episode {episodes}; checkpoint written ({path}); {then}")
         self.run_dir, self.episodes, self.path = run_dir, episodes, path
 
 

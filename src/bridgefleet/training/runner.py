@@ -75,7 +75,7 @@ def _run(trainer: Run) -> dict[str, Any]:
         summary = trainer.run()
     except KeyboardInterrupt:
         path = trainer.save_checkpoint()
-        raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path) from None
+        raise RunInterrupted(trainer.run_dir, trainer.episodes_done, path, trainer.cfg.teacher is None) from None
     if summary["updates"] == 0 and trainer.cfg.teacher is None:
         need = max(trainer.cfg.learning_starts, trainer.cfg.batch_size)
         note(f"warning: no learner update happened: the replay never held {need} transitions (learning_starts "
