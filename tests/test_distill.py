@@ -2,6 +2,7 @@
 the teacher's margin, the planner's benefits as its own decisions read them, a short run that beats doing nothing
 and serves evaluate, and the options such a run refuses."""
 
+import csv
 import json
 
 import numpy as np
@@ -161,3 +162,17 @@ def test_ctrl_c_leaves_a_checkpoint_evaluate_reads_and_says_train_again(tmp_path
     assert not (tmp_path / "run" / "final.pt").exists()
     _, policy = load_policy(tmp_path / "run")  # the checkpoint, with a note
     assert policy.distilled
+
+
+def test_a_finished_run_fitted_to_a_teacher_is_not_offered_a_resume(tmp_path):
+    run = tmp_path / "run"
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "fit_epochs": 2, "refit_epochs": 1})
+    _, summary = train(cfg, run, progress=False)
+    # the first evaluation at or above the target return (the best heuristic's) names its episode: 4 after the first
+    # fit (2 levels × 2 fleets), 8 after the DAgger round
+    evals = [(int(r["episode"]), float(r["eval_return"])) for r in csv.DictReader((run / "metrics.csv").open())
+             if r["kind"] == "eval"]
+    reached = [ep for ep, ret in evals if ret >= summary["target_return"]]
+    assert [ep for ep, _ in evals] == [4, 8] and summary["episodes_to_target"] == (reached[0] if reached else None)
+    with pytest.raises(FileExistsError, match="already holds a training run: it is not resumed"):
+        train(cfg, run, progress=False)

@@ -27,7 +27,8 @@ def test_the_ignored_options_are_the_ones_listed_here():
 @pytest.mark.parametrize("agent", [None, "fleet", "bridge"])
 def test_every_preset_resolves_with_either_agent(preset, agent):
     if PRESETS[preset].get("teacher") is not None and agent == "fleet":  # a teacher teaches the per-bridge network
-        with pytest.raises(ConfigError, match="teacher = 'lagrangian': must be lagrangian \\(with agent: bridge\\)"):
+        with pytest.raises(ConfigError, match="teacher = 'lagrangian': a teacher trains the per-bridge network, not "
+                           "agent: fleet"):
             resolve_config(preset, None, {**CLI_TRAIN, "agent": agent})
         return
     cfg = resolve_config(preset, None, {**CLI_TRAIN, "agent": agent})

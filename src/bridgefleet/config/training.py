@@ -261,8 +261,7 @@ class TrainConfig:
                                   "a whole number >= 1, or left out"),
             "amp": (self.amp in (True, False, "auto"), "true, false or auto"),
             "agent": (self.agent in ("fleet", "bridge"), "fleet or bridge"),
-            "teacher": (self.teacher in (None, "lagrangian") and (self.teacher is None or self.agent == "bridge"),
-                        "lagrangian (with agent: bridge) or left out"),
+            "teacher": (self.teacher in (None, "lagrangian"), "lagrangian or left out"),
             "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
             "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "teacher_rows": (self.teacher_rows >= 1, ">= 1"),
             "teacher_rows_kept": (self.teacher_rows_kept >= 1, ">= 1"),
@@ -279,6 +278,9 @@ class TrainConfig:
         for name, (ok, need) in checks.items():
             if not ok:
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}", name)
+        if self.teacher is not None and self.agent != "bridge":
+            raise ConfigError(f"training option teacher = {self.teacher!r}: a teacher trains the per-bridge network, "
+                              f"not agent: {self.agent}; use agent: bridge (or a preset without a teacher)", "teacher")
         self._check_seeds()
 
     def _check_seeds(self) -> None:
@@ -293,9 +295,11 @@ class TrainConfig:
         for what, (lo, hi) in (("validation", ev), ("test", test)):
             hit = training_seeds_hit(self.seed, self.num_envs, self.training_fleets, lo, hi)
             if hit is not None:
-                raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and "
-                                  f"{self.training_fleets} episodes the run would train on fleet seed {hit}, one of "
-                                  f"the {what} fleets ({lo} … {hi - 1}); pick another seed", "seed")
+                fleets = (f"{self.training_fleets} episodes" if self.teacher is None
+                          else f"{self.training_fleets} teacher's fleets")
+                raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and {fleets} "
+                                  f"the run would train on fleet seed {hit}, one of the {what} fleets ({lo} … "
+                                  f"{hi - 1}); pick another seed", "seed")
 
     @property
     def training_fleets(self) -> int:

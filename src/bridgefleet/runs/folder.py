@@ -144,6 +144,15 @@ def check_run_path(run_dir: Path) -> None:
             raise NotADirectoryError(f"--out {run_dir}: {part} is a file, not a folder")
 
 
+def _taught(run_dir: Path) -> bool:
+    """Whether the run in ``run_dir`` was fitted to a teacher (its config.yaml names one; False if unreadable)."""
+    try:
+        data = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and data.get("teacher") is not None
+
+
 def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     """Make (or reuse) ``run_dir`` for a new run and write its config.yaml atomically; returns True when the
     folder was made here (so a failure before the first checkpoint may remove it).
@@ -154,8 +163,9 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     check_run_path(run_dir)
     if (run_dir / "config.yaml").exists():
         if has_progress(run_dir):
-            raise FileExistsError(f"{run_dir} already holds a training run: continue it with --resume "
-                                  f"{run_dir}, or choose another --out")
+            then = ("it is not resumed (fitted to a teacher)" if _taught(run_dir)
+                    else f"continue it with --resume {run_dir}")
+            raise FileExistsError(f"{run_dir} already holds a training run: {then}, or choose another --out")
         print(f"note: {run_dir} holds a run stopped before its first checkpoint; it is started again from "
               "episode 0", file=sys.stderr)
         clear(run_dir)

@@ -154,6 +154,8 @@ class DistillTrainer:
         self.best_eval: float | None = None
         self.target_return: float | None = None
         self.target_policy = ""
+        self.episodes_to_target: int | None = None
+        self.seconds_to_target: float | None = None
         self.on_eval: OnEval | None = None
         self.purge_step: int | None = None
         self.metrics: Metrics | None = None
@@ -291,6 +293,8 @@ class DistillTrainer:
         self.last_eval = self.evaluate()
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
+        if self.episodes_to_target is None and self.last_eval >= self.target_return:
+            self.episodes_to_target, self.seconds_to_target = self.episodes_done, self.elapsed()
         writer.add_scalar("eval/return", self.last_eval, self.episodes_done)
         writer.add_scalar("eval/target_return", self.target_return, self.episodes_done)
         self.metrics.eval(self.episodes_done, self.elapsed(), self.last_eval, self.target_return)
@@ -351,7 +355,8 @@ class DistillTrainer:
             "seconds_per_episode": wall / max(self.episodes_done, 1), "final_eval_return": self.last_eval,
             "best_eval_return": self.best_eval, "target_return": self.target_return,
             "target_policy": self.target_policy,
-            "episodes_to_target": None, "seconds_to_target": None, "device": str(self.device),
+            "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
+            "device": str(self.device),
             "torch_version": torch.__version__, "preset": self.cfg.preset, "agent": self.agent,
             "teacher": self.cfg.teacher, "num_envs": self.cfg.num_envs, "updates": self.steps,
             "updates_per_second": self.steps / wall, "threads": self.hardware.threads, "amp": self.hardware.amp,
