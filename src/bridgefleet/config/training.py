@@ -292,14 +292,26 @@ class TrainConfig:
                               f"use test fleets (seeds {TEST_SEED:,} …), which nothing may be tuned or chosen on; "
                               f"evaluate on the validation fleets (eval_seed {VALIDATION_SEED}, the default)",
                               "eval_seed")
-        for what, (lo, hi) in (("validation", ev), ("test", test)):
-            hit = training_seeds_hit(self.seed, self.num_envs, self.training_fleets, lo, hi)
+        self.check_training_seeds()
+
+    def check_training_seeds(self, paths: int | None = None) -> None:
+        """The run's training fleets meet no validation or test fleet; ``paths``: the fleets a teacher's round
+        simulates when an inventory gives it more than ``num_envs`` (``training.distill_run.teacher_paths``).
+
+        Raises:
+            ConfigError: naming the first seed that would be met.
+        """
+        e = self.num_envs if paths is None else paths
+        n = self.training_fleets if paths is None else (self.dagger_rounds + 1) * paths
+        for what, (lo, hi) in (("validation", (self.eval_seed, self.eval_seed + self.eval_episodes)),
+                               ("test", (TEST_SEED, TEST_SEED + TEST_FLEETS))):
+            hit = training_seeds_hit(self.seed, e, n, lo, hi)
             if hit is not None:
-                fleets = (f"{self.training_fleets} episodes" if self.teacher is None
-                          else f"{self.training_fleets} teacher's fleets")
-                raise ConfigError(f"training option seed = {self.seed}: with num_envs {self.num_envs} and {fleets} "
-                                  f"the run would train on fleet seed {hit}, one of the {what} fleets ({lo} … "
-                                  f"{hi - 1}); pick another seed", "seed")
+                fleets = f"{n} episodes" if self.teacher is None else f"{n} teacher's fleets"
+                per = f"num_envs {e}" if paths is None else f"{e} sample paths a round"
+                raise ConfigError(f"training option seed = {self.seed}: with {per} and {fleets} the run would train "
+                                  f"on fleet seed {hit}, one of the {what} fleets ({lo} … {hi - 1}); pick another "
+                                  "seed", "seed")
 
     @property
     def training_fleets(self) -> int:

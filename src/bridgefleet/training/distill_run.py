@@ -38,17 +38,17 @@ from bridgefleet.agents.bridge import (
     unscaled_benefit,
 )
 from bridgefleet.agents.learner import resolve_device
-from bridgefleet.config import ConfigError, FleetConfig
-from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, TRAINING_STRIDE, training_seeds_hit
+from bridgefleet.config import FleetConfig
+from bridgefleet.config.seeds import TRAINING_STRIDE
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.planner import LagrangianPlanner
-from bridgefleet.runs.checkpoints import atomic_torch_save, save_rolling
-from bridgefleet.runs.log import Metrics, progress_bar, tensorboard, write_summary
+from bridgefleet.runs.checkpoints import save_rolling
+from bridgefleet.runs.log import Metrics, progress_bar, tensorboard
 from bridgefleet.sim.simulator import FleetSimulator
-from bridgefleet.training.hardware import HardwareChoice, choose, cpu_model, time_updates
-from bridgefleet.training.loop import OnEval
+from bridgefleet.training.hardware import HardwareChoice, choose, time_updates
+from bridgefleet.training.loop import OnEval, write_final
 
 TEACHER_MAX_ITER = 20
 """DP solves of the teacher's price search (the planner's default is 80): on the default fleet's validation fleets
@@ -135,13 +135,7 @@ class DistillTrainer:
         torch.set_num_threads(self.hardware.threads)
         self.amp = self.hardware.amp != "off"
         self.paths = teacher_paths(cfg, self.fleet_cfg, self.fleet is not None)
-        for what, (lo, hi) in (("validation", (cfg.eval_seed, cfg.eval_seed + cfg.eval_episodes)),
-                               ("test", (TEST_SEED, TEST_SEED + TEST_FLEETS))):
-            hit = training_seeds_hit(cfg.seed, self.paths, (cfg.dagger_rounds + 1) * self.paths, lo, hi)
-            if hit is not None:  # the config checked num_envs paths; an inventory's may be more
-                raise ConfigError(f"training option seed = {cfg.seed}: with {self.paths} sample paths a round the "
-                                  f"run would train on fleet seed {hit}, one of the {what} fleets ({lo} … {hi - 1}); "
-                                  "pick another seed", "seed")
+        cfg.check_training_seeds(self.paths)  # the config checked num_envs paths; an inventory's may be more
         self.sim = FleetSimulator(self.fleet_cfg, self.paths, self.fleet)
         # a fixed fleet (an inventory) keeps its prices at each level between rounds; a fleet model's are new fleets
         self.teachers: dict[float, LagrangianPlanner] = {}
@@ -252,7 +246,7 @@ class DistillTrainer:
         b = z[:, 1:] - z[:, :1]
         ok = available[:, 1:]
         target = y[:, 1:]
-        per = F.smooth_l1_loss(b, torch.where(ok, target, b.detach()), beta=1.0, reduction="none")
+        per = F.smooth_l1_loss(b, target, beta=1.0, reduction="none")  # target 0 where unavailable: weight 0 there
         w = (1.0 + self.cfg.margin_weight * torch.exp(-(target - margin[:, None]).abs() / MARGIN_WIDTH)) * ok
         fit = (per * w).sum() / w.sum().clamp_min(1e-12)
         hinge = torch.relu(b + UNAVAILABLE_GAP)[~ok]
@@ -347,20 +341,5 @@ class DistillTrainer:
         """final.pt (the network after the last fit: each DAgger round fits on every row so far, and the evaluations
         see only the sized budget of a network fitted at several) and summary.json, with the fields a SARSA run
         writes."""
-        wall = self.elapsed()
-        atomic_torch_save({"bridge": {"online": self.net.state_dict()}, "config": self.cfg.to_dict(),
-                           "best_eval_return": self.best_eval, "updates": self.steps}, self.run_dir / "final.pt")
-        summary = {
-            "episodes": self.episodes_done, "wall_seconds": wall,
-            "seconds_per_episode": wall / max(self.episodes_done, 1), "final_eval_return": self.last_eval,
-            "best_eval_return": self.best_eval, "target_return": self.target_return,
-            "target_policy": self.target_policy,
-            "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
-            "device": str(self.device),
-            "torch_version": torch.__version__, "preset": self.cfg.preset, "agent": self.agent,
-            "teacher": self.cfg.teacher, "num_envs": self.cfg.num_envs, "updates": self.steps,
-            "updates_per_second": self.steps / wall, "threads": self.hardware.threads, "amp": self.hardware.amp,
-            "hardware": self.hardware.to_dict(), "machine": cpu_model(),
-        }
-        write_summary(self.run_dir, summary)
-        return summary
+        return write_final(self, {"bridge": self.net.state_dict()}, str(self.device), self.hardware,
+                           teacher=self.cfg.teacher)

@@ -53,6 +53,29 @@ def fleet_reward_scale(fleet_cfg: FleetConfig, fleet: Any, seed: int, num_envs: 
     return 1.0 / std if std > 0 else 1.0
 
 
+def write_final(run: Any, weights: dict[str, dict[str, torch.Tensor]], device: str, hardware: HardwareChoice,
+                **extra: Any) -> dict[str, Any]:
+    """final.pt (each learner's deciding weights by name, as ``{name: {"online": weights}}``, the config, the best
+    evaluation and the updates) and summary.json (the fields every trainer writes, then ``extra``) of a finished
+    ``run`` (a :class:`Trainer` or a :class:`bridgefleet.training.distill_run.DistillTrainer`); returns the summary."""
+    wall = run.elapsed()
+    atomic_torch_save({**{name: {"online": w} for name, w in weights.items()}, "config": run.cfg.to_dict(),
+                       "best_eval_return": run.best_eval, "updates": run.update_step}, run.run_dir / "final.pt")
+    summary = {
+        "episodes": run.episodes_done, "wall_seconds": wall,
+        "seconds_per_episode": wall / max(run.episodes_done, 1), "final_eval_return": run.last_eval,
+        "best_eval_return": run.best_eval,
+        "target_return": run.target_return, "target_policy": run.target_policy,
+        "episodes_to_target": run.episodes_to_target, "seconds_to_target": run.seconds_to_target,
+        "device": device, "torch_version": torch.__version__, "preset": run.cfg.preset,
+        "agent": run.agent, "num_envs": run.cfg.num_envs, "updates": run.update_step,
+        "updates_per_second": run.update_step / wall, "threads": hardware.threads,
+        "amp": hardware.amp, "hardware": hardware.to_dict(), "machine": cpu_model(), **extra,
+    }
+    write_summary(run.run_dir, summary)
+    return summary
+
+
 class Run(Protocol):
     """What resume, logging and sweeps need from a trainer."""
 
@@ -397,24 +420,8 @@ class Trainer(ABC):
     def finish(self) -> dict[str, Any]:
         """final.pt (each learner's deciding weights, :meth:`decided_weights`, at its best evaluation, as SB3's
         EvalCallback keeps best_model: a greedy policy on a still-learning Q can dip) and summary.json."""
-        wall = self.elapsed()
-        best = self.best_state or self.decided_weights()
-        atomic_torch_save({**{name: {"online": w} for name, w in best.items()}, "config": self.cfg.to_dict(),
-                           "best_eval_return": self.best_eval, "updates": self.update_step}, self.run_dir / "final.pt")
         per = [r for r in self.replays.values() if isinstance(r, PrioritizedReplayBuffer)]
-        summary = {
-            "episodes": self.episodes_done, "wall_seconds": wall,
-            "seconds_per_episode": wall / max(self.episodes_done, 1), "final_eval_return": self.last_eval,
-            "best_eval_return": self.best_eval,
-            "target_return": self.target_return, "target_policy": self.target_policy,
-            "episodes_to_target": self.episodes_to_target, "seconds_to_target": self.seconds_to_target,
-            "device": str(self.first.device), "torch_version": torch.__version__, "preset": self.cfg.preset,
-            "agent": self.agent, "num_envs": self.cfg.num_envs, "updates": self.update_step,
-            "updates_per_second": self.update_step / wall, "threads": self.hardware.threads,
-            "amp": self.hardware.amp, "hardware": self.hardware.to_dict(), "machine": cpu_model(),
-            "per_beta_end": per[0].beta() if per else None,
-            **({"reward_scale": self.reward_scale} if self.cfg.reward_scale == "auto" else {}),
-            **self.summary_extra(),
-        }
-        write_summary(self.run_dir, summary)
-        return summary
+        return write_final(self, self.best_state or self.decided_weights(), str(self.first.device), self.hardware,
+                           per_beta_end=per[0].beta() if per else None,
+                           **({"reward_scale": self.reward_scale} if self.cfg.reward_scale == "auto" else {}),
+                           **self.summary_extra())
