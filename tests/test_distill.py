@@ -176,3 +176,27 @@ def test_a_finished_run_fitted_to_a_teacher_is_not_offered_a_resume(tmp_path):
     assert [ep for ep, _ in evals] == [4, 8] and summary["episodes_to_target"] == (reached[0] if reached else None)
     with pytest.raises(FileExistsError, match="already holds a training run: it is not resumed"):
         train(cfg, run, progress=False)
+
+
+def test_a_dagger_round_revisits_the_same_fleets_on_new_paths_without_a_new_price_search(tmp_path, monkeypatch):
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "teacher_levels": [1.0, 2.0]})
+    trainer = DistillTrainer(cfg, tmp_path, progress=False)
+    searches = []
+    prepare = LagrangianPlanner.prepare
+    monkeypatch.setattr(LagrangianPlanner, "prepare", lambda self, sim: searches.append(1) or prepare(self, sim))
+    first = trainer.collect(student=False)
+    profile = trainer.sim.profile.deck_area.copy()
+    noise = trainer.sim.noise.copy()
+    assert len(searches) == 2  # one price search a level
+    again = trainer.collect(student=True)
+    assert len(searches) == 2  # the prices of round 1, kept
+    np.testing.assert_array_equal(trainer.sim.profile.deck_area, profile)  # the same fleets
+    assert not np.array_equal(trainer.sim.noise, noise)  # on other sample paths
+    with pytest.raises(ValueError, match="redraw_noise needs 2 seeds and every fleet at year 0"):
+        trainer.sim.redraw_noise([1])  # past year 0 and one seed short
+    # year 0's rows (every bridge in its year-0 state) are the same in both rounds; later years differ
+    np.testing.assert_array_equal(first.x[:24], again.x[:24])
+    assert not np.array_equal(first.x, again.x)
+    # the level after the first reused its MDPs (shared deterioration weights), at its own budget
+    low, high = (trainer.teachers[v].mdps for v in (1.0, 2.0))
+    assert high.weights is low.weights and high.cost is low.cost

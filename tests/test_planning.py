@@ -216,6 +216,45 @@ def test_a_solve_without_its_forward_pass_gives_the_same_values_tables_and_check
                 or fast.exp_utility.any())
 
 
+def test_mdps_at_another_budget_are_the_ones_built_for_it_and_the_planner_reuses_them():
+    import dataclasses
+
+    from bridgefleet.planning.bound import fleet_mdps
+
+    cfg = FleetConfig(n_urban=3, n_rural=5, horizon_years=6)
+    sim = FleetSimulator(cfg, 2)
+    sim.set_budget_scale(np.full(2, 3.0))
+    sim.reset(None, [7, 8])
+    args = (cfg, sim.profile, sim.state, sim.weight)
+    budget = sim.fleet_annual_budget
+    base, _ = fleet_mdps(*args, budget, step=0.1)
+    assert base.weights.shape[1] == 2  # a replacement fits the budget: two rate kinds
+    for scale in (0.8, 3.0):  # fewer actions fit, more fit
+        built, rows = fleet_mdps(*args, budget * scale, step=0.1)
+        reused, rows2 = fleet_mdps(*args, budget * scale, step=0.1, like=base)
+        assert reused.weights is base.weights  # shared, not built again
+        for f in dataclasses.fields(built):
+            a, b = getattr(built, f.name), getattr(reused, f.name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, f.name
+        assert np.array_equal(rows.spend_b, rows2.spend_b) and np.array_equal(rows.count_b, rows2.count_b)
+    assert fleet_mdps(*args, budget * 0.8, step=0.1)[0].feasible.sum() < base.feasible.sum()  # the cap binds
+    # no replacement fits: one rate kind, so the MDPs are built again, not reused
+    tiny, _ = fleet_mdps(*args, budget / 3, step=0.1, like=base)
+    assert tiny.weights.shape[1] == 1 and tiny.weights is not base.weights
+    # a planner told of another planner of the same fleets decides as one that builds its own MDPs
+    a = LagrangianPlanner(max_iter=6)
+    a.benefits(sim)
+    sim.set_budget_scale(np.full(2, 4.5))
+    sim.reset(None, [7, 8])
+    b, c = LagrangianPlanner(max_iter=6, like=a), LagrangianPlanner(max_iter=6)
+    np.testing.assert_array_equal(b.benefits(sim), c.benefits(sim))
+    assert b.mdps.weights is a.mdps.weights and c.mdps.weights is not a.mdps.weights
+    sim.reset(None, [9, 10])  # other fleets: nothing reused
+    d = LagrangianPlanner(max_iter=6, like=a)
+    d.benefits(sim)
+    assert d.mdps.weights is not a.mdps.weights
+
+
 def _windows(calls: list[dict]) -> list[tuple]:
     """(store, start year, layout base) of each window solve the planner made."""
     return [(k["store"], k.get("start") and k["start"][0], k.get("layout") and k["layout"].base) for k in calls

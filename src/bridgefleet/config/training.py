@@ -315,8 +315,9 @@ class TrainConfig:
 
     @property
     def training_fleets(self) -> int:
-        """Fleets (episodes) the run learns on: ``episodes``, or with ``teacher`` ``num_envs`` new ones (simulated at
-        each of the ``teacher_levels``) in the first fit and in each DAgger round."""
+        """Fleets (episodes) the run learns on: ``episodes``, or with ``teacher`` ``num_envs`` sample paths (simulated
+        at each of the ``teacher_levels``) in the first fit and in each DAgger round (the first round's fleets on new
+        paths)."""
         if self.teacher is None:
             return self.episodes
         return (self.dagger_rounds + 1) * self.num_envs

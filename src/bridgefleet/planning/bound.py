@@ -37,7 +37,7 @@ from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import MASTER_UNITS, ColumnPool, Columns, MasterUnits
 from bridgefleet.planning.dp import Solution, solve
 from bridgefleet.planning.rows import SAMPLE_BRIDGES, CouplingRows, sample_bridges, sampled_rows
-from bridgefleet.planning.transitions import BridgeMDPs, bridge_mdps
+from bridgefleet.planning.transitions import BridgeMDPs, at_budget, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
 
 BIG_PRICE = 1e9
@@ -150,7 +150,8 @@ def fleet_certifier(config: FleetConfig, profile, state, weight: np.ndarray, ann
 
 
 def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_budget: np.ndarray,
-               step: float = 0.05, max_poor: float | None = None) -> tuple[BridgeMDPs, CouplingRows]:
+               step: float = 0.05, max_poor: float | None = None,
+               like: BridgeMDPs | None = None) -> tuple[BridgeMDPs, CouplingRows]:
     """The single-bridge MDPs and coupling rows of E fleets.
 
     Args:
@@ -159,11 +160,15 @@ def fleet_mdps(config: FleetConfig, profile, state, weight: np.ndarray, annual_b
         max_poor: the most share of each fleet's deck area expected poor at the end of every year, 0–1 (0.10:
             FHWA's minimum condition, 23 CFR 490.411), one more row per year; None: no such rule. The deck area
             is FHWA's (NHS bridges where the inventory codes them; ``BridgeMDPs.deck``).
+        like: the MDPs of the same fleets and config on the same grid at another budget (the caller checks):
+            only the actions the budget allows are computed again (:func:`bridgefleet.planning.transitions.at_budget`).
     """
     t_n = config.horizon_years
     inputs, annual = _bridge_inputs(config, profile, state, weight, annual_budget)
     counted = inputs["counted_deck"]
-    mdps = bridge_mdps(config, step=step, **inputs)
+    mdps = None if like is None else at_budget(like, inputs["cap_usd"])
+    if mdps is None:
+        mdps = bridge_mdps(config, step=step, **inputs)
     poor_b = None
     if max_poor is not None:
         if not 0.0 <= max_poor <= 1.0:

@@ -222,7 +222,8 @@ class LagrangianPlanner:
                  progress: bool = False, search_step: float = SEARCH_STEP, max_poor_deck_area: float | None = None,
                  certify_step: float | None = None, pool: ColumnPool | None = None, aim: float | None = None,
                  tol: float = 2e-3, solver: Callable[..., Solution] = solve, rounded: bool = False,
-                 candidates: ColumnPool | None = None, budget_share: float = 1.0):
+                 candidates: ColumnPool | None = None, budget_share: float = 1.0,
+                 like: LagrangianPlanner | None = None):
         if max_iter < 2:
             raise ValueError(f"max_iter = {max_iter}: the price search needs at least 2 DP solves")
         if memory_mb <= 0:
@@ -246,6 +247,8 @@ class LagrangianPlanner:
         self.rounded = rounded
         self.candidates = ColumnPool() if candidates is None else candidates
         self.budget_share = budget_share
+        self.like = like
+        self._built: tuple | None = None  # (fleets' key without the budget, step, MDPs, search grid's MDPs)
         self.bound: BoundResult | None = None
         self._key: tuple | None = None
         self._start: str | None = None
@@ -256,10 +259,14 @@ class LagrangianPlanner:
         sl = slice(0, 1) if one else slice(None)
         args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.fleet_annual_budget[sl])
         step = planner_step(self.max_poor, sim.n_bridges) if self.step is None else self.step
-        self.mdps, rows = fleet_mdps(*args, step=step, max_poor=self.max_poor)
+        key = _start_key(sim, budget=False)
+        built = self.like._built if self.like is not None else None
+        same = built is not None and built[:2] == (key, step)
+        self.mdps, rows = fleet_mdps(*args, step=step, max_poor=self.max_poor, like=built[2] if same else None)
         self._rows = rows
-        search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor)[0]
-                  if self.search_step > step else None)
+        search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor,
+                             like=built[3] if same else None)[0] if self.search_step > step else None)
+        self._built = (key, step, self.mdps, search)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
         self._full = Layout.full(self.mdps.n, self.mdps.weights.shape[1])
         first_hi = self._window_end(0, self._full, ())
@@ -575,13 +582,17 @@ class LagrangianPlanner:
             fund_poor_cuts(out, self._cost, self._agency, spare, self._deck, p_poor, self._feasible)
 
 
-def _start_key(sim: FleetSimulator) -> str:
+def _start_key(sim: FleetSimulator, budget: bool = True) -> str:
     """A fingerprint of what the prices depend on: the config, the fleets' profile and year-0 state, the reward
-    weights and the budgets (SHA-1 of their bytes)."""
-    h = hashlib.sha1(repr(sim.config).encode())
+    weights and (``budget``) the budgets (SHA-1 of their bytes). Without the budget: what the MDPs but for their
+    allowed actions depend on (the config's budget is left out of it too)."""
+    config = sim.config if budget else {k: v for k, v in dataclasses.asdict(sim.config).items()
+                                        if k not in ("annual_budget_usd", "budget_share_of_replacement",
+                                                     "urban_budget_share")}
+    h = hashlib.sha1(repr(config).encode())
     parts = [getattr(sim.profile, f.name) for f in dataclasses.fields(sim.profile)]
-    parts += [sim.state.condition, sim.state.age, sim.state.ysm, sim.state.rate, sim.weight, sim.fleet_annual_budget,
-              np.array([sim.num_envs, int(sim.fixed is not None)])]
+    parts += [sim.state.condition, sim.state.age, sim.state.ysm, sim.state.rate, sim.weight,
+              sim.fleet_annual_budget if budget else np.zeros(0), np.array([sim.num_envs, int(sim.fixed is not None)])]
     for a in parts:
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()

@@ -317,8 +317,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     unit = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
     size = (np.asarray(deck_area, dtype=np.float64) * np.asarray(cost_factor, dtype=np.float64)).reshape(-1, 1)
     cost = unit * size
-    feasible = cost <= np.asarray(cap_usd, dtype=np.float64).reshape(-1, 1) + 0.01  # the funding rule's cent
-    feasible[:, 0] = True
+    feasible = allowed_actions(cost, cap_usd)
     rates = np.asarray(rate, dtype=np.float64).reshape(-1)
     ysm0 = np.asarray(ysm, dtype=np.float64).reshape(-1)
     # The distinct deterioration cases (rate, ysm0): their weights are built and kept once per case.
@@ -355,6 +354,25 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
         out.shock_floor = shock_weights(config.shock_probability, config.shock_mean_drop, h, floor=True)
         out.utility_gap = w * config.critical_penalty * h**2 / 4 * (c < config.critical_rating - 1e-9)
     return out
+
+
+def allowed_actions(cost: np.ndarray, cap_usd: np.ndarray) -> np.ndarray:
+    """bool (N, 5): the actions whose cost float64 (N, 5) USD fits the bridge's cap float (N,) or (E, B) USD (within
+    the funding rule's cent); doing nothing always."""
+    feasible = cost <= np.asarray(cap_usd, dtype=np.float64).reshape(-1, 1) + 0.01
+    feasible[:, 0] = True
+    return feasible
+
+
+def at_budget(mdps: BridgeMDPs, cap_usd: np.ndarray) -> BridgeMDPs | None:
+    """The same bridges with each action capped at ``cap_usd`` float (N,) or (E, B) USD (another budget): only the
+    allowed actions change, the deterioration weights are shared, not built again (the fleet model's fleets at
+    four budget levels in ``teacher: lagrangian``). None where the rate kinds would differ (a replacement allowed
+    at one budget and at no bridge at the other): build those with :func:`bridge_mdps`."""
+    feasible = allowed_actions(mdps.cost, cap_usd)
+    if (2 if feasible[:, 4].any() else 1) != mdps.weights.shape[1]:
+        return None
+    return dataclasses.replace(mdps, feasible=feasible)
 
 
 def prices_only(mdps: BridgeMDPs) -> BridgeMDPs:

@@ -145,10 +145,7 @@ class FleetSimulator:
             rng = self.rngs[i]
             if self.fixed is None:
                 fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural, cfg.initial_rating))
-            self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv,
-                                                       (cfg.horizon_years, self.n_bridges))
-            if self.shock is not None:
-                self.shock[i] = model.draw_shocks(rng, cfg, (cfg.horizon_years, self.n_bridges))
+            self._draw_noise(i, rng)
         # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
         for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition", "truck_share",
                                          "detour_km", "nhs"), self.profile),
@@ -167,6 +164,27 @@ class FleetSimulator:
             arr = getattr(self.state, name)[ids]
             if not np.isfinite(arr).all():
                 raise ValueError(f"fleet state '{name}' contains NaN or infinity after reset")
+
+    def redraw_noise(self, seeds: Sequence[int]) -> None:
+        """Another sample path of the same fleets: every fleet's deterioration noise (and sudden damage) drawn
+        anew from ``seeds[i]`` (one per fleet), its bridges and their year-0 state kept. Call at year 0, after
+        :meth:`reset`.
+
+        Raises:
+            ValueError: not one seed per fleet, or a fleet past year 0.
+        """
+        if len(seeds) != self.num_envs or self.t.any():
+            raise ValueError(f"redraw_noise needs {self.num_envs} seeds and every fleet at year 0")
+        for i, seed in enumerate(seeds):
+            self.rngs[i] = np.random.default_rng(seed)
+            self._draw_noise(i, self.rngs[i])
+
+    def _draw_noise(self, i: int, rng: np.random.Generator) -> None:
+        """Fleet i's deterioration noise and sudden damage for every year, float32 (T, B), from ``rng``."""
+        cfg = self.config
+        self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv, (cfg.horizon_years, self.n_bridges))
+        if self.shock is not None:
+            self.shock[i] = model.draw_shocks(rng, cfg, (cfg.horizon_years, self.n_bridges))
 
     # -- step ----------------------------------------------------------------------------------------
     def rural_requests(self, strategy: np.ndarray) -> np.ndarray:

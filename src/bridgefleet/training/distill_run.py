@@ -43,6 +43,7 @@ from bridgefleet.config.seeds import TRAINING_STRIDE
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.checkpoints import save_rolling
 from bridgefleet.runs.log import Metrics, progress_bar, tensorboard
@@ -101,9 +102,10 @@ def teacher_margin(y: np.ndarray, actions: np.ndarray, agency: np.ndarray) -> np
 
 
 def teacher_paths(cfg: TrainConfig, fleet_cfg: FleetConfig, fixed: bool) -> int:
-    """Fleets simulated at each budget level in a round: ``num_envs`` new fleets of a fleet model (each costs the
-    teacher a price search); on a fixed fleet (an inventory: one price search a level, then only its noise differs)
-    as many sample paths as label ``teacher_rows`` bridge-years a round, at least ``num_envs`` (dc-2019: 14)."""
+    """Sample paths simulated at each budget level in a round: ``num_envs`` fleets of a fleet model (each costs the
+    teacher a price search a level, in the first round only: later rounds revisit them on new paths); on a fixed
+    fleet (an inventory: one price search a level, then only its noise differs) as many sample paths as label
+    ``teacher_rows`` bridge-years a round, at least ``num_envs`` (dc-2019: 14)."""
     if not fixed:
         return cfg.num_envs
     per_path = len(cfg.teacher_levels) * fleet_cfg.n_bridges * fleet_cfg.horizon_years
@@ -137,8 +139,10 @@ class DistillTrainer:
         self.paths = teacher_paths(cfg, self.fleet_cfg, self.fleet is not None)
         cfg.check_training_seeds(self.paths)  # the config checked num_envs paths; an inventory's may be more
         self.sim = FleetSimulator(self.fleet_cfg, self.paths, self.fleet)
-        # a fixed fleet (an inventory) keeps its prices at each level between rounds; a fleet model's are new fleets
+        # the same fleets in every round (new sample paths): each level's prices are computed once, each search
+        # starting from the policies the searches at the other levels found (the pool)
         self.teachers: dict[float, LagrangianPlanner] = {}
+        self.pool = ColumnPool()
         self.rng = np.random.default_rng(cfg.seed)
         self.episodes_done = 0
         """Fleet-episodes the teacher labelled (each fleet once at each level)."""
@@ -184,23 +188,27 @@ class DistillTrainer:
 
     # the teacher ----------------------------------------------------------------------------------------------
     def collect(self, student: bool) -> Rows:
-        """:func:`teacher_paths` new fleets (or paths of a fixed fleet), the same at each budget level (so the network
+        """:func:`teacher_paths` fleets (or paths of a fixed fleet), the same at each budget level (so the network
         sees how one bridge's benefit moves with the budget: on the default fleet's validation fleets, seed 0, distance
-        to the bound per bridge at 0.5 × 1.12 with other fleets at each level, 0.80 with the same), every year labelled
-        by the teacher; the teacher's knapsack decides (the first fit) or the network's (``student``, a DAgger
-        round)."""
+        to the bound per bridge at 0.5 × 1.12 with other fleets at each level, 0.80 with the same) and in every round
+        (a DAgger round draws new deterioration noise: new paths, no new price search), every year labelled by the
+        teacher; the teacher's knapsack decides (the first fit) or the network's (``student``, a DAgger round)."""
         cfg, sim = self.cfg, self.sim
-        seeds = [cfg.seed + self.rounds_done * self.paths * TRAINING_STRIDE + i for i in range(self.paths)]
+        fleets = [cfg.seed + i for i in range(self.paths)]
+        noise = [cfg.seed + self.rounds_done * self.paths * TRAINING_STRIDE + i for i in range(self.paths)]
         lam = self.fleet_cfg.cost_lambda
         agency = agency_of(sim)
         policy = BridgePolicy(self.net.eval(), self.device, distilled=True)
         parts = []
         for level in cfg.teacher_levels:
-            if self.fleet is None or level not in self.teachers:
-                self.teachers[level] = LagrangianPlanner(max_iter=TEACHER_MAX_ITER, tol=TEACHER_TOL)
+            if level not in self.teachers:
+                self.teachers[level] = LagrangianPlanner(max_iter=TEACHER_MAX_ITER, tol=TEACHER_TOL, pool=self.pool,
+                                                         like=next(reversed(self.teachers.values()), None))
             teacher = self.teachers[level]
             sim.set_budget_scale(np.full(self.paths, level))
-            sim.reset(None, seeds)
+            sim.reset(None, fleets)
+            if self.rounds_done:
+                sim.redraw_noise(noise)
             cost = action_costs(sim)
             ret = np.zeros(self.paths)
             for year in range(self.fleet_cfg.horizon_years):
