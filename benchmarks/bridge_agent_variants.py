@@ -1,5 +1,6 @@
-"""Variants of the per-bridge agent's `default` preset, each trained once and evaluated on the same 100
-evaluation fleets as the decision-quality table (seeds 1,000,000 …), with the training seed's spread.
+"""Variants of the per-bridge agent's `sarsa` preset (the `default` preset until 2026-12-06), each trained once
+and evaluated on the same 100 evaluation fleets as the decision-quality table (seeds 1,000,000 …), with the
+training seed's spread.
 
     python benchmarks/bridge_agent_variants.py                       # every variant below, one line each
     python benchmarks/bridge_agent_variants.py --variants base,seed1,per --threads 2
@@ -57,7 +58,7 @@ def main() -> None:
         raise SystemExit(f"unknown variant(s) {unknown}: {', '.join(VARIANTS)}")
     threads = args.threads if args.threads == "auto" else int(args.threads)
     for name in names:
-        cfg = resolve_config("default", None, {"threads": threads, **VARIANTS[name]})
+        cfg = resolve_config("sarsa", None, {"threads": threads, **VARIANTS[name]})
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             run_dir, summary = train(cfg, Path(tmp) / "run", progress=False)

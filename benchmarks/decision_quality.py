@@ -8,7 +8,8 @@ below the bound, and the seconds it took
 (training for agents; bound + planner for the planner); for the default fleet also the bound on a grid of
 half the step (its discretization error).
 
-With --agents, the per-bridge agent (the `default` preset, one network for every bridge) is trained on each
+With --agents, the per-bridge agent (``--bridge-preset``: the `default` preset, one network for every bridge fitted
+to the planner; `sarsa`, the same network learned by SARSA, takes ``--bridge-episodes``) is trained on each
 fleet, and the plan's urban + rural agents (the `fleet` preset, seed architecture) on the default fleet, before
 the evaluation, every fleet with the same preset (no per-fleet settings); training evaluates on the validation
 fleets (seeds 2,000,000 …), and the table is on the test fleets (seeds 1,000,000,000 …: nothing was tuned on them).
@@ -58,13 +59,14 @@ def fleets(names: list[str]) -> dict[str, tuple[str, FleetConfig]]:
     return out
 
 
-def train_agents(name: str, cfg: FleetConfig, bridge_episodes: int | None, out: Path) -> dict[str, tuple]:
+def train_agents(name: str, cfg: FleetConfig, bridge_episodes: int | None, out: Path,
+                 bridge_preset: str = "default") -> dict[str, tuple]:
     """Train the per-bridge agent (and the seed architecture on the default fleet); {label: (policy, s)}."""
     agents = {}
     over = {"inventory": cfg.inventory}
     if bridge_episodes:
         over["episodes"] = bridge_episodes
-    runs = [("bridge agent", "default", over)]
+    runs = [("bridge agent", bridge_preset, over)]
     if name == "default":
         runs.append(("seed agents (fleet)", "fleet", {}))
     for label, preset, o in runs:
@@ -84,13 +86,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=TEST_SEED, help="first test fleet")
     ap.add_argument("--bound-iters", type=int, default=80)
     ap.add_argument("--agents", action="store_true", help="also train and evaluate the agents")
-    ap.add_argument("--bridge-episodes", type=int, help="training episodes of the per-bridge agent")
+    ap.add_argument("--bridge-preset", default="default", help="preset of the per-bridge agent (default: default; "
+                    "sarsa)")
+    ap.add_argument("--bridge-episodes", type=int, help="training episodes of the per-bridge agent (sarsa only)")
     ap.add_argument("--grid-check", type=int, default=10, help="default fleets re-bounded on a half-step grid")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (label, cfg) in fleets(args.fleets.split(",")).items():
-            agents = train_agents(name, cfg, args.bridge_episodes, Path(tmp)) if args.agents else {}
+            agents = train_agents(name, cfg, args.bridge_episodes, Path(tmp), args.bridge_preset) if args.agents else {}
             t0 = time.perf_counter()
             results, bound = evaluate_with_bound(cfg, ["do_nothing", "worst_first"], args.episodes, args.seed,
                                                  extra={k: v[0] for k, v in agents.items()},

@@ -1,22 +1,23 @@
 """Does the per-bridge agent learn the same on any fleet with one preset? Reward scales compared across fleets.
 
 For each fleet and each ``reward_scale`` (a number, or ``auto``: 1 / the standard deviation of a bridge's yearly
-reward when nothing is done, measured on the run's first training fleets) the ``default`` preset is trained with
-no other change (training evaluations on the validation fleets), then its kept best model, the ``lagrangian``
-planner and the bound are evaluated on test fleets nothing was tuned on (seeds from
-``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation return and how far the
-final one fell below the best (a collapse when more than 2 %), and on the test fleets the agent's and the
-planner's distance to the bound per bridge, in return units and USD a year. ``--split validation`` scores on
-validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's evaluations keep
-its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
-``greedy_bootstrap=0``). With ``--levels`` every run (trained
-across budget levels: the preset's ``budget_scale_range`` [0.25, 2], or ``--budget-range``) is scored at each
-budget level (a multiple of the sized budget, as ``bridgefleet evaluate --budget-scale``) beside the planner and
-the bound at that level: one training run per fleet and seed for every budget (issue 27).
+reward when nothing is done, measured on the run's first training fleets) the ``--preset`` (default: ``default``,
+the network fitted to the lagrangian planner, which has no reward scale; ``sarsa``: the network learned by SARSA,
+the ``default`` preset until 2026-12-06) is trained with no other change (training evaluations on the validation
+fleets), then its kept best model, the ``lagrangian`` planner and the bound are evaluated on test fleets nothing was
+tuned on (seeds from ``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation
+return and how far the final one fell below the best (a collapse when more than 2 %), and on the test fleets the
+agent's and the planner's distance to the bound per bridge, in return units and USD a year. ``--split validation``
+scores on validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's
+evaluations keep its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
+``greedy_bootstrap=0``). With ``--levels`` every run (trained across budget levels: the preset's
+``budget_scale_range`` [0.25, 2], or ``--budget-range``) is scored at each budget level (a multiple of the sized
+budget, as ``bridgefleet evaluate --budget-scale``) beside the planner and the bound at that level: one training run
+per fleet and seed for every budget (issue 27).
 
-    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales 1,auto --seeds 0
-    python benchmarks/learner_scale.py --fleets default,dc-2019 --scales auto --seeds 0,1,2 --levels 0.5,1,2
-    python benchmarks/learner_scale.py --fleets default --scales auto --seeds 0 --split validation \
+    python benchmarks/learner_scale.py --fleets default,dc-2019 --seeds 0,1,2 --levels 0.5,1,2
+    python benchmarks/learner_scale.py --preset sarsa --fleets default,dc-2019 --scales 1,auto --seeds 0
+    python benchmarks/learner_scale.py --preset sarsa --fleets default --scales auto --seeds 0 --split validation \
         --set greedy_bootstrap=0 --set greedy_bootstrap=0.5
 """
 
@@ -62,8 +63,9 @@ def main() -> None:
                     "the bound are scored on: test (to publish) or validation (to choose a setting on)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option over the "
                     "preset (YAML value); repeat the same key to compare values, one run each")
-    ap.add_argument("--preset", default="default", help="training preset (default: default; distill: the network "
-                    "fitted to the lagrangian planner, which has no reward_scale: --scales is then not read)")
+    ap.add_argument("--preset", default="default", help="training preset (default: default, the network fitted to "
+                    "the lagrangian planner, which has no reward_scale: --scales is then not read; sarsa: the network "
+                    "learned by SARSA)")
     ap.add_argument("--out", default=None, help="folder for the runs and learner_scale.csv (default: a temp dir)")
     args = ap.parse_args()
     variants = settings(args.set, ap, args.preset)

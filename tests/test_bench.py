@@ -86,7 +86,7 @@ def test_summarize_falls_back_to_run_seconds_per_episode() -> None:
 def test_plan_targets_cover_plan_presets() -> None:
     from bridgefleet.config.training import PRESETS
 
-    assert set(bench.PLAN_TARGETS) == set(PRESETS) - {"default", "fleet", "distill"}
+    assert set(bench.PLAN_TARGETS) == set(PRESETS) - {"default", "sarsa", "fleet", "distill"}
     assert bench.PLAN_TARGETS["all"] == ("+ All optimizations", 600, 6.0, 10.0)
 
 
@@ -94,8 +94,8 @@ def test_bench_config_and_caps() -> None:
     cfg = bench.bench_config("baseline", 2, "full", device="cpu")
     assert cfg.stop_at_target and cfg.seed == 2 and cfg.episodes == bench.PROFILES["full"].caps["1env"]
     assert bench.bench_config("vectorized", 0, "quick", caps={"vec": 77}).episodes == 77
-    assert bench.bench_config("default", 0, "quick", caps={"default": 99}).episodes == 99
-    assert bench._parse_caps("1env=60, default=2000") == {"1env": 60, "default": 2000}
+    assert bench.bench_config("sarsa", 0, "quick", caps={"sarsa": 99}).episodes == 99
+    assert bench._parse_caps("1env=60, sarsa=2000") == {"1env": 60, "sarsa": 2000}
     with pytest.raises(ValueError):
         bench._parse_caps("1env")
     with pytest.raises(ValueError, match="at least 1"):
@@ -109,9 +109,9 @@ def test_bench_config_and_caps() -> None:
 
 
 def test_tiny_bench_end_to_end(tmp_path: Path) -> None:
-    rows = bench.run_bench(profile="quick", seeds=1, presets=["baseline", "default"], device="cpu", out=tmp_path,
+    rows = bench.run_bench(profile="quick", seeds=1, presets=["baseline", "sarsa"], device="cpu", out=tmp_path,
                            tiny=True, isolate=False, progress=False)
-    assert [r["preset"] for r in rows] == ["baseline", "default"]
+    assert [r["preset"] for r in rows] == ["baseline", "sarsa"]
     for name in ("bench.csv", "bench_summary.csv", "bench.md", "bench.png"):
         assert (tmp_path / name).stat().st_size > 0
     with (tmp_path / "bench.csv").open(newline="") as f:
@@ -122,7 +122,7 @@ def test_tiny_bench_end_to_end(tmp_path: Path) -> None:
         summary = {r["preset"]: r for r in csv.DictReader(f)}
     assert float(summary["baseline"]["speedup_seconds_per_episode"]) == 1.0
     md = (tmp_path / "bench.md").read_text(encoding="utf-8")
-    for text in ("torch", "threads", "machine", "| baseline |", "| default |", "60 min", "interleaved",
+    for text in ("torch", "threads", "machine", "| baseline |", "| sarsa |", "60 min", "interleaved",
                  "4 evaluation fleets", "precision and threads"):
         assert text in md
     with (tmp_path / "bench.csv").open(newline="") as f:

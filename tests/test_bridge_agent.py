@@ -225,7 +225,7 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     # 400,000 / (4 × 30) = 3,333 bridges): 2 × 16 × 100 bridge-years a year / 2,048 = 1.5625 updates a year on the
     # default fleet, 2 × 3,333 / 2,048 on dc-2019 (16 × 244 bridges, more than fit) and Indiana alike
     for fleet, updates in (({}, 2 * 16 * 100 / 2048), ({"inventory": "dc-2019"}, 2 * 3333 / 2048)):
-        cfg = resolve_config("default", None, {**fleet, "threads": 1})
+        cfg = resolve_config("sarsa", None, {**fleet, "threads": 1})
         trainer = BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False)
         assert trainer.updates_per_step == pytest.approx(updates)
     with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):

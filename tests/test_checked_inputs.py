@@ -1,6 +1,7 @@
 """Issue 26 D: every value is checked where it enters (mapping constants, years built, sweep spaces, free
 actions), with the one line each now gives."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +66,7 @@ def test_an_age_column_has_the_same_rule(tmp_path):
 
 def _space(tmp_path, space):
     p = tmp_path / "space.yaml"
-    p.write_text(yaml.safe_dump({"preset": "default", "fixed": {"episodes": 32}, "space": space}))
+    p.write_text(yaml.safe_dump({"preset": "sarsa", "fixed": {"episodes": 32}, "space": space}))
     return p
 
 
@@ -107,11 +108,18 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
                  "2", "--quiet"]) == 0
     assert "| lagrangian |" in capsys.readouterr().out
     tcfg = tmp_path / "train.yaml"
-    tcfg.write_text(yaml.safe_dump({"agent": "bridge", "episodes": 2, "num_envs": 2, "learning_starts": 10,
+    tcfg.write_text(yaml.safe_dump({"preset": "sarsa", "episodes": 2, "num_envs": 2, "learning_starts": 10,
                                     "batch_size": 16, "buffer_capacity": 1000, "eval_every": 2, "eval_episodes": 2,
                                     "threads": 1, "amp": False, "bridge_hidden": [8], "fleet": FREE}))
     assert main(["train", "--config", str(tcfg), "--out", str(tmp_path / "run"), "--quiet"]) == 0
     assert (tmp_path / "run" / "final.pt").is_file()
+    # the default preset (fitted to the planner, benefits per cost-equivalent USD): a free action's is 0, no NaN
+    dcfg = tmp_path / "distill.yaml"
+    dcfg.write_text(yaml.safe_dump({"num_envs": 2, "teacher_levels": [1.0], "dagger_rounds": 0, "fit_epochs": 2,
+                                    "batch_size": 16, "eval_episodes": 2, "threads": 1, "amp": False,
+                                    "bridge_hidden": [8], "fleet": FREE}))
+    assert main(["train", "--config", str(dcfg), "--out", str(tmp_path / "distilled"), "--quiet"]) == 0
+    assert np.isfinite(json.loads((tmp_path / "distilled" / "summary.json").read_text())["final_eval_return"])
     assert np.isfinite(yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["fleet"]["discount"])
 
 
@@ -185,7 +193,8 @@ def test_train_refuses_an_out_folder_it_cannot_write_before_training(tmp_path, c
     import bridgefleet.paths
 
     monkeypatch.setattr(bridgefleet.paths.os, "access", lambda path, mode: False)  # as a 555 folder to a non-root
-    assert main(["train", "--episodes", "1", "--out", str(tmp_path / "ro" / "run"), "--quiet"]) == 2
+    assert main(["train", "--preset", "sarsa", "--episodes", "1", "--out", str(tmp_path / "ro" / "run"),
+                 "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"--out {tmp_path / 'ro' / 'run'}: folder {tmp_path} is not writable" in err and "Traceback" not in err
     assert not (tmp_path / "ro").exists()

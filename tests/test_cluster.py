@@ -27,7 +27,7 @@ def _space(tmp_path, space):
     fixed = {"amp": False, "threads": 1, "episodes": 32, "num_envs": 8, "eval_every": 8, "checkpoint_every": 8,
              "eval_episodes": 4, "learning_starts": 2000, "batch_size": 512, "fleet": {"horizon_years": 5}}
     p = tmp_path / "space.yaml"
-    p.write_text(yaml.safe_dump({"preset": "default", "fixed": fixed, "space": space}))
+    p.write_text(yaml.safe_dump({"preset": "sarsa", "fixed": fixed, "space": space}))
     return p
 
 

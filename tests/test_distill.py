@@ -113,7 +113,7 @@ def test_options_a_run_with_a_teacher_never_reads_are_refused():
     with pytest.raises(ConfigError, match="n_step = 3: no effect in a run with teacher"):
         resolve_config("distill", overrides={"n_step": 3})
     with pytest.raises(ConfigError, match="fit_epochs = 3: no effect in a run with no teacher"):
-        resolve_config("default", overrides={"fit_epochs": 3})
+        resolve_config("sarsa", overrides={"fit_epochs": 3})
     with pytest.raises(ConfigError, match="teacher"):
         resolve_config("fleet", overrides={"teacher": "lagrangian"})
     with pytest.raises(ConfigError, match="teacher_levels"):

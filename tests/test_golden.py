@@ -71,7 +71,7 @@ FLEET = {**DETERMINISTIC, "eval_seed": 1_000_000, "urban_hidden": [16], "rural_h
 
 # -- the cases: each writes a run folder ---------------------------------------------------------------------
 def _bridge(tmp: Path) -> Path:
-    cfg = dataclasses.replace(resolve_config("default", None, BRIDGE), weight_average=None,
+    cfg = dataclasses.replace(resolve_config("sarsa", None, BRIDGE), weight_average=None,
                               budget_scale_range=None)  # overrides skip None
     run, _ = train(cfg, tmp / "run", progress=False)
     return run
@@ -88,7 +88,7 @@ def _bridge_resume(tmp: Path) -> Path:
     cfg, run = tmp / "train.yaml", tmp / "run"
     cfg.write_text(yaml.safe_dump({**BRIDGE, "episodes": 8}))
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["train", "--preset", "default", "--config", str(cfg), "--out", str(run), "--quiet"]) == 0
+        assert main(["train", "--preset", "sarsa", "--config", str(cfg), "--out", str(run), "--quiet"]) == 0
         assert main(["train", "--resume", str(run), "--episodes", "16", "--quiet"]) == 0
     return run
 

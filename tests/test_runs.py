@@ -47,11 +47,11 @@ def _summary(run_dir):
 # -- A. a run folder is never a dead end ----------------------------------------------------------------
 def test_refused_commands_leave_no_trace(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "--out", str(out), "--device", "cuda", "--episodes", "4", "--quiet"]) == 2
+    assert main(["train", "--out", str(out), "--device", "cuda", "--quiet"]) == 2
     assert "CUDA is not available" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
     bad.write_text("STRUCTURE_NUMBER_008;DECK_COND_058\n1;7\n")
-    assert main(["train", "--out", str(out), "--inventory", str(bad), "--episodes", "4", "--quiet"]) == 2
+    assert main(["train", "--out", str(out), "--inventory", str(bad), "--quiet"]) == 2
     assert "semicolon" in capsys.readouterr().err
     assert not out.exists()
 
@@ -240,7 +240,7 @@ def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
     with pytest.warns(UserWarning, match="--years 12 goes beyond the 5-year horizon the policy was trained on"):
         assert main(["plan", str(run_dir), "--samples", "2", "--years", "12", "--device", "cpu"]) == 0
     capsys.readouterr()
-    for command, shown in (("train", "(default: 2000;"), ("plan", "(default: 30)")):
+    for command, shown in (("train", "(sarsa: 2000;"), ("plan", "(default: 30)")):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert shown in " ".join(capsys.readouterr().out.split())
@@ -254,7 +254,7 @@ def test_rounded_episodes_horizon_warnings_and_help_defaults(tmp_path, capsys):
 def test_what_a_new_user_tried_gets_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    assert main(["train", "--out", str(afile / "sub"), "--episodes", "4", "--quiet"]) == 2
+    assert main(["train", "--out", str(afile / "sub"), "--quiet"]) == 2
     assert f"{afile} is a file, not a folder" in capsys.readouterr().err
     assert main(["train", "--out", "", "--quiet"]) == 2
     assert "--out '': give a folder name" in capsys.readouterr().err

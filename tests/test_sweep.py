@@ -22,7 +22,7 @@ FIXED = {"episodes": 32, "num_envs": 8, "eval_every": 8, "checkpoint_every": 8, 
 
 def _space(tmp_path, space, fixed=FIXED, name="space.yaml"):
     p = tmp_path / name
-    p.write_text(yaml.safe_dump({"preset": "default", "fixed": fixed, "space": space}))
+    p.write_text(yaml.safe_dump({"preset": "sarsa", "fixed": fixed, "space": space}))
     return p
 
 
@@ -129,7 +129,7 @@ def test_unreachable_cluster_and_missing_ray_are_one_line(tmp_path, capsys, monk
 def test_bench_on_ray_writes_the_same_rows_as_the_process_runner(tmp_path):
     from bridgefleet.bench.measure import run_bench
 
-    args = {"presets": ["baseline", "default"], "seeds": 1, "tiny": True, "progress": False}
+    args = {"presets": ["baseline", "sarsa"], "seeds": 1, "tiny": True, "progress": False}
     local = run_bench(out=tmp_path / "a", isolate=False, **args)
     on_ray = run_bench(out=tmp_path / "b", ray="local", **args)
     keys = ("preset", "seed", "episode_cap", "episodes", "final_eval_return")

@@ -12,7 +12,7 @@ import torch
 import yaml
 
 from bridgefleet.cli import main
-from bridgefleet.config.training import TrainConfig, resolve_config
+from bridgefleet.config.training import PRESETS, TrainConfig, resolve_config
 from bridgefleet.runs.checkpoints import latest_checkpoint
 from bridgefleet.runs.load import load_agents
 from bridgefleet.training.runner import train
@@ -168,7 +168,8 @@ def test_cli_help_lists_the_commands(capsys):
 
 def test_main_job_default_preset_is_the_per_bridge_agent_and_fleet_the_plans_fastest():
     cfg = resolve_config("default")
-    assert cfg.agent == "bridge" and cfg.num_envs > 1 and cfg.amp == "auto"
+    assert cfg.agent == "bridge" and cfg.num_envs > 1 and cfg.amp == "auto" and cfg.teacher == "lagrangian"
+    assert PRESETS["distill"] is PRESETS["default"] and resolve_config("sarsa").teacher is None
     fleet = resolve_config("fleet")
     assert fleet.agent == "fleet" and fleet.num_envs > 1 and fleet.amp == "auto"
 
@@ -178,7 +179,7 @@ def test_training_into_an_existing_run_directory_is_refused(tmp_path, capsys):
     before = (run_dir / "metrics.csv").read_text()
     with pytest.raises(FileExistsError, match="--resume"):
         train(_tiny(episodes=4), run_dir, progress=False)
-    assert main(["train", "--out", str(run_dir), "--episodes", "4", "--quiet"]) == 2
+    assert main(["train", "--preset", "sarsa", "--out", str(run_dir), "--episodes", "4", "--quiet"]) == 2
     assert "already holds a training run" in capsys.readouterr().err
     assert (run_dir / "metrics.csv").read_text() == before
 

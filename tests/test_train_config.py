@@ -37,12 +37,12 @@ def test_every_preset_resolves_with_either_agent(preset, agent):
 
 @pytest.mark.parametrize(("agent", "name"), [(a, n) for a, names in IGNORED_BY_AGENT.items() for n in names])
 def test_an_option_the_agent_ignores_is_refused_naming_it_and_the_agent(agent, name):
-    preset = "default" if agent == "bridge" else "fleet"
+    preset = "sarsa" if agent == "bridge" else "fleet"
     with pytest.raises(ConfigError) as err:
         resolve_config(preset, None, {name: OTHER[name]})
     msg = str(err.value)
     assert f"{name} = " in msg and f"no effect with agent: {agent}" in msg and "\n" not in msg
-    another = "baseline" if agent == "bridge" else "default"
+    another = "baseline" if agent == "bridge" else "sarsa"
     if PRESETS[another].get(name) == OTHER[name]:  # that preset's own setting: never refused
         assert getattr(resolve_config(another, None, {name: OTHER[name], "agent": agent}), name) == OTHER[name]
     else:
@@ -58,7 +58,7 @@ def test_the_default_or_the_presets_value_is_accepted(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump({"compile": "off", "double": False, "vector": "native",
                                     "urban_hidden": [512, 1024, 512]}))
-    assert resolve_config("default", path).agent == "bridge"
+    assert resolve_config("sarsa", path).agent == "bridge"
     path.write_text(yaml.safe_dump({"bridge_hidden": [128, 128]}))
     assert resolve_config("fleet", path).agent == "fleet"
     # the fleet preset's own double / urban_hidden under --agent bridge are not the user's: not refused, and
@@ -73,7 +73,7 @@ def test_a_file_setting_ignored_options_is_refused_naming_the_file_and_all_of_th
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump({"double": True, "noisy": True, "episodes": 10}))
     with pytest.raises(ConfigError) as err:
-        resolve_config(None, path)
+        resolve_config("sarsa", path)
     assert str(err.value) == (f"{path}: training option(s) double = True, noisy = True: no effect with agent: bridge "
                               "(only agent: fleet reads them); leave them out, or train agent: fleet")
 
@@ -97,11 +97,11 @@ def test_a_sweep_searching_an_option_its_agent_ignores_is_refused(tmp_path):
     from bridgefleet.sweep.space import load_space
 
     path = tmp_path / "space.yaml"
-    path.write_text(yaml.safe_dump({"preset": "default", "space": {"double": {"grid": [False, True]}}}))
+    path.write_text(yaml.safe_dump({"preset": "sarsa", "space": {"double": {"grid": [False, True]}}}))
     with pytest.raises(ConfigError, match=r"field 'double' = True: training option\(s\) double = True: no effect "
                                           "with agent: bridge"):
         load_space(path)
-    path.write_text(yaml.safe_dump({"preset": "default", "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
+    path.write_text(yaml.safe_dump({"preset": "sarsa", "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
     assert load_space(path).trials(samples=1, seeds=1) == 2
 
 
@@ -113,13 +113,13 @@ def test_training_validation_and_test_fleets_stay_apart():
         cfg = resolve_config(preset)
         assert not TEST_SEED <= cfg.eval_seed < TEST_SEED + TEST_FLEETS
     with pytest.raises(ConfigError, match="eval_seed = 1000000000: the evaluations during training would use test"):
-        resolve_config("default", None, {"eval_seed": TEST_SEED})
+        resolve_config("sarsa", None, {"eval_seed": TEST_SEED})
     # default preset: 16 fleets a vector episode, so vector episode 15 of seed 99,440 starts at fleet
     # 99,440 + 15 × 16 × 7,919 = 2,000,000, the first validation fleet
     with pytest.raises(ConfigError, match=r"seed = 99440: .* fleet seed 2000000, one of the validation fleets "
                                           r"\(2000000 … 2000049\); pick another seed"):
-        resolve_config("default", None, {"seed": 99_440})
-    assert resolve_config("default", None, {"seed": 99_440, "episodes": 240}).seed == 99_440  # stops before it
+        resolve_config("sarsa", None, {"seed": 99_440})
+    assert resolve_config("sarsa", None, {"seed": 99_440, "episodes": 240}).seed == 99_440  # stops before it
     # the arithmetic equals listing every training fleet
     rng = np.random.default_rng(0)
     for _ in range(500):
@@ -133,13 +133,13 @@ def test_training_validation_and_test_fleets_stay_apart():
 def test_the_default_preset_trains_across_budget_levels_unless_a_config_file_says_null(tmp_path):
     """One run for every budget level of `scenarios` (issue 27); `budget_scale_range: null` in a file trains at the
     sized budget alone, and a range in a file replaces the preset's."""
-    assert resolve_config("default").budget_scale_range == (0.25, 2.0)
+    assert resolve_config("sarsa").budget_scale_range == (0.25, 2.0)
     assert resolve_config("fleet").budget_scale_range is None
     path = tmp_path / "t.yaml"
     path.write_text("budget_scale_range: null\n")
-    assert resolve_config("default", path).budget_scale_range is None
+    assert resolve_config("sarsa", path).budget_scale_range is None
     path.write_text("budget_scale_range: [0.5, 1.5]\n")
-    assert resolve_config("default", path).budget_scale_range == (0.5, 1.5)
+    assert resolve_config("sarsa", path).budget_scale_range == (0.5, 1.5)
 
 
 def test_lr_cut_on_a_validation_drop_only():

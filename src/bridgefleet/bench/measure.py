@@ -54,7 +54,7 @@ __all__ = ["PLAN_TARGETS", "PROFILES", "bench_config", "machine_info", "markdown
 
 # Plan's "Benchmark Targets" table, copied from the acceleration plan (acceleration-plan.md, section
 # "Benchmark Targets", document version 1.0, 2025-12-06). Columns: plan label, episodes to train,
-# wall minutes, speed-up over baseline. The ``fleet`` and ``default`` presets have no plan row.
+# wall minutes, speed-up over baseline. The ``fleet`` and ``sarsa`` presets have no plan row.
 PLAN_TARGETS: dict[str, tuple[str, int, float, float]] = {
     "baseline": ("Baseline", 2000, 60.0, 1.0),
     "compile-amp": ("+ torch.compile + AMP", 2000, 30.0, 2.0),
@@ -82,14 +82,14 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     # Under 10 minutes on 2 CPU cores (4.4 min measured): one seed, caps just past learning_starts for the
-    # 1-env presets (their learning phase costs ~2 s/episode on 2 cores), enough for `default` to reach the target.
-    "quick": Profile(seeds=1, caps={"1env": 45, "vec": 100, "fleet": 1500, "default": 800},
-                     eval_every={"1env": 15, "vec": 50, "fleet": 100, "default": 160}),
+    # 1-env presets (their learning phase costs ~2 s/episode on 2 cores), enough for `sarsa` to reach the target.
+    "quick": Profile(seeds=1, caps={"1env": 45, "vec": 100, "fleet": 1500, "sarsa": 800},
+                     eval_every={"1env": 15, "vec": 50, "fleet": 100, "sarsa": 160}),
     # The real table. The plan's 2000 episodes for the 1-env presets would take ~70 min per run on
     # 2 cores (~2 s/episode once learning starts), so they are capped at 150 episodes (speed is measured,
     # reaching the target is not expected); about 2 hours on 2 cores, minutes on a GPU.
-    "full": Profile(seeds=3, caps={"1env": 150, "vec": 600, "fleet": 3000, "default": 2000},
-                    eval_every={"1env": 25, "vec": 50, "fleet": 100, "default": 160}),
+    "full": Profile(seeds=3, caps={"1env": 150, "vec": 600, "fleet": 3000, "sarsa": 2000},
+                    eval_every={"1env": 25, "vec": 50, "fleet": 100, "sarsa": 160}),
 }
 
 TINY_OVERRIDES: dict[str, Any] = {

@@ -76,18 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     bd.set_defaults(func=cmd_bound)
 
     d = _preset_defaults()
-    t = sub.add_parser("train", help="train a maintenance policy (default: the per-bridge agent)",
+    sarsa = _preset_defaults("sarsa")
+    t = sub.add_parser("train", help="train a maintenance policy (default: the per-bridge network fitted to the "
+                       "lagrangian planner)",
                        description="Train a maintenance policy. Options left out take the preset's value "
                        "(shown as 'default' for the default preset).")
     t.add_argument("--config", help="training config YAML (fleet options under 'fleet:')")
-    t.add_argument("--preset", help="baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet, "
-                   "default, distill (the per-bridge network fitted to the lagrangian planner) (default: the config "
+    t.add_argument("--preset", help="default (the per-bridge network fitted to the lagrangian planner's benefits; "
+                   "also named distill), sarsa (the per-bridge network learned by SARSA), and the plan's agents: "
+                   "baseline, compile-amp, double, nstep, per, dueling, vectorized, all, fleet (default: the config "
                    "file's preset, else default)")
     t.add_argument("--agent", choices=["fleet", "bridge"],
                    help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge "
                    f"(default: {d['agent']})")
-    t.add_argument("--episodes", type=int, help=f"training episodes (default: {d['episodes']}; with --resume: "
-                   "a new total, the ε and β schedules continue as they were)")
+    t.add_argument("--episodes", type=int, help="training episodes of the presets that learn episode by episode "
+                   f"(sarsa: {sarsa['episodes']}; with --resume: a new total, the ε and β schedules continue as they "
+                   "were); the default preset is fitted to the planner on a set number of fleets and refuses it")
     t.add_argument("--num-envs", type=int, help=f"fleets simulated in parallel (default: {d['num_envs']})")
     t.add_argument("--vector", choices=["native", "sync", "async"],
                    help=f"vector env implementation (default: {d['vector']})")
@@ -235,11 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _preset_defaults() -> dict:
-    """The default preset's values, for --help."""
+def _preset_defaults(preset: str = "default") -> dict:
+    """A preset's values (the default preset's unless told), for --help."""
     from bridgefleet.config.training import resolve_config
 
-    cfg = resolve_config("default")
+    cfg = resolve_config(preset)
     return {k: ("auto" if v == "auto" else v) for k, v in cfg.to_dict().items()}
 
 

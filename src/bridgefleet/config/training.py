@@ -412,8 +412,8 @@ PRESETS: dict[str, dict[str, Any]] = {
               "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
               "rural_hidden": (128, 128), "lr": 5e-4, "target_sync_every": 250, "learning_starts": 2000,
               "eval_every": 200},
-    # The README's main job: one Q-network for every bridge, budgets met by a knapsack on its benefits
-    # (agents/bridge.py); measured best (docs/benchmarks.md, "Decision quality").
+    # The per-bridge agent learned by SARSA (the `default` preset, the README's main job, until 2026-12-06): one
+    # Q-network for every bridge, budgets met by a knapsack on its benefits (agents/bridge.py).
     # Batch 2,048 over 2,000 episodes (was 4,096 over 1,600): a quarter more updates at about half the cost each, and
     # better on the default fleet model; final ε 0.01 (was 0.05): forced random treatments, funded first, cost real
     # money under the user-cost model (docs/benchmarks.md, "The per-bridge agent across training seeds").
@@ -464,22 +464,25 @@ PRESETS: dict[str, dict[str, Any]] = {
     # the best. Validation fleets (docs/benchmarks.md, "A learning-rate cut on a validation drop"): Indiana's seed 2
     # ends at its best (2.9 % below it before); the cut fired in one other run of seven (the default fleet's seed 2).
     # On the test fleets Indiana's seed 2 is then further from the bound at 1 x and 2 x (1.06 / 1.05 -> 1.44 / 2.56).
-    "default": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
+    "sarsa": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
                 "lr": 1e-3, "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
                 "reward_scale": "auto", "eval_every": 160, "checkpoint_every": 160,
                 "episodes": 2000, "eps_decay_fraction": 0.5, "eps_end": 0.01, "loss": "huber", "n_step": 3,
                 "user_cost_feature": True, "weight_average": 0.9, "greedy_bootstrap": 1.0,
                 "min_samples_per_transition": 2.0, "budget_scale_range": (0.25, 2.0), "rating_ramps": True,
                 "replay_episodes": 4, "lr_drop_factor": 0.5},
-    # The per-bridge network fitted to the lagrangian planner's benefits (training/distill_run.py): 4 fleets (an
-    # inventory: sample paths up to teacher_rows) at each of 4 budget levels, one DAgger round. Chosen on the
-    # validation fleets; on the test fleets closer to the bound than the default preset's agent in every cell but
-    # Indiana's 0.5 x (docs/benchmarks.md, "The planner distilled into the network, built").
-    "distill": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
+    # The README's main job since 2026-12-06 (`bridgefleet train` with no preset; `distill` is the same preset by its
+    # first name): the per-bridge network fitted to the lagrangian planner's benefits (training/distill_run.py): 4
+    # fleets (an inventory: sample paths up to teacher_rows) at each of 4 budget levels, one DAgger round on the same
+    # fleets. Chosen on the validation fleets; on the test fleets closer to the bound than the SARSA preset's agent in
+    # every cell but Indiana's 0.5 x (docs/benchmarks.md, "The planner distilled into the network, built", and "The
+    # distilled network as the default preset").
+    "default": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
                 "num_envs": 4, "batch_size": 2048, "lr": 1e-3, "user_cost_feature": True, "rating_ramps": True,
                 "teacher_levels": (0.25, 0.5, 1.0, 2.0), "dagger_rounds": 1, "fit_epochs": 30, "refit_epochs": 20,
                 "eval_episodes": 50},
 }
+PRESETS["distill"] = PRESETS["default"]
 
 
 IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {

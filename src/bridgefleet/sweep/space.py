@@ -2,7 +2,7 @@
 
 Format (docs/sweep.md)::
 
-    preset: default            # the preset every trial starts from (default: default)
+    preset: sarsa              # the preset every trial starts from (default: sarsa)
     fixed:                     # TrainConfig fields the same in every trial
       episodes: 800
     space:                     # TrainConfig fields searched
@@ -25,13 +25,16 @@ from bridgefleet.config.training import PRESETS, TrainConfig, resolve_config
 KINDS = ("grid", "choice", "uniform")
 TOP_KEYS = ("preset", "fixed", "space")
 NOT_SEARCHED = ("fleet", "preset", "threads", "device")  # one fleet per sweep; one torch thread per trial
+SWEEP_PRESET = "sarsa"
+"""A sweep's preset unless its space names one: the per-bridge agent learned episode by episode, whose evaluations
+ASHA stops trials on (the ``default`` preset, fitted to the planner, evaluates twice a run)."""
 
 
 @dataclass
 class SweepSpace:
     """preset, fixed overrides and searched fields {name: (kind, values)} of a sweep."""
 
-    preset: str = "default"
+    preset: str = SWEEP_PRESET
     fixed: dict[str, Any] = field(default_factory=dict)
     dims: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     source: str = ""
@@ -72,7 +75,7 @@ def load_space(path: str | Path) -> SweepSpace:
     unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; a space has {', '.join(TOP_KEYS)}")
-    preset = str(data.get("preset") or "default")
+    preset = str(data.get("preset") or SWEEP_PRESET)
     if preset not in PRESETS:
         raise ConfigError(f"{where}: preset {preset!r} unknown; known: {', '.join(PRESETS)}")
     fixed = data.get("fixed") or {}
