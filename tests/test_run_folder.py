@@ -14,8 +14,8 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.training.runner import train
 
 TINY = {"preset": "sarsa", "agent": "bridge", "bridge_hidden": [16], "batch_size": 32, "learning_starts": 50,
-        "buffer_capacity": 1000, "num_envs": 2, "episodes": 2, "eval_every": 2, "eval_episodes": 2, "checkpoint_every": 2, "threads": 1,
-        "amp": False, "fleet": {"horizon_years": 2, "n_urban": 3, "n_rural": 3}}
+        "buffer_capacity": 1000, "num_envs": 2, "episodes": 2, "eval_every": 2, "eval_episodes": 2,
+        "checkpoint_every": 2, "threads": 1, "amp": False, "fleet": {"horizon_years": 2, "n_urban": 3, "n_rural": 3}}
 HOLD = ("import sys, time; from pathlib import Path; from bridgefleet.runs.folder import hold\n"
         "p = Path(sys.argv[1]); p.mkdir(parents=True, exist_ok=True)\n"
         "with hold(p):\n    print('held', flush=True); time.sleep(120)\n")
