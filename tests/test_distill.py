@@ -112,6 +112,10 @@ def test_a_short_run_fitted_to_the_planner_beats_doing_nothing_and_serves_evalua
 def test_options_a_run_with_a_teacher_never_reads_are_refused():
     with pytest.raises(ConfigError, match="n_step = 3: no effect in a run with teacher"):
         resolve_config("distill", overrides={"n_step": 3})
+    # a flag is refused even at the value a teacher's run would carry unread (--episodes 2000, the default's)
+    with pytest.raises(ConfigError, match=r"episodes = 2000: no effect in a run with teacher: lagrangian .*leave it "
+                       r"out \(the sarsa preset learns episode by episode: --preset sarsa\)"):
+        resolve_config("default", overrides={"episodes": 2000})
     with pytest.raises(ConfigError, match="fit_epochs = 3: no effect in a run with no teacher"):
         resolve_config("sarsa", overrides={"fit_epochs": 3})
     with pytest.raises(ConfigError, match="teacher"):
@@ -174,8 +178,26 @@ def test_a_finished_run_fitted_to_a_teacher_is_not_offered_a_resume(tmp_path):
              if r["kind"] == "eval"]
     reached = [ep for ep, ret in evals if ret >= summary["target_return"]]
     assert [ep for ep, _ in evals] == [4, 8] and summary["episodes_to_target"] == (reached[0] if reached else None)
-    with pytest.raises(FileExistsError, match="already holds a training run: it is not resumed"):
+    with pytest.raises(FileExistsError, match="already holds a training run fitted to a teacher, which is not "
+                       "resumed: choose another --out"):
         train(cfg, run, progress=False)
+
+
+def test_ctrl_c_before_the_first_fit_keeps_nothing_and_the_same_out_starts_over(tmp_path, monkeypatch):
+    real = DistillTrainer.fit
+
+    def stop(self, rows, epochs, writer):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DistillTrainer, "fit", stop)
+    cfg = TrainConfig.from_dict({**json.loads(json.dumps(TINY)), "fit_epochs": 2, "refit_epochs": 1})
+    with pytest.raises(RunInterrupted, match=r"interrupted at episode 4, before the network's first fit: nothing to "
+                       r"keep; train it again \(--out .* starts it over\)"):
+        train(cfg, tmp_path / "run", progress=False)
+    assert not list((tmp_path / "run" / "checkpoints").iterdir()) and not (tmp_path / "run" / "final.pt").exists()
+    monkeypatch.setattr(DistillTrainer, "fit", real)
+    _, summary = train(cfg, tmp_path / "run", progress=False)  # the same --out: started over, not refused
+    assert summary["episodes"] == 8 and (tmp_path / "run" / "final.pt").is_file()
 
 
 def test_a_dagger_round_revisits_the_same_fleets_on_new_paths_without_a_new_price_search(tmp_path, monkeypatch):

@@ -357,7 +357,9 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     names = list(presets) if presets else trained
     unknown = [p for p in names if p not in trained]
     if unknown:
-        raise ConfigError(f"unknown preset(s) {unknown}; bench measures: {', '.join(trained)}")
+        known = [p for p in unknown if p in PRESETS]
+        why = (f" ({', '.join(known)} fitted to a teacher, with no episodes to time)" if known else "")
+        raise ConfigError(f"preset(s) {unknown} not measured by bench{why}; bench measures: {', '.join(trained)}")
     n_seeds = seeds if seeds is not None else PROFILES[profile].seeds
     if n_seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {n_seeds}")
@@ -432,7 +434,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--presets", help="comma-separated presets (default: all)")
     parser.add_argument("--device", default="auto", help="cpu, cuda or auto (default auto)")
     parser.add_argument("--out", default="bench-out", help="output folder (default bench-out)")
-    parser.add_argument("--caps", help="episode caps overriding the profile's, e.g. '1env=60,vec=200,default=2000' "
+    parser.add_argument("--caps", help="episode caps overriding the profile's, e.g. '1env=60,vec=200,sarsa=2000' "
                         "(keys: preset names, 1env, vec)")
     parser.add_argument("--tiny", action="store_true",
                         help="tiny networks, 4-episode caps (a vector preset runs one step of all its fleets; "

@@ -509,13 +509,16 @@ IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_sa
 target or episode schedule; it evaluates after each fit and learns at the ``teacher_levels``)."""
 
 
-def _ignored_settings(cfg: TrainConfig, base: str, user_set: set[str]) -> list[str]:
-    """Options of :data:`IGNORED_BY_AGENT` for the run's agent that the user set to other than the preset's
-    value (or TrainConfig's default where the preset leaves it)."""
+def _ignored_settings(cfg: TrainConfig, base: str, user_set: set[str], flags: set[str]) -> list[str]:
+    """Options of :data:`IGNORED_BY_AGENT` for the run's agent (and :data:`IGNORED_BY_TEACHER` or
+    :data:`TEACHER_OPTIONS`) that the user set to other than the preset's value (or TrainConfig's default where the
+    preset leaves it); under a teacher, one of :data:`IGNORED_BY_TEACHER` given as a flag (``flags``) whatever its
+    value (``--episodes 2000`` is the default's value, and a teacher's run still never reads it)."""
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     names = IGNORED_BY_AGENT[cfg.agent] + (IGNORED_BY_TEACHER if cfg.teacher is not None else TEACHER_OPTIONS)
     return [name for name in names if name in user_set
-            and _plain(getattr(cfg, name)) != _plain(PRESETS[base].get(name, defaults[name]))]
+            and (_plain(getattr(cfg, name)) != _plain(PRESETS[base].get(name, defaults[name]))
+                 or (cfg.teacher is not None and name in flags and name in IGNORED_BY_TEACHER))]
 
 
 def _plain(v: Any) -> Any:
@@ -564,7 +567,7 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         if config_file is not None and exc.option in set(loaded) - given:
             raise ConfigError(f"{config_file}: {exc}", exc.option) from None
         raise
-    ignored = _ignored_settings(cfg, base, set(loaded) | given)
+    ignored = _ignored_settings(cfg, base, set(loaded) | given, given)
     if ignored:
         them = "it" if len(ignored) == 1 else "them"
         where = f"{config_file}: " if config_file is not None and set(ignored) - given else ""
@@ -572,8 +575,10 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         if set(ignored) - set(IGNORED_BY_AGENT[cfg.agent]):
             run, other = (("teacher: lagrangian", "a run without a teacher") if cfg.teacher is not None
                           else ("no teacher", "a run with teacher: lagrangian"))
+            hint = (" (the sarsa preset learns episode by episode: --preset sarsa)" if cfg.teacher is not None
+                    else "")
             raise ConfigError(f"{where}training option(s) {values}: no effect in a run with {run} (only {other} "
-                              f"reads {them}); leave {them} out")
+                              f"reads {them}); leave {them} out{hint}")
         other = "fleet" if cfg.agent == "bridge" else "bridge"
         raise ConfigError(f"{where}training option(s) {values}: no effect with agent: {cfg.agent} (only agent: "
                           f"{other} reads {them}); leave {them} out, or train agent: {other}")

@@ -104,12 +104,18 @@ def _plain(v: Any) -> Any:
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during training, after the trainer wrote a checkpoint (``path``) at ``episodes`` episodes."""
+    """Ctrl-C during training, after the trainer wrote a checkpoint (``path``) at ``episodes`` episodes (None: a run
+    fitted to a teacher stopped before its first fit, which keeps nothing)."""
 
-    def __init__(self, run_dir: Path, episodes: int, path: Path, resumable: bool = True):
-        then = (f"continue with: bridgefleet train --resume {run_dir}" if resumable else
-                "evaluate and plan read it; a run fitted to a teacher is not resumed: train it again")
-        super().__init__(f"interrupted at episode {episodes}; checkpoint written ({path}); {then}")
+    def __init__(self, run_dir: Path, episodes: int, path: Path | None, resumable: bool = True):
+        if path is None:
+            msg = (f"interrupted at episode {episodes}, before the network's first fit: nothing to keep; train it "
+                   f"again (--out {run_dir} starts it over)")
+        else:
+            then = (f"continue with: bridgefleet train --resume {run_dir}" if resumable else
+                    "evaluate and plan read it; a run fitted to a teacher is not resumed: train it again")
+            msg = f"interrupted at episode {episodes}; checkpoint written ({path}); {then}"
+        super().__init__(msg)
         self.run_dir, self.episodes, self.path = run_dir, episodes, path
 
 
@@ -163,9 +169,10 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     check_run_path(run_dir)
     if (run_dir / "config.yaml").exists():
         if has_progress(run_dir):
-            then = ("it is not resumed (fitted to a teacher)" if _taught(run_dir)
-                    else f"continue it with --resume {run_dir}")
-            raise FileExistsError(f"{run_dir} already holds a training run: {then}, or choose another --out")
+            then = ("fitted to a teacher, which is not resumed: choose another --out (or delete the folder to "
+                    "train it again)" if _taught(run_dir)
+                    else f"continue it with --resume {run_dir}, or choose another --out")
+            raise FileExistsError(f"{run_dir} already holds a training run {then}")
         print(f"note: {run_dir} holds a run stopped before its first checkpoint; it is started again from "
               "episode 0", file=sys.stderr)
         clear(run_dir)

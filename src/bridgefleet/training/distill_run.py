@@ -340,9 +340,13 @@ class DistillTrainer:
     def load_replay_state(self, states: dict[str, dict[str, Any]]) -> None:
         raise ValueError("a run fitted to a teacher has no replay")
 
-    def save_checkpoint(self) -> Path:
+    def save_checkpoint(self) -> Path | None:
+        """A checkpoint of the network and the run state; None (nothing written) before the first fit, whose
+        network is untrained (Ctrl-C then leaves a folder ``train --out`` starts over)."""
         if self.metrics is not None:
             self.metrics.flush()
+        if self.steps == 0:
+            return None
         return save_rolling(self.run_dir, self.episodes_done, self.state_dict())
 
     def finish(self) -> dict[str, Any]:
