@@ -267,6 +267,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     hw = summary["hardware"]
     print(f"  precision            {hw['amp']} ({hw['amp_reason']})")
     print(f"  threads              {hw['threads']} ({hw['threads_reason']})")
+    if summary.get("teacher"):
+        print(f"  teacher              {summary['teacher']} (the network fitted to the planner's benefits; an "
+              "episode is one fleet it labelled at one budget level)")
     for key in ("episodes", "wall_seconds", "seconds_per_episode", "final_eval_return", "target_return",
                 "target_policy", "episodes_to_target", "seconds_to_target", "device"):
         value = summary[key]
