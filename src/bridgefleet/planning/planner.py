@@ -213,6 +213,9 @@ class LagrangianPlanner:
             mixture is followed (one least-budget search on this grid), so planners at several budgets can share it.
         budget_share: the share of each budget row the mixture spends in expectation (below 1: a margin for the
             paths whose spend runs above it), 0–1; can be changed between simulations.
+        like: a planner of the same fleets at another budget (``teacher: lagrangian``'s levels): where the fleets,
+            their year-0 state, the config but for its budget and the grid are the ones it prepared, its MDPs are
+            reused with only the allowed actions computed again (``fleet_mdps(like=…)``).
 
     The prices are computed again only for a simulator whose fleet, budget or year-0 state differ from the
     last one's (a fixed fleet simulated again, e.g. at another aim, reuses them).

@@ -324,7 +324,7 @@ def bridge_mdps(config: FleetConfig, condition: np.ndarray, ysm: np.ndarray, rat
     cases, kind = np.unique(np.stack([rates, ysm0], axis=1), axis=0, return_inverse=True)
     years = np.arange(t_n, dtype=np.float64)
     ysm_after = np.concatenate([np.broadcast_to(years, (len(cases), t_n)), cases[:, 1:] + years], axis=1)
-    kinds = [cases[:, 0]] + ([np.full(len(cases), config.new_structure_rate)] if feasible[:, 4].any() else [])
+    kinds = [cases[:, 0], np.full(len(cases), config.new_structure_rate)][: rate_kinds(feasible)]
     drop = np.stack([r[:, None] * (1.0 + config.ysm_acceleration * ysm_after) for r in kinds], axis=1)
     factors, group = np.unique(np.asarray(config.rating_rate_factors, dtype=np.float64), return_inverse=True)
     drop = drop[..., None] * factors
@@ -364,13 +364,19 @@ def allowed_actions(cost: np.ndarray, cap_usd: np.ndarray) -> np.ndarray:
     return feasible
 
 
+def rate_kinds(feasible: np.ndarray) -> int:
+    """Deterioration-rate kinds the MDPs of bridges with allowed actions ``feasible`` bool (N, 5) need: the bridges'
+    own rates, and the new structure's where some bridge may be replaced (``BridgeMDPs.weights``' R)."""
+    return 2 if feasible[:, 4].any() else 1
+
+
 def at_budget(mdps: BridgeMDPs, cap_usd: np.ndarray) -> BridgeMDPs | None:
     """The same bridges with each action capped at ``cap_usd`` float (N,) or (E, B) USD (another budget): only the
     allowed actions change, the deterioration weights are shared, not built again (the fleet model's fleets at
     four budget levels in ``teacher: lagrangian``). None where the rate kinds would differ (a replacement allowed
     at one budget and at no bridge at the other): build those with :func:`bridge_mdps`."""
     feasible = allowed_actions(mdps.cost, cap_usd)
-    if (2 if feasible[:, 4].any() else 1) != mdps.weights.shape[1]:
+    if rate_kinds(feasible) != mdps.weights.shape[1]:
         return None
     return dataclasses.replace(mdps, feasible=feasible)
 
