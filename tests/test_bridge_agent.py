@@ -1,6 +1,7 @@
 """The per-bridge agent: features, n-step SARSA transitions, budget-feasible decisions, a short run that beats
 doing nothing, evaluate/plan on its run."""
 
+import csv
 import json
 
 import numpy as np
@@ -255,6 +256,17 @@ def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, 
     assert data["policies"]["trained"]["mean"] > data["policies"]["do_nothing"]["mean"]
     assert main(["plan", str(run), "--out", str(tmp_path / "plan.csv"), "--years", "3", "--samples", "2"]) == 0
     assert (tmp_path / "plan.csv").read_text().count("\n") == 1 + 3 * sim.n_bridges
+    # at another budget: the plan's budget is the scaled one, and a run that learned at the sized budget alone says
+    # its decisions there are extrapolated
+    with pytest.warns(UserWarning, match=r"the budget is 0.5 × the sized budget; .* learned at the sized budget alone"):
+        assert main(["plan", str(run), "--out", str(tmp_path / "half.csv"), "--years", "3", "--samples", "2",
+                     "--budget-scale", "0.5"]) == 0
+    with pytest.warns(UserWarning, match=r"the budget is 2 × the sized budget"):
+        assert main(["evaluate", str(run), "--episodes", "2", "--no-bound", "--budget-scale", "2"]) == 0
+    half = list(csv.DictReader((tmp_path / "half_summary.csv").open(encoding="utf-8")))
+    urban, rural = cfg.fleet.budgets_usd
+    assert float(half[0]["urban_budget_usd"]) + float(half[0]["rural_budget_usd"]) == pytest.approx(
+        (urban + rural) / 2, abs=1.0)
 
 
 def test_polyak_target_is_the_acting_network_and_moves_by_tau(tmp_path):
@@ -355,3 +367,11 @@ def test_a_resumed_run_averages_on_as_if_never_stopped(tmp_path):
     a = torch.load(whole / "final.pt", weights_only=True)["bridge"]["online"]
     b = torch.load(part / "final.pt", weights_only=True)["bridge"]["online"]
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_budgets_a_run_learned_at():
+    assert resolve_config("default", None, {}).trained_budget_scales == (0.25, 2.0)  # the teacher's levels
+    assert resolve_config("sarsa", None, {}).trained_budget_scales == (0.25, 2.0)  # budget_scale_range
+    assert TrainConfig.from_dict(dict(TINY)).trained_budget_scales == (1.0, 1.0)
+    assert TrainConfig.from_dict({**TINY, "teacher": "lagrangian", "teacher_levels": [0.5, 3]}).trained_budget_scales \
+        == (0.5, 3.0)

@@ -146,3 +146,27 @@ def test_the_planning_commands_run_on_the_threads_asked_within_the_cores_allowed
     finally:
         numba.set_num_threads(before[0])
         torch.set_num_threads(before[1])
+
+
+def test_numbas_kernels_leave_torchs_thread_count_alone():
+    # With Numba's OpenMP layer each kernel launch set the OpenMP thread count torch reads (torch's wheel ships the
+    # libgomp.so.1 Numba loads), so a learner told to use 1 thread ran on every core after the first knapsack.
+    import numba
+    import numpy as np
+
+    from bridgefleet.planning.knapsack import allocate
+
+    if os.environ.get("NUMBA_THREADING_LAYER") == "workqueue":
+        assert numba.config.THREADING_LAYER == "workqueue"
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        ben = np.zeros((4, 3, 5))
+        ben[..., 1] = [1.0, 2.0, 3.0]
+        cost = np.ones((4, 3, 5))
+        out = np.zeros((4, 3), dtype=np.int64)
+        allocate(ben, cost, np.array([0, 0, 1]), np.full((4, 2), 1.0), out)
+        assert out.tolist() == [[0, 1, 1]] * 4  # the urban agency's one USD funds its larger benefit
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

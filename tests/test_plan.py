@@ -80,8 +80,6 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert "give a training run folder, or --policy lagrangian" in capsys.readouterr().err
     assert main(["plan", "--policy", "best_guess", "--out", str(tmp_path / "p.csv")]) == 2
     assert "unknown policy 'best_guess'" in capsys.readouterr().err
-    assert main(["plan", str(tmp_path), "--budget-scale", "2", "--out", str(tmp_path / "p.csv")]) == 2
-    assert "need --policy" in capsys.readouterr().err
     assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
     assert "--budget-usd -5: must be a finite number ≥ 0" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()

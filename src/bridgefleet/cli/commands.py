@@ -75,7 +75,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         check_writable_file(args.json, "--json", reads=_reads(args))
     extra = {}
     if args.run_dir:
-        from bridgefleet.runs.load import load_policy
+        from bridgefleet.runs.load import load_policy, warn_untrained_budget
 
         given = _fleet_options_given(args)
         if given:
@@ -85,6 +85,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         cfg, policy = load_policy(args.run_dir, args.device)
         fleet = cfg.fleet
         extra = {"trained": policy}
+        if args.budget_scale is not None:
+            warn_untrained_budget(cfg, args.budget_scale, args.run_dir)
     else:
         fleet = _fleet_config(args)
     if args.policy == "all":
@@ -343,7 +345,7 @@ def _numbers(text: str | None, option: str) -> list[float] | None:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluation.scenarios import SCENARIO_FILES, run_scenarios, write_scenarios
+    from bridgefleet.evaluation.scenarios import DEFAULT_SCALES, SCENARIO_FILES, run_scenarios, write_scenarios
 
     out = check_writable_folder(args.out, "--out")  # before minutes of work
     reads = _reads(args)
@@ -351,7 +353,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         check_writable_file(out / name, "--out", create=True, reads=reads)
     agent, fleet = None, None
     if args.run_dir:
-        from bridgefleet.runs.load import load_policy
+        from bridgefleet.runs.load import load_policy, warn_untrained_budget
 
         given = _fleet_options_given(args)
         if given:
@@ -359,6 +361,10 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
+        if args.budgets_usd is None:  # the levels as multiples of the sized budget: the lowest and the highest
+            scales = _numbers(args.budgets, "--budgets") or list(DEFAULT_SCALES)
+            for scale in sorted({min(scales), max(scales)}):
+                warn_untrained_budget(cfg, scale, args.run_dir)
     sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,

@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
     e.add_argument("--budget-scale", type=float, help="every policy (and the bound) at this multiple of the sized "
-                   "annual budget (default 1; a run trained with budget_scale_range decides at any level)")
+                   "annual budget (default 1; a run says when it did not learn at that budget: the default preset "
+                   "learns at 0.25 to 2)")
     _bound_options(e)
     e.set_defaults(func=cmd_evaluate)
 
@@ -128,10 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
     pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
     budget = pl.add_mutually_exclusive_group()
-    budget.add_argument("--budget-scale", type=float, help="with --policy: the annual budget as a multiple of the "
-                        "sized budget (default 1)")
-    budget.add_argument("--budget-usd", type=float, help="with --policy: the annual budget, USD a year (split "
-                        "between the agencies as the sized one)")
+    budget.add_argument("--budget-scale", type=float, help="the annual budget as a multiple of the sized budget "
+                        "(default 1; a run says when it did not learn at that budget: the default preset learns at "
+                        "0.25 to 2)")
+    budget.add_argument("--budget-usd", type=float, help="the annual budget, USD a year (split between the "
+                        "agencies as the sized one)")
     pl.add_argument("--out", help="plan CSV path, or a folder (plan.csv inside it; a path without a suffix is "
                     "taken as a folder); plan_summary.csv (a row per year) and plan.png beside it (default: "
                     "RUN_DIR/plan.csv, or plan.csv)")
@@ -170,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "user cost in USD, breaches of the poor deck-area rule, the upper bound; the certified least "
                          "budget (below it no policy meets the rule in expectation) and the planner's least budget.")
     scn.add_argument("run_dir", nargs="?", help="a training run: its agent at every level beside the planner, on "
-                     "the run's fleet (train it across levels with budget_scale_range)")
+                     "the run's fleet (the default preset learns at 0.25 to 2 × the sized budget)")
     scn.add_argument("--budgets", help="budget levels, multiples of the sized budget (default 0.25,0.5,…,2)")
     scn.add_argument("--budgets-usd", help="budget levels, USD a year, comma-separated")
     scn.add_argument("--rule", type=float, default=0.10, help="most share of deck area poor in any year "

@@ -323,6 +323,16 @@ class TrainConfig:
         return (self.dagger_rounds + 1) * self.num_envs
 
     @property
+    def trained_budget_scales(self) -> tuple[float, float]:
+        """(lowest, highest) multiple of the sized budget the run learned at: the ``teacher_levels``' ends with a
+        teacher, else ``budget_scale_range`` (per-bridge agent), else (1, 1), the sized budget alone."""
+        if self.teacher is not None:
+            return min(self.teacher_levels), max(self.teacher_levels)
+        if self.agent == "bridge" and self.budget_scale_range is not None:
+            return self.budget_scale_range
+        return 1.0, 1.0
+
+    @property
     def schedule_total(self) -> int:
         """Episodes the ε and β schedules span (``schedule_episodes``, else ``episodes``)."""
         return self.schedule_episodes or self.episodes

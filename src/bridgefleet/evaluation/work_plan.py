@@ -17,7 +17,7 @@ from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, s
 from bridgefleet.outputs import counted, figure_out, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.folder import run_inputs
-from bridgefleet.runs.load import load_policy
+from bridgefleet.runs.load import load_policy, warn_untrained_budget
 from bridgefleet.sim.model import ACTION_NAMES, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -78,22 +78,20 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
 
     With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
     (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
-    default fleet when None) where there is no run, at ``budget_scale`` × the sized budget or ``budget_usd``
-    (:func:`policy_plan`). ``out`` defaults to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder, or a
-    path without a suffix (a folder to make, as ``scenarios --out``), gets ``plan.csv`` inside it. No output
-    replaces a file the plan reads: the run's, the inventory and its mapping, and ``reads`` ((path, what it is),
-    e.g. a config file).
+    default fleet when None) where there is no run (:func:`policy_plan`). Either at ``budget_scale`` × the sized
+    budget or ``budget_usd`` USD a year (a trained run warns outside the budgets it learned at). ``out`` defaults
+    to ``run_dir/plan.csv`` (``plan.csv`` without a run); a folder, or a path without a suffix (a folder to make,
+    as ``scenarios --out``), gets ``plan.csv`` inside it. No output replaces a file the plan reads: the run's, the
+    inventory and its mapping, and ``reads`` ((path, what it is), e.g. a config file).
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
-        ValueError: the inventory's urban count does not match the trained urban network; a budget option
-            without ``policy``; an unknown policy; an output would replace a file the plan reads.
+        ValueError: the inventory's urban count does not match the trained urban network; an unknown policy; an
+            output would replace a file the plan reads.
         NotADirectoryError: ``out`` is an existing file without a suffix (such a path is a folder).
     """
     if run_dir is None and policy is None:
         raise ValueError("give a training run folder, or --policy lagrangian (the planner, no training run)")
-    if policy is None and (budget_scale is not None or budget_usd is not None):
-        raise ValueError("--budget-scale and --budget-usd need --policy: a trained run plans at its own budget")
     if max_poor is not None and policy != "lagrangian":
         raise ValueError("--max-poor-deck-area needs --policy lagrangian (the planner prices the rule)")
     out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
@@ -107,7 +105,8 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     for path in plan_files(out):  # before the plan is computed
         check_writable_file(path, "--out", create=True, reads=reads)
     if policy is None:
-        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping)
+        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping,
+                            budget_scale=budget_scale, budget_usd=budget_usd)
     else:
         if run_dir is not None:
             fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
@@ -234,10 +233,13 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
 
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
                  seed: int = 0, device: str = "auto", max_urban: int | None = None,
-                 mapping: str | None = None, loaded: tuple[TrainConfig, Callable] | None = None) -> Plan:
+                 mapping: str | None = None, loaded: tuple[TrainConfig, Callable] | None = None,
+                 budget_scale: float | None = None, budget_usd: float | None = None) -> Plan:
     """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``, read with
-    ``mapping``, default the run's); ``loaded``: the run's (config, policy) where the caller has already read it
-    (:func:`bridgefleet.runs.load.load_policy`), so its checkpoint is read once.
+    ``mapping``, default the run's), at ``budget_scale`` × the fleet's sized budget or ``budget_usd`` USD a year
+    (:func:`set_budget`; a warning where that is outside the budgets the run learned at); ``loaded``: the run's
+    (config, policy) where the caller has already read it (:func:`bridgefleet.runs.load.load_policy`), so its
+    checkpoint is read once.
 
     The fleet is simulated ``samples`` times with seeds seed, seed+1, … (same fleet, different
     deterioration draws for a fixed or inventory fleet).
@@ -257,6 +259,11 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     if max_urban is not None:  # an inventory's (the config refuses it on a model fleet)
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     fleet_cfg, fleet = one_fleet(fleet_cfg, seed)
+    if budget_scale is not None or budget_usd is not None:
+        sized = sum(fleet_cfg.budgets_usd)
+        fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
+        scale = budget_scale if budget_scale is not None else sum(fleet_cfg.budgets_usd) / max(sized, 1e-9)
+        warn_untrained_budget(cfg, scale, run_dir)
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
     if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "

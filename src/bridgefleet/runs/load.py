@@ -4,6 +4,7 @@ evaluation), else its newest intact checkpoint."""
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
 
-__all__ = ["load_agents", "load_policy"]
+__all__ = ["load_agents", "load_policy", "warn_untrained_budget"]
 
 
 def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, Any]]:
@@ -98,3 +99,14 @@ def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
         learner.acting.eval()
         return cfg, bridge.BridgePolicy(learner.acting, learner.device, distilled=cfg.teacher is not None)
     return cfg, branching.agent_policy(*_fleet_agents(cfg, state))  # the state read once
+
+
+def warn_untrained_budget(cfg: TrainConfig, scale: float, run_dir: str | Path) -> None:
+    """Warn where a run is asked to decide at ``scale`` × its fleet's sized budget outside the multiples it learned at
+    (:attr:`TrainConfig.trained_budget_scales`): its decisions there are extrapolated, not learned."""
+    lo, hi = cfg.trained_budget_scales
+    if lo * (1 - 1e-9) <= scale <= hi * (1 + 1e-9):
+        return
+    learned = "the sized budget alone (1 ×)" if lo == hi == 1.0 else f"{lo:g} to {hi:g} × the sized budget"
+    warnings.warn(f"the budget is {scale:.3g} × the sized budget; {run_dir} learned at {learned}, so its decisions "
+                  "here are extrapolated (the `default` preset learns across 0.25 to 2 ×)", stacklevel=2)

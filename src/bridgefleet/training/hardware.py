@@ -14,7 +14,9 @@ the cores this process may run on (``os.sched_getaffinity``) and probes the lear
 of them (two interleaved rounds, the best of each), keeping the fastest (fewer threads when within 10 %,
 since other work shares the machine). Both choices are cached per machine (CPU model, allowed cores, torch
 version, ``ONEDNN_MAX_CPU_ISA``, network shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default
-``~/.cache/bridgefleet``) and re-probed only when asked.
+``~/.cache/bridgefleet``) and re-probed only when asked. The threads chosen stay torch's: Numba's kernels run on its
+own pool (``bridgefleet/__init__.py`` sets ``NUMBA_THREADING_LAYER=workqueue``), not on the OpenMP runtime whose
+thread count torch reads.
 """
 
 from __future__ import annotations
