@@ -188,7 +188,8 @@ def test_the_bridge_network_reads_many_bridges_in_blocks_with_the_same_q(monkeyp
         monkeypatch.setattr(bridge, "ROWS_PER_PASS", 5)  # 23 rows: blocks of 5, 5, 5, 5, 3
         blocks = net(x)
     assert blocks.shape == (23, 5)
-    torch.testing.assert_close(blocks, whole, rtol=0, atol=0)
+    # float32 rounding: the matrix kernels may sum in another order for another row count (last bits on an AMD EPYC)
+    torch.testing.assert_close(blocks, whole, rtol=1e-6, atol=1e-6)
     loss = (net(x) ** 2).sum()  # gradients flow through the blocks (a plain sum of dueling Q leaves A none)
     loss.backward()
     assert net.head.weight.grad is not None and net.head.weight.grad.abs().sum() > 0

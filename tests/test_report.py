@@ -74,6 +74,9 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
     assert "of deck area poor against" in text
     assert "The plan is for one fleet of the default fleet model (fleet seed 0); section 2" in text
     assert "<th>deck area poor, worst year</th>" in text and "one unit is worth USD 100,000" in text
+    # how the run learned, and at which budgets (BRIDGE: SARSA at the sized budget alone)
+    assert "<td>how it learned</td><td>reinforcement learning (SARSA targets)</td>" in text
+    assert "<td>budgets learned at</td><td>1 × the sized budget</td>" in text
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -222,3 +225,13 @@ def test_scenarios_of_the_bundled_inventory_match_a_report_that_names_it_either_
                                                                             "dc-2019"), ("dc-2019", None)]:
         with pytest.raises(ValueError, match="run bridgefleet scenarios on the same fleet"):
             _check_same_fleet(scenario_fleet, inventory, "sc")
+
+
+def test_the_settings_say_a_default_run_was_fitted_to_the_planner_across_budgets(tmp_path):
+    from bridgefleet.config.training import resolve_config
+    from bridgefleet.report.data import settings
+
+    rows = settings(tmp_path, resolve_config("default", None, {}))  # no summary.json: its rows are empty
+    assert rows["how it learned"].startswith("fitted to the lagrangian planner's benefit of each action")
+    assert rows["budgets learned at"] == "0.25 to 2 × the sized budget"
+    assert rows["episodes"] is None and rows["training fleet"] == "synthetic, bridgefleet's default model"

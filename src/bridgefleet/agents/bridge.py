@@ -19,6 +19,7 @@ from torch import nn
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.knapsack import allocate
+from bridgefleet.sim.model import GOOD_RATING, POOR_BELOW
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
 N_FEATURES = 14
@@ -29,6 +30,11 @@ budget per bridge). Networks of runs with ``user_cost_feature`` off (and of ever
 :data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
+CONTEXT_FEATURES = N_FEATURES + 3
+"""With ``fleet_context_feature``: after the :data:`N_FEATURES`, the bridge's agency now (a mean-field context, as
+in mean-field multi-agent RL, Yang et al., ICML 2018): log(the agency's replacement cost / its annual budget) / 5
+(how scarce its money is: log(75) / 5 ≈ 0.86 at the sized budget, 1/75 of the replacement value), and the shares of
+the agency's deck area good (rating ≥ 7) and poor (< 5)."""
 BUDGET_FEATURE_CAP = 3.0
 RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
 """Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k reads min(max((rating − k) /
@@ -52,8 +58,9 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
-    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`
-    or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists."""
+    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`,
+    :data:`N_FEATURES` or :data:`CONTEXT_FEATURES`) of those :data:`N_FEATURES` and :data:`CONTEXT_FEATURES`
+    list; ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
@@ -79,14 +86,25 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
     n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
     f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
+    if n_features == N_FEATURES:
+        return f
+    # The agency's context, summed over its bridges as a product with the (B, 2) agency indicator.
+    onehot = (ag[:, None] == np.arange(2)).astype(np.float64)
+    area = np.broadcast_to(np.asarray(p.deck_area, dtype=np.float64), (e_n, b_n))
+    total = np.maximum(area @ onehot, 1e-9)  # (E, 2) m²
+    value = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, 2) USD to replace every bridge
+    f[..., 14] = (np.log(value / np.maximum(annual, 1.0)) / 5.0)[:, ag]
+    f[..., 15] = ((area * (s.condition >= GOOD_RATING)) @ onehot / total)[:, ag]
+    f[..., 16] = ((area * (s.condition < POOR_BELOW)) @ onehot / total)[:, ag]
     return f
 
 
 ROWS_PER_PASS = 8192
 """Bridges the network reads in one pass; more (16 Indiana fleets: 76,704 a year) go in blocks of this many, the
-same Q to the bit: a block's 192-wide activations (6 MB in fp32) stay near the cache, the whole batch's (59 MB) do
-not. Measured on 76,704 rows, one thread (Intel Xeon with AMX): fp32 150 → 63 ms, bf16 autocast 97 → 30 ms
-(2,048 rows a block: 65 / 34 ms; 16,384: 93 / 30 ms)."""
+same Q within float32 rounding (to the bit on an Intel Xeon with AMX; on an AMD EPYC a few values differ in their
+last bit, as the matrix kernels sum in another order for another row count): a block's 192-wide activations (6 MB
+in fp32) stay near the cache, the whole batch's (59 MB) do not. Measured on 76,704 rows, one thread (Intel Xeon
+with AMX): fp32 150 → 63 ms, bf16 autocast 97 → 30 ms (2,048 rows a block: 65 / 34 ms; 16,384: 93 / 30 ms)."""
 
 
 class BridgeQNetwork(nn.Module):
@@ -203,7 +221,10 @@ class BridgePolicy:
 
 
 def n_features(cfg: TrainConfig) -> int:
-    """Inputs of the run's network: :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    """Inputs of the run's network: :data:`CONTEXT_FEATURES` with ``fleet_context_feature``, :data:`N_FEATURES` with
+    ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    if cfg.fleet_context_feature:
+        return CONTEXT_FEATURES
     return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import EvalResult, best_heuristic, evaluate_with_bound
 from bridgefleet.evaluation.work_plan import Plan, compute_plan, policy_plan
 from bridgefleet.inventory.fleet import one_fleet
@@ -95,7 +96,7 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
     results, bnd = evaluate_with_bound(fleet_cfg, list(HEURISTICS), episodes, seed, {TRAINED: policy},
                                        planner=bound, progress=progress)
     data = ReportData(run_dir, fleet, results, bnd, plan, episodes, seed, training_curve(run_dir),
-                      settings(run_dir, cfg.to_dict()))
+                      settings(run_dir, cfg))
     data.sentence = plain_words(results, len(plan.bridge_id), fleet_cfg.cost_lambda)
     data.cost_lambda = fleet_cfg.cost_lambda
     return data
@@ -156,17 +157,26 @@ def training_curve(run_dir: Path) -> list[tuple[int, float, float, float]]:
                 for r in csv.DictReader(f) if r.get("kind") == "eval"]
 
 
-def settings(run_dir: Path, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Run settings for the page: preset, agent, episodes, seconds, machine, torch, precision, threads."""
+def settings(run_dir: Path, cfg: TrainConfig) -> dict[str, Any]:
+    """Run settings for the page: preset, agent, how it learned and at which budgets, episodes, seconds, machine,
+    torch, precision, threads."""
     s: dict[str, Any] = {}
     if (run_dir / "summary.json").exists():
         s = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    return {"preset": cfg.get("preset"), "agent": cfg.get("agent"), "episodes": s.get("episodes"),
+    if cfg.teacher is not None:
+        how = (f"fitted to the {cfg.teacher} planner's benefit of each action (imitation with DAgger rounds, Ross "
+               "et al. 2011), not by reinforcement learning")
+    else:
+        how = "reinforcement learning (" + ("SARSA targets)" if cfg.agent == "bridge" else "DQN)")
+    lo, hi = cfg.trained_budget_scales
+    return {"preset": cfg.preset, "agent": cfg.agent, "how it learned": how,
+            "budgets learned at": f"{lo:g} to {hi:g} × the sized budget" if lo < hi else f"{lo:g} × the sized budget",
+            "episodes": s.get("episodes"),
             "training seconds": round(s["wall_seconds"], 1) if "wall_seconds" in s else None,
             "machine": s.get("machine"), "torch": s.get("torch_version"), "device": s.get("device"),
-            "precision": s.get("amp"), "threads": s.get("threads"), "seed": cfg.get("seed"),
+            "precision": s.get("amp"), "threads": s.get("threads"), "seed": cfg.seed,
             "training target": s.get("target_policy"),
-            "training fleet": (cfg.get("fleet") or {}).get("inventory") or "synthetic, bridgefleet's default model",
+            "training fleet": cfg.fleet.inventory or "synthetic, bridgefleet's default model",
             "run folder": str(run_dir.resolve())}
 
 
