@@ -193,6 +193,8 @@ class DistillTrainer:
         to the bound per bridge at 0.5 × 1.12 with other fleets at each level, 0.80 with the same) and in every round
         (a DAgger round draws new deterioration noise: new paths, no new price search), every year labelled by the
         teacher; the teacher's knapsack decides (the first fit) or the network's (``student``, a DAgger round)."""
+        if self.bar is not None:
+            self.bar.set_description("planner labels")
         cfg, sim = self.cfg, self.sim
         fleets = [cfg.seed + i for i in range(self.paths)]
         noise = [cfg.seed + self.rounds_done * self.paths * TRAINING_STRIDE + i for i in range(self.paths)]
@@ -274,7 +276,9 @@ class DistillTrainer:
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * per_epoch)
         gen = torch.Generator().manual_seed(cfg.seed + self.steps)
         self.net.train()
-        for _ in range(epochs):
+        for epoch in range(epochs):
+            if self.bar is not None:  # the bar counts labelled fleets; it says what the run does once they are done
+                self.bar.set_description(f"fit pass {epoch + 1}/{epochs}")
             perm = torch.randperm(len(rows), generator=gen).to(self.device)
             total = 0.0
             for i in range(per_epoch):
@@ -284,6 +288,8 @@ class DistillTrainer:
                 self.steps += 1
             writer.add_scalar("train/loss", total / per_epoch, self.steps)
         self.net.eval()
+        if self.bar is not None:
+            self.bar.set_description("evaluate")
 
     # evaluation, state ----------------------------------------------------------------------------------------
     def evaluate(self) -> float:
@@ -322,6 +328,7 @@ class DistillTrainer:
             if self.bar is not None:
                 self.bar.set_postfix(eval=f"{self.last_eval:.0f}", target=f"{self.target_return:.0f}")
         if self.bar is not None:
+            self.bar.set_description("train")
             self.bar.close()
         self.save_checkpoint()
         writer.close()
