@@ -19,7 +19,6 @@ from torch import nn
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.knapsack import allocate
-from bridgefleet.sim.model import GOOD_RATING, POOR_BELOW
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
 N_FEATURES = 14
@@ -30,11 +29,6 @@ budget per bridge). Networks of runs with ``user_cost_feature`` off (and of ever
 :data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
-CONTEXT_FEATURES = N_FEATURES + 3
-"""With ``fleet_context_feature``: after the :data:`N_FEATURES`, the bridge's agency now (a mean-field context, as
-in mean-field multi-agent RL, Yang et al., ICML 2018): log(the agency's replacement cost / its annual budget) / 5
-(how scarce its money is: log(75) / 5 ≈ 0.86 at the sized budget, 1/75 of the replacement value), and the shares of
-the agency's deck area good (rating ≥ 7) and poor (< 5)."""
 BUDGET_FEATURE_CAP = 3.0
 RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
 """Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k reads min(max((rating − k) /
@@ -58,9 +52,8 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
-    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`,
-    :data:`N_FEATURES` or :data:`CONTEXT_FEATURES`) of those :data:`N_FEATURES` and :data:`CONTEXT_FEATURES`
-    list; ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
+    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`
+    or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists; ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
@@ -86,16 +79,6 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
     n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
     f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
-    if n_features == N_FEATURES:
-        return f
-    # The agency's context, summed over its bridges as a product with the (B, 2) agency indicator.
-    onehot = (ag[:, None] == np.arange(2)).astype(np.float64)
-    area = np.broadcast_to(np.asarray(p.deck_area, dtype=np.float64), (e_n, b_n))
-    total = np.maximum(area @ onehot, 1e-9)  # (E, 2) m²
-    value = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, 2) USD to replace every bridge
-    f[..., 14] = (np.log(value / np.maximum(annual, 1.0)) / 5.0)[:, ag]
-    f[..., 15] = ((area * (s.condition >= GOOD_RATING)) @ onehot / total)[:, ag]
-    f[..., 16] = ((area * (s.condition < POOR_BELOW)) @ onehot / total)[:, ag]
     return f
 
 
@@ -221,10 +204,7 @@ class BridgePolicy:
 
 
 def n_features(cfg: TrainConfig) -> int:
-    """Inputs of the run's network: :data:`CONTEXT_FEATURES` with ``fleet_context_feature``, :data:`N_FEATURES` with
-    ``user_cost_feature``, else :data:`BASE_FEATURES`."""
-    if cfg.fleet_context_feature:
-        return CONTEXT_FEATURES
+    """Inputs of the run's network: :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
     return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES
 
 
