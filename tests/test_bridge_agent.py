@@ -3,6 +3,7 @@ doing nothing, evaluate/plan on its run."""
 
 import csv
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -12,8 +13,9 @@ from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, BridgeQNetwork,
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig, resolve_config
+from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.checkpoints import checkpoints, load_checkpoint
-from bridgefleet.runs.load import load_policy
+from bridgefleet.runs.load import load_policy, warn_untrained_budget
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.bridge_run import BridgeTrainer, spec
 from bridgefleet.training.runner import resume, train
@@ -238,7 +240,7 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
     assert TrainConfig.from_dict({**TINY, "replay_episodes": 2_000}).replay_episodes == 2_000
 
 
-def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys):
+def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, capsys, monkeypatch):
     run = tmp_path / "run"
     _, summary = train(TrainConfig.from_dict(dict(TINY)), run, progress=False)
     assert summary["agent"] == "bridge" and summary["episodes"] == 96 and summary["updates"] > 0
@@ -263,6 +265,16 @@ def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, 
                      "--budget-scale", "0.5"]) == 0
     with pytest.warns(UserWarning, match=r"the budget is 2 × the sized budget"):
         assert main(["evaluate", str(run), "--episodes", "2", "--no-bound", "--budget-scale", "2"]) == 0
+    # scenarios warns for its lowest and highest level, given as USD too (its levels' work stubbed out here)
+    from bridgefleet.evaluation import scenarios
+
+    monkeypatch.setattr(scenarios, "run_scenarios", lambda *a, **k: None)
+    monkeypatch.setattr(scenarios, "write_scenarios", lambda *a, **k: "")
+    sized = sum(resolve_fleet(cfg.fleet)[0].budgets_usd)
+    with pytest.warns(UserWarning) as seen:
+        assert main(["scenarios", str(run), "--budgets-usd", f"{sized},{3 * sized}", "--out",
+                     str(tmp_path / "sc")]) == 0
+    assert [str(w.message).split(";")[0] for w in seen] == ["the budget is 3 × the sized budget"]
     half = list(csv.DictReader((tmp_path / "half_summary.csv").open(encoding="utf-8")))
     urban, rural = cfg.fleet.budgets_usd
     assert float(half[0]["urban_budget_usd"]) + float(half[0]["rural_budget_usd"]) == pytest.approx(
@@ -375,3 +387,11 @@ def test_the_budgets_a_run_learned_at():
     assert TrainConfig.from_dict(dict(TINY)).trained_budget_scales == (1.0, 1.0)
     assert TrainConfig.from_dict({**TINY, "teacher": "lagrangian", "teacher_levels": [0.5, 3]}).trained_budget_scales \
         == (0.5, 3.0)
+    default = resolve_config("default", None, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none of these warns
+        for scale in (0.25, 1.0, 2.0, -1.0, float("nan")):  # within; or bad, which set_budget refuses
+            warn_untrained_budget(default, scale, "RUN")
+    with pytest.warns(UserWarning, match=r"the budget is 2.0001 × the sized budget; RUN learned at 0.25 to 2 × the "
+                                         r"sized budget, so its decisions here are extrapolated$"):
+        warn_untrained_budget(default, 2.0001, "RUN")  # digits enough to show it lies outside

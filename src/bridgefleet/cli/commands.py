@@ -101,7 +101,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                          step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
                                          max_poor_deck_area=args.max_poor_deck_area, budget_scale=args.budget_scale)
     rule = args.max_poor_deck_area if args.max_poor_deck_area is not None else 0.10
-    from bridgefleet.inventory.fleet import resolve_fleet
+    from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 
     resolved = resolve_fleet(fleet)[0]
     n_bridges = resolved.n_urban + resolved.n_rural
@@ -110,6 +110,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(format_fhwa_table(results, rule, fleet.cost_lambda))
     model = fleet.model_name()
     print(f"fleet model: {model}")
+    scale = 1.0 if args.budget_scale is None else args.budget_scale
+    urban, rural = set_budget(resolved, args.budget_scale).budgets_usd
+    print(f"annual budget: USD {urban + rural:,.0f} (urban {urban:,.0f}, rural {rural:,.0f}), "
+          + ("the sized budget" if args.budget_scale is None else f"{scale:g} × the sized budget"))
     if args.run_dir:
         agents = next(r for r in results if r.policy == "trained")
         best = best_heuristic([r for r in results if r.policy in HEURISTICS])
@@ -131,7 +135,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                                                   ", so the grid's error") + "; more episodes or "
                       "--certify-step settle it")
     if args.json:
-        _write_json(args.json, {"fleet_model": model, **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
+        _write_json(args.json, {"fleet_model": model, "budget_scale": scale,
+                                "annual_budget_usd": {"urban": urban, "rural": rural},
+                                **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
     return 0
 
 
@@ -361,10 +367,15 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
-        if args.budgets_usd is None:  # the levels as multiples of the sized budget: the lowest and the highest
-            scales = _numbers(args.budgets, "--budgets") or list(DEFAULT_SCALES)
-            for scale in sorted({min(scales), max(scales)}):
-                warn_untrained_budget(cfg, scale, args.run_dir)
+        from bridgefleet.inventory.fleet import resolve_fleet
+
+        # the levels as multiples of the sized budget: the lowest and the highest
+        sized = sum(resolve_fleet(fleet)[0].budgets_usd)
+        usd = _numbers(args.budgets_usd, "--budgets-usd")
+        scales = ([u / sized for u in usd] if sized > 0 else []) if usd else (_numbers(args.budgets, "--budgets")
+                                                                               or list(DEFAULT_SCALES))
+        for scale in sorted({min(scales), max(scales)} if scales else ()):
+            warn_untrained_budget(cfg, scale, args.run_dir)
     sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,

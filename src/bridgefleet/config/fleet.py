@@ -346,8 +346,9 @@ class FleetConfig:
 
     def model_name(self) -> str:
         """The named fleet model (:data:`FLEET_MODELS`) whose model fields this config has, else "custom"
-        (fleet size, inventory and seeds do not count)."""
-        keys = {k for values in FLEET_MODELS.values() for k in values}
+        (fleet size, inventory, seeds and the annual budget and its split do not count: a budget level is not
+        another model)."""
+        keys = {k for values in FLEET_MODELS.values() for k in values} - set(BUDGET_LEVEL_FIELDS)
         mine = {k: v for k, v in self.to_dict().items() if k in keys}
         for name in FLEET_MODELS:
             if mine == {k: v for k, v in FleetConfig.named(name).to_dict().items() if k in keys}:
@@ -458,6 +459,9 @@ FLEET_MODELS: dict[str, dict[str, Any]] = {
                   "inventory_budget_usd_per_m2": 282_000.0 / 56_000.0},
 }
 """Named fleet models: field values over the defaults (``model: NAME`` in a fleet mapping, ``--fleet-model``)."""
+BUDGET_LEVEL_FIELDS = ("annual_budget_usd", "urban_budget_share")
+"""Fields that set a budget level (``--budget-scale``, ``--budget-usd``), not a fleet model: a model's name holds
+at any budget (:meth:`FleetConfig.model_name`)."""
 PRE_23_FIELDS = ("shock_probability", "new_structure_rating", "initial_rating")
 """Fleet fields added with the fitted model of issue 23: a config that still says ``band_rate_factors`` (and
 so was written before them) gets ``bands-2026``'s values where it does not give them."""

@@ -327,7 +327,7 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     a1.set_ylabel("deck area, %")
     a1.set_ylim(0, 100)
     a1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a1.set_title(f"Condition by year: share of deck area ({plan.basis}), FHWA good / fair / poor")
+    a1.set_title(f"Condition by year, FHWA good / fair / poor\nshare of the deck area of {plan.basis}", fontsize=10)
     w = 0.4
     for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
         a2.bar(y + (k - 0.5) * w, plan.spend_usd[:, k] / 1e3, width=w, color=colour, label=f"{name} spend")
@@ -335,7 +335,7 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
                    label=f"{name} budget (USD {plan.budget_usd[k]:,.0f} a year)")
     a2.set_ylabel("thousand USD per year")
     a2.set_xlabel("year of the plan")
-    a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)")
+    a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)", fontsize=10)
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return figure_out(fig, path, dpi=100)

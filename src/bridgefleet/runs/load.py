@@ -4,6 +4,7 @@ evaluation), else its newest intact checkpoint."""
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -103,10 +104,15 @@ def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
 
 def warn_untrained_budget(cfg: TrainConfig, scale: float, run_dir: str | Path) -> None:
     """Warn where a run is asked to decide at ``scale`` × its fleet's sized budget outside the multiples it learned at
-    (:attr:`TrainConfig.trained_budget_scales`): its decisions there are extrapolated, not learned."""
+    (:attr:`TrainConfig.trained_budget_scales`): its decisions there are extrapolated, not learned. A negative or
+    non-finite ``scale`` is left to the budget's own check (:func:`bridgefleet.inventory.fleet.set_budget`)."""
     lo, hi = cfg.trained_budget_scales
-    if lo * (1 - 1e-9) <= scale <= hi * (1 + 1e-9):
+    if not (math.isfinite(scale) and scale >= 0) or lo * (1 - 1e-9) <= scale <= hi * (1 + 1e-9):
         return
-    learned = "the sized budget alone (1 ×)" if lo == hi == 1.0 else f"{lo:g} to {hi:g} × the sized budget"
-    warnings.warn(f"the budget is {scale:.3g} × the sized budget; {run_dir} learned at {learned}, so its decisions "
-                  "here are extrapolated (the `default` preset learns across 0.25 to 2 ×)", stacklevel=2)
+    shown = f"{scale:.3g}"
+    if float(shown) in (lo, hi):  # enough digits to show it lies outside
+        shown = f"{scale:.10g}"
+    learned = ("the sized budget alone (1 ×; the `default` preset learns at 0.25 to 2 ×)" if lo == hi == 1.0
+               else f"{lo:g} to {hi:g} × the sized budget")
+    warnings.warn(f"the budget is {shown} × the sized budget; {run_dir} learned at {learned}, so its decisions here "
+                  "are extrapolated", stacklevel=2)
