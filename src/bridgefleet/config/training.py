@@ -374,7 +374,18 @@ class TrainConfig:
                              amp=self.amp is True if amp is None else amp, compile=self.compile,
                              device=self.device, hidden=hidden)
 
-    def to_dict(self) -> dict[str, Any]:
+    def unread_options(self) -> set[str]:
+        """The options this run never reads: its agent's (:data:`IGNORED_BY_AGENT`), and with a ``teacher`` those of
+        :data:`IGNORED_BY_TEACHER`, else the teacher's own (:data:`TEACHER_OPTIONS`)."""
+        return set(IGNORED_BY_AGENT.get(self.agent, ())) | set(IGNORED_BY_TEACHER if self.teacher else TEACHER_OPTIONS)
+
+    def to_dict(self, unread: bool = True) -> dict[str, Any]:
+        """Every option as plain YAML/JSON values; ``unread=False`` leaves out :meth:`unread_options` (a run's
+        config.yaml: what it shows changes the run, and :meth:`from_dict` gives the rest their defaults)."""
+        d = self._as_dict()
+        return d if unread else {k: v for k, v in d.items() if k not in self.unread_options()}
+
+    def _as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["fleet"] = self.fleet.to_dict()
         d["urban_hidden"] = list(self.urban_hidden)

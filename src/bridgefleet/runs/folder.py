@@ -182,8 +182,12 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
     return made
 
 
+CONFIG_HEADER = ("# bridgefleet training options of this run (options it never reads are left out; "
+                 "`bridgefleet train --config` this file trains it again)\n")
+
+
 def write_config(run_dir: Path, cfg_dict: dict[str, Any]) -> None:
-    write_text(run_dir / "config.yaml", yaml.safe_dump(cfg_dict, sort_keys=False, allow_unicode=True))
+    write_text(run_dir / "config.yaml", CONFIG_HEADER + yaml.safe_dump(cfg_dict, sort_keys=False, allow_unicode=True))
 
 
 def clear(run_dir: Path) -> None:

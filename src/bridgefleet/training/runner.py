@@ -51,7 +51,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         with hold(run_dir):  # one writer per folder: a second train, resume or trial is refused here
-            start(run_dir, cfg.to_dict())
+            start(run_dir, cfg.to_dict(unread=False))
             _note_rounding(cfg)
             trainer = _trainer(cfg, run_dir, progress, reprobe)
             trainer.on_eval = on_eval
@@ -141,8 +141,8 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
         raise FileNotFoundError(f"{run_dir}: no intact checkpoint to resume from (each is named above); start "
                                 "again with train --out into a new folder")
     if found is not None:  # the run's config.yaml edited since the checkpoint: refused, not resumed wrongly
-        trained = TrainConfig.from_dict(dict(found[1]["config"]), str(found[0])).to_dict()
-        diff = changed_fields(trained, cfg.to_dict())
+        trained = TrainConfig.from_dict(dict(found[1]["config"]), str(found[0])).to_dict(unread=False)
+        diff = changed_fields(trained, cfg.to_dict(unread=False))  # options the run never reads do not count
         if diff:
             name, was, now = diff[0]
             more = f" (and {len(diff) - 1} more field(s))" if len(diff) > 1 else ""
@@ -158,7 +158,7 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if found is None:
         note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
         clear(run_dir)
-    write_config(run_dir, cfg.to_dict())
+    write_config(run_dir, cfg.to_dict(unread=False))
     trainer = _trainer(cfg, run_dir, progress, reprobe)
     trainer.on_eval = on_eval
     if found is None:
