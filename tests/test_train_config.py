@@ -159,3 +159,19 @@ def test_lr_cut_on_a_validation_drop_only():
     assert TrainConfig.from_dict({}).lr_scale_after(1.0, 100.0, 50.0, 1600) == 1.0  # off by default
     with pytest.raises(ConfigError, match="lr_drop_factor"):
         TrainConfig.from_dict({"lr_drop_factor": 0.0})
+
+
+def test_a_runs_config_shows_only_the_options_it_reads_and_trains_the_same_run_again():
+    for preset, absent, present in (("default", ("eps_start", "buffer_capacity", "n_step", "episodes", "urban_hidden"),
+                                     ("teacher_levels", "fit_epochs", "bridge_hidden", "lr", "batch_size")),
+                                    ("sarsa", ("teacher_levels", "fit_epochs", "urban_hidden", "double"),
+                                     ("eps_start", "buffer_capacity", "episodes", "bridge_hidden")),
+                                    ("fleet", ("bridge_hidden", "teacher_levels", "budget_scale_range"),
+                                     ("urban_hidden", "rural_hidden", "double", "episodes"))):
+        cfg = resolve_config(preset, None, {})
+        shown = cfg.to_dict(unread=False)
+        assert not set(absent) & set(shown) and set(present) <= set(shown), preset
+        assert set(cfg.to_dict()) - set(shown) == cfg.unread_options()
+        # read back (as `train --config` reads it), every option the run reads is the same
+        again = resolve_config(preset, None, yaml.safe_load(yaml.safe_dump(shown)))
+        assert again.to_dict(unread=False) == shown, preset
