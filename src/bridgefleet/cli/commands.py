@@ -359,6 +359,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         check_writable_file(out / name, "--out", create=True, reads=reads)
     agent, fleet = None, None
     if args.run_dir:
+        from bridgefleet.inventory.fleet import resolve_fleet
         from bridgefleet.runs.load import load_policy, warn_untrained_budget
 
         given = _fleet_options_given(args)
@@ -367,8 +368,6 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
-        from bridgefleet.inventory.fleet import resolve_fleet
-
         # the levels as multiples of the sized budget: the lowest and the highest
         sized = sum(resolve_fleet(fleet)[0].budgets_usd)
         usd = _numbers(args.budgets_usd, "--budgets-usd")
