@@ -103,6 +103,11 @@ def test_a_sweep_searching_an_option_its_agent_ignores_is_refused(tmp_path):
         load_space(path)
     path.write_text(yaml.safe_dump({"preset": "sarsa", "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
     assert load_space(path).trials(samples=1, seeds=1) == 2
+    # an ignored option under fixed: is named there, not as the searched field's fault
+    path.write_text(yaml.safe_dump({"preset": "sarsa", "fixed": {"double": True},
+                                    "space": {"lr_end_fraction": {"grid": [0.1, 1.0]}}}))
+    with pytest.raises(ConfigError, match=r"space.yaml: fixed: training option\(s\) double = True: no effect"):
+        load_space(path)
 
 
 def test_training_validation_and_test_fleets_stay_apart():

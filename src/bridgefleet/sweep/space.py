@@ -91,6 +91,10 @@ def load_space(path: str | Path) -> SweepSpace:
         if name not in names or (name in NOT_SEARCHED and name in raw):
             hint = "not a TrainConfig field" if name not in names else "set per sweep (under fixed:), not searched"
             raise ConfigError(f"{where}: field {name!r}: {hint} (fields: docs/sweep.md)")
+    try:  # the fixed fields first, so an error of theirs is not laid at a searched field's door
+        resolve_config(preset, None, fixed)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: fixed: {exc}") from None
     for name, spec in raw.items():
         if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in KINDS:
             raise ConfigError(f"{where}: field {name!r}: give one of {', '.join(KINDS)}, e.g. {{grid: [1, 3]}}")
@@ -111,8 +115,4 @@ def load_space(path: str | Path) -> SweepSpace:
                 drawn = f" (uniform draws any number in {values})" if kind == "uniform" else ""
                 raise ConfigError(f"{where}: field {name!r} = {v!r}{drawn}: {exc}") from None
         dims[name] = (kind, [tuple(v) if isinstance(v, list) else v for v in values])
-    try:
-        resolve_config(preset, None, fixed)
-    except (ConfigError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: fixed: {exc}") from None
     return SweepSpace(preset, fixed, dims, where)
