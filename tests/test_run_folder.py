@@ -106,8 +106,25 @@ def test_episodes_and_device_may_change_on_resume(trained, tmp_path):
     assert yaml.safe_load((run / "config.yaml").read_text())["episodes"] == 4
 
 
+def test_resume_says_which_lines_of_config_yaml_the_run_never_reads(trained, tmp_path, capsys):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    text = (run / "config.yaml").read_text()
+    assert text.startswith("# bridgefleet training options of this run") and "urban_hidden" not in text
+    (run / "config.yaml").write_text(text + "urban_hidden: [8]\nfit_epochs: 3\n")
+    assert main(["train", "--resume", str(run), "--episodes", "4", "--quiet"]) == 0
+    assert (f"note: {run / 'config.yaml'}: fit_epochs, urban_hidden have no effect in this run (agent: bridge, no "
+            "teacher) and are left out of it") in capsys.readouterr().err
+    assert "urban_hidden" not in (run / "config.yaml").read_text()
+
+
 def test_resume_names_a_missing_folder_and_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path / "nosuch")]) == 2
     assert f"--resume {tmp_path / 'nosuch'}: no such folder" in capsys.readouterr().err
     assert main(["train", "--resume", str(tmp_path)]) == 2
     assert "no config.yaml (not a bridgefleet run directory)" in capsys.readouterr().err
+    (tmp_path / "config.yaml").write_text("{}")
+    assert main(["train", "--resume", str(tmp_path / "config.yaml")]) == 2
+    assert "config.yaml: not a folder (give the run's folder)" in capsys.readouterr().err

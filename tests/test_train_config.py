@@ -180,3 +180,20 @@ def test_a_runs_config_shows_only_the_options_it_reads_and_trains_the_same_run_a
         # read back (as `train --config` reads it), every option the run reads is the same
         again = resolve_config(preset, None, yaml.safe_load(yaml.safe_dump(shown)))
         assert again.to_dict(unread=False) == shown, preset
+
+
+def test_a_preset_flag_over_a_file_written_for_another_preset_is_refused(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(resolve_config("default", None, {}).to_dict(unread=False)))
+    with pytest.raises(ConfigError, match=r"config.yaml: written for preset 'default', and --preset sarsa would not "
+                                          r"change its settings, only the name"):
+        resolve_config("sarsa", path)
+    assert resolve_config("default", path).teacher == "lagrangian"  # the same name, or none, is the file's run
+    assert resolve_config(None, path).teacher == "lagrangian"
+
+
+def test_dueling_is_read_by_a_run_with_a_teacher():
+    from bridgefleet.config.training import IGNORED_BY_TEACHER
+
+    assert "dueling" not in IGNORED_BY_TEACHER  # the distilled network is built with it (training/distill_run.py)
+    assert resolve_config("default", None, {"dueling": True}).dueling

@@ -525,7 +525,7 @@ IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_sa
                       "grad_clip", "loss", "compile", "n_step", "per", "per_alpha", "per_beta_start", "eps_start",
                       "eps_end", "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "reward_scale",
                       "eval_every", "checkpoint_every", "checkpoint_replay", "schedule_episodes", "budget_scale_range",
-                      "greedy_bootstrap", "dueling", "stop_at_target")
+                      "greedy_bootstrap", "stop_at_target")
 """Options a run with ``teacher`` never reads (it fits the network to the teacher's benefits: no replay, ε, TD
 target or episode schedule; it evaluates after each fit and learns at the ``teacher_levels``)."""
 
@@ -553,8 +553,9 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
     The preset is ``preset`` if given, else the file's ``preset:`` key, else "default".
 
     Raises:
-        ConfigError: unknown preset, unreadable file or invalid value (naming it), or an option the run's agent
-            never reads set by the file or the overrides to other than the preset's value
+        ConfigError: ``preset`` given and the file names another (a run's config.yaml would keep its own settings
+            under the other name), unknown preset, unreadable file or invalid value (naming it), or an option the
+            run's agent never reads set by the file or the overrides to other than the preset's value
             (:data:`IGNORED_BY_AGENT`).
     """
     loaded: dict[str, Any] = {}
@@ -563,7 +564,13 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         loaded = read_yaml(path) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of training options")
-    base = str(preset or loaded.get("preset") or "default")
+    written = loaded.get("preset")
+    if preset is not None and written is not None and str(written) != str(preset):
+        # a run's config.yaml sets every option its preset made (a teacher or not, the network): another name
+        # over them would train the file's run under the other preset's name
+        raise ConfigError(f"{config_file}: written for preset {written!r}, and --preset {preset} would not change "
+                          f"its settings, only the name: leave out --preset, or remove preset: from the file", "preset")
+    base = str(preset or written or "default")
     if base not in PRESETS:
         raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
     data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}

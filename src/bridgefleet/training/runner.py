@@ -114,7 +114,8 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise FileNotFoundError(f"--resume {run_dir}: no such folder")
+        raise FileNotFoundError(f"--resume {run_dir}: " + ("not a folder (give the run's folder)" if run_dir.exists()
+                                                           else "no such folder"))
     if not (run_dir / "config.yaml").exists():
         raise FileNotFoundError(f"{run_dir}: no config.yaml (not a bridgefleet run directory)")
     with hold(run_dir):  # one writer per folder
@@ -132,6 +133,12 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if device is not None:
         data["device"] = device
     cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
+    plain = TrainConfig().to_dict()  # a field the run does not read but someone set (not an older run's full list)
+    unread = sorted(k for k in set(data) & cfg.unread_options() if _plain(data[k]) != plain.get(k))
+    if unread:  # config.yaml is written again below with the options the run reads
+        note(f"note: {run_dir / 'config.yaml'}: {', '.join(unread)} {'has' if len(unread) == 1 else 'have'} no "
+             f"effect in this run (agent: {cfg.agent}{', a teacher' if cfg.teacher else ', no teacher'}) and "
+             f"{'is' if len(unread) == 1 else 'are'} left out of it")
     if cfg.teacher is not None:
         raise ValueError(f"{run_dir}: a run fitted to a teacher (teacher: {cfg.teacher}) is not resumed; it takes "
                          "minutes: train it again with --out into a new folder")
@@ -178,3 +185,8 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     note(f"resuming {run_dir} at episode {done} (update {trainer.update_step}, {ckpt.name}); {how}"
          + (f"; {dropped} metrics rows after the checkpoint dropped" if dropped else ""))
     return run_dir, _run(trainer)
+
+
+def _plain(value: Any) -> Any:
+    """A YAML value as :meth:`TrainConfig.to_dict` writes it (tuples as lists)."""
+    return list(value) if isinstance(value, tuple) else value
