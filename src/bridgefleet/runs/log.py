@@ -46,12 +46,13 @@ def tensorboard(run_dir: Path, purge_step: int | None = None):
     return SummaryWriter(str(run_dir / "tb"), purge_step=purge_step)
 
 
-def progress_bar(total: int, initial: int, enabled: bool):
+def progress_bar(total: int, initial: int, enabled: bool, unit: str = "ep"):
+    """A tqdm bar on stderr counting ``unit`` (episodes by default), or None when not ``enabled``."""
     if not enabled:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="ep", desc="train", dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit=unit, desc="train", dynamic_ncols=True)
 
 
 def plot_training_curve(run_dir: Path) -> Path:

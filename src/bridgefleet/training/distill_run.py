@@ -277,7 +277,7 @@ class DistillTrainer:
         gen = torch.Generator().manual_seed(cfg.seed + self.steps)
         self.net.train()
         for epoch in range(epochs):
-            if self.bar is not None:  # the bar counts labelled fleets; it says what the run does once they are done
+            if self.bar is not None:
                 self.bar.set_description(f"fit pass {epoch + 1}/{epochs}")
             perm = torch.randperm(len(rows), generator=gen).to(self.device)
             total = 0.0
@@ -287,6 +287,8 @@ class DistillTrainer:
                 sched.step()
                 self.steps += 1
             writer.add_scalar("train/loss", total / per_epoch, self.steps)
+            if self.bar is not None:
+                self.bar.update(1)
         self.net.eval()
         if self.bar is not None:
             self.bar.set_description("evaluate")
@@ -317,7 +319,11 @@ class DistillTrainer:
         self.target_return, self.target_policy = best.mean_return, best.policy
         writer = tensorboard(self.run_dir, self.purge_step)
         self.metrics = Metrics(self.run_dir / "metrics.csv")
-        self.bar = progress_bar((cfg.dagger_rounds + 1) * self.paths * len(cfg.teacher_levels), 0, self.progress)
+        # one step a fleet the planner labels at one level, and one a pass of a fit (about a tenth of the run each
+        # on the default fleet), so the bar moves, and its rate means something, through the fits too
+        labels = (cfg.dagger_rounds + 1) * self.paths * len(cfg.teacher_levels)
+        self.bar = progress_bar(labels + cfg.fit_epochs + cfg.dagger_rounds * cfg.refit_epochs, 0, self.progress,
+                                unit="step")
         rows = self.collect(student=False)
         self.fit(rows, cfg.fit_epochs, writer)
         self.record_evaluation(writer)
