@@ -133,15 +133,15 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if device is not None:
         data["device"] = device
     cfg = TrainConfig.from_dict(data, str(run_dir / "config.yaml"))
+    if cfg.teacher is not None:
+        raise ValueError(f"{run_dir}: a run fitted to a teacher (teacher: {cfg.teacher}) is not resumed; it takes "
+                         "minutes: train it again with --out into a new folder")
     plain = TrainConfig().to_dict()  # a field the run does not read but someone set (not an older run's full list)
     unread = sorted(k for k in set(data) & cfg.unread_options() if _plain(data[k]) != plain.get(k))
     if unread:  # config.yaml is written again below with the options the run reads
         note(f"note: {run_dir / 'config.yaml'}: {', '.join(unread)} {'has' if len(unread) == 1 else 'have'} no "
-             f"effect in this run (agent: {cfg.agent}{', a teacher' if cfg.teacher else ', no teacher'}) and "
-             f"{'is' if len(unread) == 1 else 'are'} left out of it")
-    if cfg.teacher is not None:
-        raise ValueError(f"{run_dir}: a run fitted to a teacher (teacher: {cfg.teacher}) is not resumed; it takes "
-                         "minutes: train it again with --out into a new folder")
+             f"effect in this run (agent: {cfg.agent}, no teacher) and {'is' if len(unread) == 1 else 'are'} left "
+             "out of it")
     preflight(cfg)
     found = newest_intact(checkpoints(run_dir)[::-1])  # onto the CPU; the learners move it
     if found is None and checkpoints(run_dir):
