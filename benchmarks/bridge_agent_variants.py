@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.presets import resolve_config
 from bridgefleet.config.seeds import VALIDATION_SEED
-from bridgefleet.config.training import resolve_config
 from bridgefleet.evaluation.evaluate import evaluate_policy
 from bridgefleet.runs.load import load_policy
 from bridgefleet.training.runner import train

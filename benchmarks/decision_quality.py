@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.presets import resolve_config
 from bridgefleet.config.seeds import TEST_SEED
-from bridgefleet.config.training import resolve_config
 from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.planner import LagrangianPlanner

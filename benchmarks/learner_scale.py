@@ -32,8 +32,8 @@ from pathlib import Path
 import yaml
 
 from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
-from bridgefleet.config.training import PRESETS, resolve_config
 from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.load import load_policy

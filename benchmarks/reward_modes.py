@@ -14,7 +14,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bridgefleet.config.training import resolve_config
+from bridgefleet.config.presets import resolve_config
 from bridgefleet.training.runner import train
 
 VARIANTS = {

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bridgefleet.config.training import PRESETS, resolve_config
+from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.training.runner import train
 
 

@@ -84,7 +84,7 @@ def test_summarize_falls_back_to_run_seconds_per_episode() -> None:
 
 
 def test_plan_targets_cover_plan_presets() -> None:
-    from bridgefleet.config.training import PRESETS
+    from bridgefleet.config.presets import PRESETS
 
     assert set(bench.PLAN_TARGETS) == set(PRESETS) - {"default", "sarsa", "fleet", "distill"}
     assert bench.PLAN_TARGETS["all"] == ("+ All optimizations", 600, 6.0, 10.0)

@@ -12,7 +12,8 @@ import torch
 from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, BridgeQNetwork, action_costs, bridge_features, decide
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
-from bridgefleet.config.training import TrainConfig, resolve_config
+from bridgefleet.config.presets import resolve_config
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.checkpoints import checkpoints, load_checkpoint
 from bridgefleet.runs.load import load_policy, warn_untrained_budget

@@ -22,8 +22,9 @@ from bridgefleet.agents.bridge import (
 )
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config.presets import resolve_config
 from bridgefleet.config.seeds import VALIDATION_SEED
-from bridgefleet.config.training import TrainConfig, resolve_config
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.folder import RunInterrupted
 from bridgefleet.runs.load import load_policy

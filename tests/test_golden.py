@@ -35,7 +35,7 @@ import torch
 import yaml
 
 from bridgefleet.cli import main
-from bridgefleet.config.training import resolve_config
+from bridgefleet.config.presets import resolve_config
 from bridgefleet.training.runner import train
 
 GOLDEN = Path(__file__).parent / "golden"

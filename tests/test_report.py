@@ -228,7 +228,7 @@ def test_scenarios_of_the_bundled_inventory_match_a_report_that_names_it_either_
 
 
 def test_the_settings_say_a_default_run_was_fitted_to_the_planner_across_budgets(tmp_path):
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
     from bridgefleet.report.data import settings
 
     rows = settings(tmp_path, resolve_config("default", None, {}))  # no summary.json: its rows are empty

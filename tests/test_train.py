@@ -12,7 +12,8 @@ import torch
 import yaml
 
 from bridgefleet.cli import main
-from bridgefleet.config.training import PRESETS, TrainConfig, resolve_config
+from bridgefleet.config.presets import PRESETS, resolve_config
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.runs.checkpoints import latest_checkpoint
 from bridgefleet.runs.load import load_agents
 from bridgefleet.training.runner import train
@@ -205,7 +206,7 @@ def test_per_beta_reaches_one_by_the_end_of_a_run(tmp_path):
 
 def test_a_training_yaml_names_its_fleet_model_and_errors_name_the_file(tmp_path):
     from bridgefleet.config import ConfigError
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
 
     path = tmp_path / "t.yaml"
     path.write_text("fleet: plan-2025\n")

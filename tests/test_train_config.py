@@ -7,7 +7,8 @@ import yaml
 
 from bridgefleet.cli import main
 from bridgefleet.config import ConfigError
-from bridgefleet.config.training import IGNORED_BY_AGENT, PRESETS, TrainConfig, resolve_config
+from bridgefleet.config.presets import PRESETS, resolve_config
+from bridgefleet.config.training import IGNORED_BY_AGENT, TrainConfig
 
 # A value other than TrainConfig's default (and the default preset's) for every option one agent ignores.
 OTHER = {"double": True, "noisy": True, "vector": "sync", "reward_mode": "own", "urban_reward": "scalar",

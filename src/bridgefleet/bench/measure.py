@@ -1,6 +1,6 @@
 """``bridgefleet bench``: the plan's Benchmark Targets table, measured on this machine.
 
-Every training preset of :data:`bridgefleet.config.training.PRESETS` is trained on the default fleet from several
+Every training preset of :data:`bridgefleet.config.presets.PRESETS` is trained on the default fleet from several
 seeds, each run until its greedy evaluation reaches the target return (the best heuristic's, see
 :func:`bridgefleet.training.runner.train`) or an episode cap. Runs are *interleaved* (every preset for seed 0,
 then every preset for seed 1, …) and, by default, each run is a fresh Python process, so machine drift
@@ -132,7 +132,7 @@ def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "
     """The :class:`~bridgefleet.config.training.TrainConfig` of one bench run (stop at target, rare checkpoints).
 
     Args:
-        preset: a name of :data:`bridgefleet.config.training.PRESETS`.
+        preset: a name of :data:`bridgefleet.config.presets.PRESETS`.
         seed: training seed.
         profile: "quick" or "full" (:data:`PROFILES`).
         device: torch device string ("auto", "cpu", "cuda").
@@ -144,7 +144,7 @@ def bench_config(preset: str, seed: int, profile: str = "quick", device: str = "
         ConfigError: unknown preset, profile or fleet model.
     """
     from bridgefleet.config import ConfigError
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
 
     if profile not in PROFILES:
         raise ConfigError(f"unknown bench profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -327,7 +327,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     Args:
         profile: "quick" (4.4 min measured on 2 CPU cores, 1 seed) or "full" (3 seeds, higher caps, 34 min).
         seeds: number of seeds (0, 1, …), default from the profile.
-        presets: preset names, default all of :data:`bridgefleet.config.training.PRESETS`; ``baseline`` is needed
+        presets: preset names, default all of :data:`bridgefleet.config.presets.PRESETS`; ``baseline`` is needed
             for the speed-up columns.
         device: torch device ("auto", "cpu", "cuda").
         out: output folder; runs go to ``out/runs/<preset>-s<seed>``.
@@ -348,7 +348,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
     from tqdm import tqdm
 
     from bridgefleet.config import ConfigError
-    from bridgefleet.config.training import PRESETS
+    from bridgefleet.config.presets import PRESETS
 
     if profile not in PROFILES:
         raise ConfigError(f"unknown bench profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -406,7 +406,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
 def _parse_caps(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
-    from bridgefleet.config.training import PRESETS
+    from bridgefleet.config.presets import PRESETS
 
     caps = {}
     for item in text.split(","):

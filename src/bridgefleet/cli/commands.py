@@ -242,7 +242,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
     from bridgefleet.training.runner import resume, train
 
     if args.out is not None and not args.out.strip():

@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _preset_defaults(preset: str = "default") -> dict:
     """A preset's values (the default preset's unless told), for --help."""
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
 
     cfg = resolve_config(preset)
     return {k: ("auto" if v == "auto" else v) for k, v in cfg.to_dict().items()}

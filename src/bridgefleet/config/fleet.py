@@ -55,7 +55,7 @@ class ConfigError(ValueError):
 
     Attributes:
         option: the training option the message is about, where one is (None otherwise): how
-            :func:`bridgefleet.config.training.resolve_config` knows whether a config file set it.
+            :func:`bridgefleet.config.presets.resolve_config` knows whether a config file set it.
     """
 
     def __init__(self, message: str, option: str | None = None):

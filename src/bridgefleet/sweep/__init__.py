@@ -44,7 +44,7 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     if not resume:
         out.mkdir(parents=True, exist_ok=True)
         write_text(saved, Path(space_file).read_text(encoding="utf-8"))
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
 
     episodes = resolve_config(space.preset, None, space.fixed).episodes
     ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)

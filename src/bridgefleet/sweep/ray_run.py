@@ -19,7 +19,7 @@ def trial(config: dict[str, Any]) -> None:
     import ray
     from ray import tune
 
-    from bridgefleet.config.training import resolve_config
+    from bridgefleet.config.presets import resolve_config
     from bridgefleet.outputs import write_text
     from bridgefleet.runs.folder import has_progress
     from bridgefleet.training.runner import resume, train

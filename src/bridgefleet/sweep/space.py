@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, read_yaml
-from bridgefleet.config.training import PRESETS, TrainConfig, resolve_config
+from bridgefleet.config.presets import PRESETS, resolve_config
+from bridgefleet.config.training import TrainConfig
 
 KINDS = ("grid", "choice", "uniform")
 TOP_KEYS = ("preset", "fixed", "space")
