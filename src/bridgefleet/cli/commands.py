@@ -85,8 +85,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         cfg, policy = load_policy(args.run_dir, args.device)
         fleet = cfg.fleet
         extra = {"trained": policy}
-        if args.budget_scale is not None:
-            warn_untrained_budget(cfg, args.budget_scale, args.run_dir)
+        warn_untrained_budget(cfg, args.budget_scale, args.run_dir)
     else:
         fleet = _fleet_config(args)
     if args.policy == "all":
@@ -368,13 +367,10 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
-        # the levels as multiples of the sized budget: the lowest and the highest
-        sized = sum(resolve_fleet(fleet)[0].budgets_usd)
-        usd = _numbers(args.budgets_usd, "--budgets-usd")
-        scales = ([u / sized for u in usd] if sized > 0 else []) if usd else (_numbers(args.budgets, "--budgets")
-                                                                               or list(DEFAULT_SCALES))
-        for scale in sorted({min(scales), max(scales)} if scales else ()):
-            warn_untrained_budget(cfg, scale, args.run_dir)
+        usd, sized = _numbers(args.budgets_usd, "--budgets-usd"), resolve_fleet(fleet)[0]
+        levels = usd or _numbers(args.budgets, "--budgets") or list(DEFAULT_SCALES)
+        for level in sorted({min(levels), max(levels)}):  # the lowest and the highest
+            warn_untrained_budget(cfg, None if usd else level, args.run_dir, level if usd else None, sized)
     sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,

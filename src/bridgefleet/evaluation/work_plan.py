@@ -259,11 +259,8 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     if max_urban is not None:  # an inventory's (the config refuses it on a model fleet)
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     fleet_cfg, fleet = one_fleet(fleet_cfg, seed)
-    if budget_scale is not None or budget_usd is not None:
-        sized = sum(fleet_cfg.budgets_usd)
-        fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
-        scale = budget_scale if budget_scale is not None else sum(fleet_cfg.budgets_usd) / max(sized, 1e-9)
-        warn_untrained_budget(cfg, scale, run_dir)
+    warn_untrained_budget(cfg, budget_scale, run_dir, budget_usd, fleet_cfg)
+    fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
     trained = cfg.fleet.n_urban if cfg.fleet.inventory is None else resolve_fleet(cfg.fleet)[0].n_urban
     if cfg.agent == "fleet" and fleet_cfg.n_urban != trained:
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "

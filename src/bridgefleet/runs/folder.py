@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.training import TrainConfig
 from bridgefleet.outputs import write_csv, write_text
 from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.runs.log import Metrics
@@ -159,7 +160,7 @@ def _taught(run_dir: Path) -> bool:
     return isinstance(data, dict) and data.get("teacher") is not None
 
 
-def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
+def start(run_dir: Path, cfg: TrainConfig) -> bool:
     """Make (or reuse) ``run_dir`` for a new run and write its config.yaml atomically; returns True when the
     folder was made here (so a failure before the first checkpoint may remove it).
 
@@ -178,7 +179,7 @@ def start(run_dir: Path, cfg_dict: dict[str, Any]) -> bool:
         clear(run_dir)
     made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_config(run_dir, cfg_dict)
+    write_config(run_dir, cfg)
     return made
 
 
@@ -186,8 +187,11 @@ CONFIG_HEADER = ("# bridgefleet training options of this run (options it never r
                  "`bridgefleet train --config` this file trains it again)\n")
 
 
-def write_config(run_dir: Path, cfg_dict: dict[str, Any]) -> None:
-    write_text(run_dir / "config.yaml", CONFIG_HEADER + yaml.safe_dump(cfg_dict, sort_keys=False, allow_unicode=True))
+def write_config(run_dir: Path, cfg: TrainConfig) -> None:
+    """The run's config.yaml (atomically): the options it reads (:meth:`TrainConfig.to_dict`), under
+    :data:`CONFIG_HEADER`."""
+    text = yaml.safe_dump(cfg.to_dict(unread=False), sort_keys=False, allow_unicode=True)
+    write_text(run_dir / "config.yaml", CONFIG_HEADER + text)
 
 
 def clear(run_dir: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from bridgefleet.agents import branching, bridge
 from bridgefleet.agents.learner import DQNLearner, resolve_device
+from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
@@ -102,12 +103,16 @@ def load_policy(run_dir: str | Path, device: str = "auto") -> tuple[TrainConfig,
     return cfg, branching.agent_policy(*_fleet_agents(cfg, state))  # the state read once
 
 
-def warn_untrained_budget(cfg: TrainConfig, scale: float, run_dir: str | Path) -> None:
-    """Warn where a run is asked to decide at ``scale`` × its fleet's sized budget outside the multiples it learned at
+def warn_untrained_budget(cfg: TrainConfig, scale: float | None, run_dir: str | Path, usd: float | None = None,
+                          fleet: FleetConfig | None = None) -> None:
+    """Warn where a run is asked to decide at ``scale`` × its fleet's sized budget (or ``usd`` USD a year on
+    ``fleet``, a resolved fleet at its sized budget) outside the multiples it learned at
     (:attr:`TrainConfig.trained_budget_scales`): its decisions there are extrapolated, not learned. A negative or
-    non-finite ``scale`` is left to the budget's own check (:func:`bridgefleet.inventory.fleet.set_budget`)."""
+    non-finite budget is left to the budget's own check (:func:`bridgefleet.inventory.fleet.set_budget`)."""
+    if scale is None and usd is not None and fleet is not None and sum(fleet.budgets_usd) > 0:
+        scale = usd / sum(fleet.budgets_usd)
     lo, hi = cfg.trained_budget_scales
-    if not (math.isfinite(scale) and scale >= 0) or lo * (1 - 1e-9) <= scale <= hi * (1 + 1e-9):
+    if scale is None or not (math.isfinite(scale) and scale >= 0) or lo * (1 - 1e-9) <= scale <= hi * (1 + 1e-9):
         return
     shown = f"{scale:.3g}"
     if float(shown) in (lo, hi):  # enough digits to show it lies outside

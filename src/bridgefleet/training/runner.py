@@ -51,7 +51,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         with hold(run_dir):  # one writer per folder: a second train, resume or trial is refused here
-            start(run_dir, cfg.to_dict(unread=False))
+            start(run_dir, cfg)
             _note_rounding(cfg)
             trainer = _trainer(cfg, run_dir, progress, reprobe)
             trainer.on_eval = on_eval
@@ -136,8 +136,9 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if cfg.teacher is not None:
         raise ValueError(f"{run_dir}: a run fitted to a teacher (teacher: {cfg.teacher}) is not resumed; it takes "
                          "minutes: train it again with --out into a new folder")
-    plain = TrainConfig().to_dict()  # a field the run does not read but someone set (not an older run's full list)
-    unread = sorted(k for k in set(data) & cfg.unread_options() if _plain(data[k]) != plain.get(k))
+    # lines the run does not read but someone set (not an older run's full list, which holds their defaults)
+    now, plain = cfg.to_dict(), TrainConfig().to_dict()
+    unread = sorted(k for k in set(data) & cfg.unread_options() if now[k] != plain[k])
     if unread:  # config.yaml is written again below with the options the run reads
         note(f"note: {run_dir / 'config.yaml'}: {', '.join(unread)} {'has' if len(unread) == 1 else 'have'} no "
              f"effect in this run (agent: {cfg.agent}, no teacher) and {'is' if len(unread) == 1 else 'are'} left "
@@ -165,7 +166,7 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     if found is None:
         note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
         clear(run_dir)
-    write_config(run_dir, cfg.to_dict(unread=False))
+    write_config(run_dir, cfg)
     trainer = _trainer(cfg, run_dir, progress, reprobe)
     trainer.on_eval = on_eval
     if found is None:
@@ -185,8 +186,3 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
     note(f"resuming {run_dir} at episode {done} (update {trainer.update_step}, {ckpt.name}); {how}"
          + (f"; {dropped} metrics rows after the checkpoint dropped" if dropped else ""))
     return run_dir, _run(trainer)
-
-
-def _plain(value: Any) -> Any:
-    """A YAML value as :meth:`TrainConfig.to_dict` writes it (tuples as lists)."""
-    return list(value) if isinstance(value, tuple) else value
