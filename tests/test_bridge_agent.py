@@ -63,6 +63,31 @@ def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():
     assert net.state_dict().keys() == BridgeQNetwork((8,)).state_dict().keys()
 
 
+def test_input_scaling_reads_the_costs_as_logs_and_standardises_on_the_rows_it_is_given():
+    net = BridgeQNetwork((8,), n_features=N_FEATURES, rating_ramps=True, input_scaling=True)
+    assert net.torso[0].in_features == N_FEATURES + 14 + 4
+    x = torch.zeros(3, N_FEATURES)
+    x[:, 0] = torch.tensor([4.0, 6.0, 8.0]) / 9.0
+    x[:, 9] = torch.tensor([0.0, 0.009, 0.099])  # log(x + 0.001): log 0.001, log 0.01, log 0.1
+    x[:, 13] = 2.0  # constant on the rows
+    z = net.inputs(x)
+    torch.testing.assert_close(z[:, N_FEATURES + 14], torch.log(torch.tensor([1e-3, 1e-2, 1e-1])))
+    # before the scale is set the network reads its inputs as they are; set_input_scale makes each input's mean 0
+    # and s.d. 1 on those rows, and an input constant there is centred, its s.d. taken as 0.05
+    net.set_input_scale(x)
+    torch.testing.assert_close(net.input_mean[9], torch.tensor(0.036), rtol=0, atol=1e-6)
+    torch.testing.assert_close(net.input_std[N_FEATURES + 14], torch.tensor(float(np.log(10.0))), rtol=1e-5,
+                               atol=0)  # logs −6.91, −4.61, −2.30, ln 10 apart: s.d. ln 10
+    assert float(net.input_mean[13]) == 2.0 and float(net.input_std[13]) == pytest.approx(0.05)
+    scaled = (net.inputs(x) - net.input_mean) / net.input_std
+    torch.testing.assert_close(scaled[:, 0], torch.tensor([-1.0, 0.0, 1.0]))
+    # saved with the weights; a network without it keeps the names it had
+    assert {"input_mean", "input_std"} <= net.state_dict().keys()
+    assert "input_mean" not in BridgeQNetwork((8,), rating_ramps=True).state_dict()
+    with pytest.raises(ValueError, match="without input_scaling"):
+        BridgeQNetwork((8,)).set_input_scale(x)
+
+
 def test_a_run_with_rating_ramps_reloads_the_same_policy(tmp_path):
     cfg = TrainConfig.from_dict({**TINY, "rating_ramps": True, "episodes": 48})
     run, _ = train(cfg, tmp_path / "r", progress=False)

@@ -36,7 +36,7 @@ from bridgefleet.training.runner import resume, train
 TINY = {"agent": "bridge", "teacher": "lagrangian", "bridge_hidden": [32, 32], "batch_size": 64, "num_envs": 2,
         "teacher_levels": [0.5, 1.0], "dagger_rounds": 1, "fit_epochs": 60, "refit_epochs": 20, "lr": 3e-3,
         "eval_episodes": 4, "threads": 1, "amp": False, "user_cost_feature": True, "rating_ramps": True,
-        "fleet": {"horizon_years": 8, "n_urban": 4, "n_rural": 8}}
+        "input_scaling": True, "fleet": {"horizon_years": 8, "n_urban": 4, "n_rural": 8}}
 
 
 def test_benefits_scale_to_asinh_per_cost_equivalent_usd_and_back():
@@ -83,7 +83,11 @@ def test_a_short_run_fitted_to_the_planner_beats_doing_nothing_and_serves_evalua
     state = torch.load(run / "final.pt", weights_only=True)
     assert state["best_eval_return"] == summary["best_eval_return"] >= summary["final_eval_return"]
     cfg, policy = load_policy(run)
-    assert policy.distilled
+    assert policy.distilled and policy.net.input_scaling
+    # the inputs' scale set on the first round's rows is saved and read back: the rating's s.d. on 8 years of
+    # 2 fleets, neither the 1 of an unset scale nor the floor
+    assert 0.05 < float(policy.net.input_std[0]) < 0.5
+    assert torch.equal(policy.net.input_std, state["bridge"]["online"]["input_std"])
     # on the fleets it was fitted on, the network's benefits per USD follow the teacher's
     sim = FleetSimulator(cfg.fleet, 2)
     sim.reset(None, [cfg.seed, cfg.seed + 1])

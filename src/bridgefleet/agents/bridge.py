@@ -37,6 +37,13 @@ point (a piecewise-linear coarse coding, Sutton & Barto 2018, §9.5.3, of the in
 the user cost below rating 5, the condition bands). Below 2.0 every ramp reads 0 and the rating itself tells."""
 RAMP_WIDTH = 0.5
 """Width of each ramp of :data:`RATING_RAMPS`, rating points."""
+COST_INPUTS = slice(9, 13)
+"""The inputs cost of actions 1–4 / the agency's annual budget, which ``input_scaling`` also reads as logs."""
+LOG_COST_FLOOR = 1e-3
+"""Added to a cost-to-budget input before its log (a treatment costing a thousandth of its agency's year)."""
+INPUT_STD_FLOOR = 0.05
+"""Least s.d. an input is divided by in ``input_scaling`` (one nearly constant on the rows, e.g. dc-2019's single
+rural bridge's agency input, is centred, not stretched past 20 ×)."""
 
 
 def action_costs(sim: FleetSimulator) -> np.ndarray:
@@ -94,13 +101,16 @@ class BridgeQNetwork(nn.Module):
     """MLP from one bridge's features to Q over the 5 actions; ``dueling`` splits it into V + A − mean(A)
     (Wang et al., ICML 2016), with one V per bridge since every sample is one bridge. With ``rating_ramps`` the
     torso also reads the rating (input 0, rating / 9) as the ramps of :data:`RATING_RAMPS`, computed here, so the
-    replay stores the features alone.
+    replay stores the features alone. With ``input_scaling`` it also reads the four cost-to-budget inputs as logs
+    (log(x + :data:`LOG_COST_FLOOR`): on dc-2019 they span three orders of magnitude, most of them below 0.05) and
+    standardises every input it reads: (x − mean) / s.d. over the rows it is first fitted on
+    (:meth:`set_input_scale`; saved with the weights, as buffers ``input_mean``, ``input_std``).
 
     Input float32 (N, n_features); output float32 (N, 5).
     """
 
     def __init__(self, hidden: tuple[int, ...] = (128, 128), dueling: bool = False, n_features: int = N_FEATURES,
-                 rating_ramps: bool = False):
+                 rating_ramps: bool = False, input_scaling: bool = False):
         super().__init__()
         self.n_features = n_features
         """Inputs read: the first n_features of :func:`bridge_features`."""
@@ -109,8 +119,12 @@ class BridgeQNetwork(nn.Module):
         # keep their names)
         self.register_buffer("ramp_starts", torch.tensor(RATING_RAMPS) / COND_SCALE if rating_ramps else None,
                              persistent=False)
+        self.input_scaling = input_scaling and n_features >= COST_INPUTS.stop
+        width = (n_features + (len(RATING_RAMPS) if rating_ramps else 0)
+                 + (COST_INPUTS.stop - COST_INPUTS.start if self.input_scaling else 0))
+        self.register_buffer("input_mean", torch.zeros(width) if self.input_scaling else None)
+        self.register_buffer("input_std", torch.ones(width) if self.input_scaling else None)
         layers: list[nn.Module] = []
-        width = n_features + (len(RATING_RAMPS) if rating_ramps else 0)
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU(inplace=True)]  # in place: 6 % faster update (AVX2 fp32)
             width = h
@@ -123,14 +137,34 @@ class BridgeQNetwork(nn.Module):
         """The rating's ramps float32 (N, 14) of features x float32 (N, n_features), each in [0, 1]."""
         return ((x[..., :1] - self.ramp_starts) * (COND_SCALE / RAMP_WIDTH)).clamp(0.0, 1.0)
 
+    def inputs(self, x: torch.Tensor) -> torch.Tensor:
+        """What the torso reads of features x float32 (N, n_features), before standardisation: the features, the
+        rating's ramps (``rating_ramps``) and the cost-to-budget inputs' logs (``input_scaling``)."""
+        if self.rating_ramps:
+            x = torch.cat([x, self.ramps(x)], dim=-1)
+        if self.input_scaling:
+            x = torch.cat([x, torch.log(x[..., COST_INPUTS].clamp_min(0.0) + LOG_COST_FLOOR)], dim=-1)
+        return x
+
+    @torch.no_grad()
+    def set_input_scale(self, x: torch.Tensor) -> None:
+        """Standardise the inputs as on rows x float32 (N, n_features) (each input's mean and s.d., the s.d. at
+        least :data:`INPUT_STD_FLOOR`). Raises ValueError without ``input_scaling``."""
+        if not self.input_scaling:
+            raise ValueError("this network was built without input_scaling")
+        z = self.inputs(x.to(self.input_mean.device))
+        self.input_mean.copy_(z.mean(0))
+        self.input_std.copy_(z.std(0).clamp_min(INPUT_STD_FLOOR))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[0] > ROWS_PER_PASS:  # a fleet's bridges at once: in blocks whose activations stay in cache
             return torch.cat([self._q(part) for part in x.split(ROWS_PER_PASS)])
         return self._q(x)
 
     def _q(self, x: torch.Tensor) -> torch.Tensor:
-        if self.rating_ramps:
-            x = torch.cat([x, self.ramps(x)], dim=-1)
+        x = self.inputs(x)
+        if self.input_scaling:
+            x = (x - self.input_mean) / self.input_std
         z = self.torso(x)
         q = self.head(z).float()  # Q in fp32 even under autocast: argmax and targets compare close values
         if self.value is not None:
@@ -213,5 +247,6 @@ def build_learner(cfg: TrainConfig, amp: bool | None = None) -> DQNLearner:
     (the next year's funded action), seeded by ``cfg.seed``; ``amp`` as resolved for this machine."""
     torch.manual_seed(cfg.seed)
     n_in = n_features(cfg)
-    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, n_in, cfg.rating_ramps),
+    return DQNLearner(lambda: BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, n_in, cfg.rating_ramps,
+                                             cfg.input_scaling),
                       cfg.learner_config(cfg.bridge_hidden, amp, target="sarsa"))

@@ -179,6 +179,9 @@ class TrainConfig:
     teacher_rows_kept: int = 1_200_000
     """With ``teacher``: the most bridge-years a round keeps (a uniform sample of them where it labels more: an
     Indiana round labels 2.3 million), so the fit's time does not grow with the fleet past it."""
+    input_scaling: bool = False
+    """With ``teacher``: the network also reads its cost-to-budget inputs as logs and standardises every input on
+    the first round's rows (:class:`bridgefleet.agents.bridge.BridgeQNetwork`); off: as runs before it."""
     margin_weight: float = 0.0
     """With ``teacher``: rows near the teacher's margin (the least scaled benefit it funded that year in that fleet
     and agency) weigh 1 + this × exp(−|distance| / 0.3) in the fit; 0: every row alike."""
@@ -210,7 +213,7 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1", name)
             setattr(self, name, tuple(widths))
         for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target", "user_cost_feature",
-                     "rating_ramps"):
+                     "rating_ramps", "input_scaling"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
@@ -423,7 +426,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
 """Training options each agent never reads; :func:`bridgefleet.config.presets.resolve_config` refuses them when the
 file or the overrides set one to anything but the preset's value (a preset's own settings are never refused)."""
 TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows", "teacher_rows_kept",
-                   "margin_weight")
+                   "margin_weight", "input_scaling")
 """Options only a run with ``teacher`` reads."""
 IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_samples_per_transition",
                       "replay_episodes", "learning_starts", "target_sync_every", "polyak_tau", "weight_average",

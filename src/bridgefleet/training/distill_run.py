@@ -132,7 +132,8 @@ class DistillTrainer:
         self.n_in = n_features(cfg)
         self.device = resolve_device(cfg.device)
         torch.manual_seed(cfg.seed)
-        self.net = BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, self.n_in, cfg.rating_ramps).to(self.device)
+        self.net = BridgeQNetwork(cfg.bridge_hidden, cfg.dueling, self.n_in, cfg.rating_ramps,
+                                  cfg.input_scaling).to(self.device)
         self.hardware = self._choose_hardware(reprobe)
         torch.set_num_threads(self.hardware.threads)
         self.amp = self.hardware.amp != "off"
@@ -325,6 +326,8 @@ class DistillTrainer:
         self.bar = progress_bar(labels + cfg.fit_epochs + cfg.dagger_rounds * cfg.refit_epochs, 0, self.progress,
                                 unit="step")
         rows = self.collect(student=False)
+        if cfg.input_scaling:  # on the first round's rows; the DAgger rounds' fits keep it
+            self.net.set_input_scale(torch.from_numpy(rows.x))
         self.fit(rows, cfg.fit_epochs, writer)
         self.record_evaluation(writer)
         for _ in range(cfg.dagger_rounds):
