@@ -119,11 +119,11 @@ class BridgeQNetwork(nn.Module):
         # keep their names)
         self.register_buffer("ramp_starts", torch.tensor(RATING_RAMPS) / COND_SCALE if rating_ramps else None,
                              persistent=False)
-        self.input_scaling = input_scaling and n_features >= COST_INPUTS.stop
-        width = (n_features + (len(RATING_RAMPS) if rating_ramps else 0)
-                 + (COST_INPUTS.stop - COST_INPUTS.start if self.input_scaling else 0))
-        self.register_buffer("input_mean", torch.zeros(width) if self.input_scaling else None)
-        self.register_buffer("input_std", torch.ones(width) if self.input_scaling else None)
+        self.input_scaling = input_scaling
+        n_logs = len(range(n_features)[COST_INPUTS]) if input_scaling else 0
+        width = n_features + (len(RATING_RAMPS) if rating_ramps else 0) + n_logs
+        self.register_buffer("input_mean", torch.zeros(width) if input_scaling else None)
+        self.register_buffer("input_std", torch.ones(width) if input_scaling else None)
         layers: list[nn.Module] = []
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU(inplace=True)]  # in place: 6 % faster update (AVX2 fp32)

@@ -367,10 +367,10 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
-        usd, sized = _numbers(args.budgets_usd, "--budgets-usd"), resolve_fleet(fleet)[0]
+        usd, resolved = _numbers(args.budgets_usd, "--budgets-usd"), resolve_fleet(fleet)[0]
         levels = usd or _numbers(args.budgets, "--budgets") or list(DEFAULT_SCALES)
         for level in sorted({min(levels), max(levels)}):  # the lowest and the highest
-            warn_untrained_budget(cfg, None if usd else level, args.run_dir, level if usd else None, sized)
+            warn_untrained_budget(cfg, None if usd else level, args.run_dir, level if usd else None, resolved)
     sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
                        _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
