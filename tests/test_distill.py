@@ -4,6 +4,7 @@ and serves evaluate, and the options such a run refuses."""
 
 import csv
 import json
+import math
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.folder import RunInterrupted
 from bridgefleet.runs.load import load_policy
 from bridgefleet.sim.simulator import FleetSimulator
-from bridgefleet.training.distill_run import DistillTrainer, teacher_margin, teacher_paths
+from bridgefleet.training.distill_run import DistillTrainer, teacher_margin, teacher_paths, warmup_cosine
 from bridgefleet.training.runner import resume, train
 
 # 2 levels × 2 fleets of 12 bridges, 8 years, one DAgger round: a few seconds.
@@ -61,6 +62,18 @@ def test_the_teachers_margin_is_the_least_funded_benefit_per_fleet_and_agency():
     # fleet 0: urban funds 2.0 and 3.0 → 2.0; rural funds 0.9 → 0.9. fleet 1: urban funds nothing → the largest
     # available, −1; rural funds 0.2 → 0.2
     np.testing.assert_allclose(m, [[2.0, 2.0, 0.9, 0.9], [-1.0, -1.0, 0.2, 0.2]])
+
+
+def test_the_fits_learning_rate_warms_up_linearly_then_follows_a_cosine_to_zero():
+    # 10 steps, 2 of warm-up: 1/2, 1, then 0.5 (1 + cos(π k / 8)) for k = 0 … 7 steps after it
+    got = [warmup_cosine(k, 10, 2) for k in range(10)]
+    want = [0.5, 1.0] + [0.5 * (1 + math.cos(math.pi * k / 8)) for k in range(8)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got[6] == pytest.approx(0.5) and got[9] == pytest.approx(0.5 * (1 - math.cos(math.pi / 8)))
+    # no warm-up: the cosine from the first step (step 5 of 10 at half the rate)
+    assert warmup_cosine(0, 10, 0) == 1.0 and warmup_cosine(5, 10, 0) == pytest.approx(0.5)
+    with pytest.raises(ConfigError, match="fit_warmup"):
+        TrainConfig(fit_warmup=1.0)
 
 
 def test_the_planners_benefits_through_the_knapsack_are_its_decisions():

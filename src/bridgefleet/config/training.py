@@ -182,6 +182,10 @@ class TrainConfig:
     input_scaling: bool = False
     """With ``teacher``: the network also reads its cost-to-budget inputs as logs and standardises every input on
     the first round's rows (:class:`bridgefleet.agents.bridge.BridgeQNetwork`); off: as runs before it."""
+    fit_warmup: float = 0.0
+    """With ``teacher``: the share of each fit's steps over which the learning rate rises linearly to ``lr``
+    before its cosine to 0 (:func:`bridgefleet.training.distill_run.warmup_cosine`); 0: the cosine from the first
+    step, as runs before it."""
     margin_weight: float = 0.0
     """With ``teacher``: rows near the teacher's margin (the least scaled benefit it funded that year in that fleet
     and agency) weigh 1 + this × exp(−|distance| / 0.3) in the fit; 0: every row alike."""
@@ -218,7 +222,7 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
-                     "min_samples_per_transition", "margin_weight"):
+                     "min_samples_per_transition", "margin_weight", "fit_warmup"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
@@ -267,7 +271,7 @@ class TrainConfig:
             "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
             "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "teacher_rows": (self.teacher_rows >= 1, ">= 1"),
             "teacher_rows_kept": (self.teacher_rows_kept >= 1, ">= 1"),
-            "margin_weight": (self.margin_weight >= 0, ">= 0"),
+            "margin_weight": (self.margin_weight >= 0, ">= 0"), "fit_warmup": (0 <= self.fit_warmup < 1, "in [0, 1)"),
             "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
                                                        and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
@@ -426,7 +430,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
 """Training options each agent never reads; :func:`bridgefleet.config.presets.resolve_config` refuses them when the
 file or the overrides set one to anything but the preset's value (a preset's own settings are never refused)."""
 TEACHER_OPTIONS = ("teacher_levels", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows", "teacher_rows_kept",
-                   "margin_weight", "input_scaling")
+                   "margin_weight", "input_scaling", "fit_warmup")
 """Options only a run with ``teacher`` reads."""
 IGNORED_BY_TEACHER = ("episodes", "buffer_capacity", "updates_per_step", "min_samples_per_transition",
                       "replay_episodes", "learning_starts", "target_sync_every", "polyak_tau", "weight_average",

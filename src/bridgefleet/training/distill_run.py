@@ -17,6 +17,7 @@ several budget levels, so one run decides at any of them, in milliseconds and wi
 from __future__ import annotations
 
 import copy
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,15 @@ UNAVAILABLE_GAP = 3.0
 """An action the teacher may not take (−inf benefit) is pushed this far below doing nothing in asinh units (a
 benefit of −10 × its cost-equivalent), by a hinge weighed :data:`UNAVAILABLE_WEIGHT` against the fit."""
 UNAVAILABLE_WEIGHT = 0.1
+
+
+def warmup_cosine(step: int, steps: int, warmup: int) -> float:
+    """The learning rate of a fit's ``step`` (0-based, of ``steps``) as a share of ``lr``: (step + 1) / ``warmup``
+    over the first ``warmup`` steps (a linear warm-up: Goyal et al., "Accurate, large minibatch SGD", arXiv
+    1706.02677, 2017), then a cosine from 1 to 0 over the rest (Loshchilov & Hutter, SGDR, ICLR 2017)."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
 
 
 @dataclass
@@ -268,13 +278,16 @@ class DistillTrainer:
         return float(fit.detach())
 
     def fit(self, rows: Rows, epochs: int, writer: Any) -> None:
-        """``epochs`` passes over ``rows`` in shuffled batches of ``batch_size``, the learning rate on a cosine from
-        ``lr`` to 0 (a fresh Adam each fit: the rows have changed)."""
+        """``epochs`` passes over ``rows`` in shuffled batches of ``batch_size``, the learning rate warmed up over
+        ``fit_warmup`` of the steps, then on a cosine from ``lr`` to 0 (:func:`warmup_cosine`; a fresh Adam each fit:
+        the rows have changed)."""
         cfg = self.cfg
         tensors = self._tensors(rows)
         per_epoch = max(1, len(rows) // cfg.batch_size)
         opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * per_epoch)
+        steps = epochs * per_epoch
+        warmup = int(cfg.fit_warmup * steps)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: warmup_cosine(k, steps, warmup))
         gen = torch.Generator().manual_seed(cfg.seed + self.steps)
         self.net.train()
         for epoch in range(epochs):
