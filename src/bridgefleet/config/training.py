@@ -13,6 +13,13 @@ from bridgefleet.config.learner import LearnerConfig
 from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, VALIDATION_SEED, training_seeds_hit
 
 
+def cosine_share(progress: float, end: float = 0.0) -> float:
+    """A cosine schedule's share of its start value at ``progress`` in [0, 1]: from 1 down to ``end`` (SGDR,
+    Loshchilov & Hutter, ICLR 2017). Serves the episode schedule (:meth:`TrainConfig.lr_at`) and the fits of a run
+    with a teacher (:func:`bridgefleet.training.distill_run.warmup_cosine`)."""
+    return end + (1.0 - end) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
 @dataclass
 class TrainConfig:
     """Every knob of a training run (presets in :data:`bridgefleet.config.presets.PRESETS` set some of them)."""
@@ -345,9 +352,7 @@ class TrainConfig:
 
     def lr_at(self, episodes_done: int) -> float:
         """Learning rate after ``episodes_done`` episodes (cosine from lr to lr × lr_end_fraction)."""
-        p = min(1.0, episodes_done / max(1, self.schedule_total))
-        f = self.lr_end_fraction
-        return self.lr * (f + (1.0 - f) * 0.5 * (1.0 + math.cos(math.pi * p)))
+        return self.lr * cosine_share(min(1.0, episodes_done / max(1, self.schedule_total)), self.lr_end_fraction)
 
     def lr_scale_after(self, scale: float, best: float | None, value: float, episodes_done: int) -> float:
         """The learning rate's multiplier after an evaluation at ``episodes_done`` episodes: ``scale`` ×

@@ -17,7 +17,6 @@ several budget levels, so one run decides at any of them, in milliseconds and wi
 from __future__ import annotations
 
 import copy
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from bridgefleet.agents.bridge import (
 from bridgefleet.agents.learner import resolve_device
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TRAINING_STRIDE
-from bridgefleet.config.training import TrainConfig
+from bridgefleet.config.training import TrainConfig, cosine_share
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.columns import ColumnPool
@@ -69,10 +68,10 @@ UNAVAILABLE_WEIGHT = 0.1
 def warmup_cosine(step: int, steps: int, warmup: int) -> float:
     """The learning rate of a fit's ``step`` (0-based, of ``steps``) as a share of ``lr``: (step + 1) / ``warmup``
     over the first ``warmup`` steps (a linear warm-up: Goyal et al., "Accurate, large minibatch SGD", arXiv
-    1706.02677, 2017), then a cosine from 1 to 0 over the rest (Loshchilov & Hutter, SGDR, ICLR 2017)."""
+    1706.02677, 2017), then a cosine from 1 to 0 over the rest (:func:`bridgefleet.config.training.cosine_share`)."""
     if step < warmup:
         return (step + 1) / warmup
-    return 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
+    return cosine_share((step - warmup) / max(steps - warmup, 1))
 
 
 @dataclass
