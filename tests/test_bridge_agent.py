@@ -9,9 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-from bridgefleet.agents.bridge import BASE_FEATURES, N_FEATURES, BridgeQNetwork, action_costs, bridge_features, decide
+from bridgefleet.agents.bridge import (
+    BASE_FEATURES,
+    LEVEL_FEATURES,
+    N_FEATURES,
+    BridgeQNetwork,
+    action_costs,
+    bridge_features,
+    decide,
+    n_features,
+)
 from bridgefleet.cli import main
-from bridgefleet.config import FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.presets import resolve_config
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import resolve_fleet
@@ -46,6 +55,27 @@ def test_features_and_costs_have_the_documented_shapes_and_values():
     x = sim.user_cost[0, 0] / (sim.fleet_annual_budget[0, 0] / sim.n_urban)
     y = sim.user_cost[0, -1] / (sim.fleet_annual_budget[0, 1] / (sim.n_bridges - sim.n_urban))
     assert x > 0 and abs(f[0, 0, 13] - np.log1p(x)) < 1e-5 and abs(f[0, -1, 13] - np.log1p(y)) < 1e-5
+
+
+def test_the_budget_level_input_is_the_agency_replacement_cost_in_annual_budgets():
+    sim = FleetSimulator(FleetConfig(), 2)
+    sim.reset(None, [0, 1])
+    cost = action_costs(sim)
+    f = bridge_features(sim, cost, LEVEL_FEATURES)
+    assert f.shape == (2, sim.n_bridges, LEVEL_FEATURES)
+    np.testing.assert_array_equal(f[..., :N_FEATURES], bridge_features(sim, cost))  # the same inputs before it
+    u = sim.n_urban  # by hand: log(USD to replace every bridge of the agency / its annual budget) / 5
+    urban = np.log(cost[1, :u, 4].sum() / sim.fleet_annual_budget[1, 0]) / 5
+    rural = np.log(cost[1, u:, 4].sum() / sim.fleet_annual_budget[1, 1]) / 5
+    assert abs(f[1, 0, 14] - urban) < 1e-6 and abs(f[1, -1, 14] - rural) < 1e-6
+    assert (f[1, :u, 14] == f[1, 0, 14]).all() and (f[1, u:, 14] == f[1, -1, 14]).all()  # one value an agency
+    sim.set_budget_scale(np.array([0.5, 2.0]))  # half the budget: log 2 / 5 higher; twice: log 2 / 5 lower
+    g = bridge_features(sim, cost, LEVEL_FEATURES)
+    np.testing.assert_allclose(g[..., 14] - f[..., 14], np.log(2) / 5 * np.array([[1.0], [-1.0]]).repeat(sim.n_bridges, 1),
+                               atol=1e-6)
+    assert n_features(resolve_config("default", None, {})) == LEVEL_FEATURES
+    with pytest.raises(ConfigError, match="budget_level_feature = true needs user_cost_feature"):
+        TrainConfig(budget_level_feature=True)
 
 
 def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():

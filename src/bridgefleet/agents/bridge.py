@@ -29,6 +29,12 @@ budget per bridge). Networks of runs with ``user_cost_feature`` off (and of ever
 :data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
+LEVEL_FEATURES = N_FEATURES + 1
+"""With ``budget_level_feature``: after the :data:`N_FEATURES`, the budget level of the bridge's agency, log(the
+cost of replacing every bridge of the agency / its annual budget) / 5 (log(75) / 5 ≈ 0.86 where a year's budget
+replaces 1/75 of the agency's bridges), the same for every bridge of an agency and year. The teacher's benefits
+(and the scarcity of money behind them) move with the budget level, which the cost-to-budget inputs mix with the
+bridge's own size: a bridge twice as large at twice the budget reads the same there."""
 BUDGET_FEATURE_CAP = 3.0
 RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
 """Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k reads min(max((rating − k) /
@@ -59,8 +65,9 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
-    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`
-    or :data:`N_FEATURES`) of those :data:`N_FEATURES` lists; ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
+    """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`,
+    :data:`N_FEATURES` or :data:`LEVEL_FEATURES`) of those :data:`N_FEATURES` and :data:`LEVEL_FEATURES` list;
+    ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
     ag = agency_of(sim)
@@ -86,6 +93,11 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
     n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
     f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
+    if n_features == N_FEATURES:
+        return f
+    onehot = (ag[:, None] == np.arange(2)).astype(np.float64)  # (B, 2): sums over each agency's bridges
+    replace_all = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, 2) USD
+    f[..., 14] = (np.log(replace_all / np.maximum(annual, 1.0)) / 5.0)[:, ag]
     return f
 
 
@@ -225,8 +237,8 @@ class BridgePolicy:
 
     @torch.no_grad()
     def q_values(self, feats: np.ndarray) -> np.ndarray:
-        """Q float32 (E, B, 5) of :func:`bridge_features` float32 (E, B, N_FEATURES) (the network reads its first
-        n_features)."""
+        """Q float32 (E, B, 5) of :func:`bridge_features` float32 (E, B, ≥ the network's n_features) (the network
+        reads its first n_features)."""
         n_in = self.net.n_features
         x = torch.from_numpy(np.ascontiguousarray(feats[..., :n_in]).reshape(-1, n_in)).to(self.device)
         return self.net(x).cpu().numpy().reshape(*feats.shape[:2], 5)
@@ -238,7 +250,10 @@ class BridgePolicy:
 
 
 def n_features(cfg: TrainConfig) -> int:
-    """Inputs of the run's network: :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    """Inputs of the run's network: :data:`LEVEL_FEATURES` with ``budget_level_feature``, :data:`N_FEATURES` with
+    ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    if cfg.budget_level_feature:
+        return LEVEL_FEATURES
     return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES
 
 

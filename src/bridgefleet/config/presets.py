@@ -111,6 +111,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # the default fleet's 0.804 / 0.129 / 0.029 -> 0.742 / 0.178 / 0.030 (docs/benchmarks.md, "A warm-up").
     "default": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
                 "num_envs": 4, "batch_size": 2048, "lr": 4e-3, "fit_warmup": 0.05, "user_cost_feature": True,
+                "budget_level_feature": True,
                 "rating_ramps": True, "input_scaling": True, "teacher_levels": (0.25, 0.5, 1.0, 2.0),
                 "dagger_rounds": 1, "fit_epochs": 30, "refit_epochs": 20, "eval_episodes": 50},
 }

@@ -160,6 +160,10 @@ class TrainConfig:
     user_cost_feature: bool = False
     """Per-bridge agent: the network also sees the bridge's yearly user cost while poor
     (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
+    budget_level_feature: bool = False
+    """Per-bridge agent: the network also sees its agency's budget level, log(the cost of replacing the agency's
+    bridges / its annual budget) (:data:`bridgefleet.agents.bridge.LEVEL_FEATURES`); needs ``user_cost_feature``.
+    Off: the inputs of runs before it."""
     rating_ramps: bool = False
     """Per-bridge agent: the network also reads the condition rating as 14 ramps, one a half rating point
     (:data:`bridgefleet.agents.bridge.RATING_RAMPS`, computed in the network from its rating input); off: as runs
@@ -224,9 +228,12 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1", name)
             setattr(self, name, tuple(widths))
         for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target", "user_cost_feature",
-                     "rating_ramps", "input_scaling"):
+                     "rating_ramps", "input_scaling", "budget_level_feature"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
+        if self.budget_level_feature and not self.user_cost_feature:
+            raise ConfigError("training option budget_level_feature = true needs user_cost_feature = true (the budget "
+                              "level follows the user cost among the network's inputs)", "budget_level_feature")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
                      "min_samples_per_transition", "margin_weight", "fit_warmup"):
@@ -430,7 +437,7 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
     "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap",
-              "min_samples_per_transition", "replay_episodes", "rating_ramps"),
+              "min_samples_per_transition", "replay_episodes", "rating_ramps", "budget_level_feature"),
 }
 """Training options each agent never reads; :func:`bridgefleet.config.presets.resolve_config` refuses them when the
 file or the overrides set one to anything but the preset's value (a preset's own settings are never refused)."""
