@@ -71,8 +71,8 @@ def test_the_budget_level_input_is_the_agency_replacement_cost_in_annual_budgets
     assert (f[1, :u, 14] == f[1, 0, 14]).all() and (f[1, u:, 14] == f[1, -1, 14]).all()  # one value an agency
     sim.set_budget_scale(np.array([0.5, 2.0]))  # half the budget: log 2 / 5 higher; twice: log 2 / 5 lower
     g = bridge_features(sim, cost, LEVEL_FEATURES)
-    np.testing.assert_allclose(g[..., 14] - f[..., 14], np.log(2) / 5 * np.array([[1.0], [-1.0]]).repeat(sim.n_bridges, 1),
-                               atol=1e-6)
+    step = np.log(2) / 5 * np.array([[1.0], [-1.0]]).repeat(sim.n_bridges, 1)
+    np.testing.assert_allclose(g[..., 14] - f[..., 14], step, atol=1e-6)
     assert n_features(resolve_config("default", None, {})) == LEVEL_FEATURES
     with pytest.raises(ConfigError, match="budget_level_feature = true needs user_cost_feature"):
         TrainConfig(budget_level_feature=True)

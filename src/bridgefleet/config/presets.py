@@ -109,6 +109,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 4e-3 (new, 2026-12-06): each fit's rate warmed up over its first 5 % of steps, then twice as high; on the
     # validation fleets dc-2019's distance per bridge 0.854 / 0.234 / 0.069 -> 0.532 / 0.122 / -0.002 at 0.5 / 1 / 2 x,
     # the default fleet's 0.804 / 0.129 / 0.029 -> 0.742 / 0.178 / 0.030 (docs/benchmarks.md, "A warm-up").
+    # budget_level_feature (new, 2026-12-06): the agency's budget level as an input; on the validation fleets
+    # dc-2019 0.532 / 0.122 / -0.002 -> 0.217 / -0.019 / -0.097, the default fleet 0.742 / 0.178 / 0.030 -> 0.651 /
+    # 0.130 / 0.025 (docs/benchmarks.md, "The budget level as an input").
     "default": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
                 "num_envs": 4, "batch_size": 2048, "lr": 4e-3, "fit_warmup": 0.05, "user_cost_feature": True,
                 "budget_level_feature": True,
