@@ -74,8 +74,9 @@ def test_the_budget_level_input_is_the_agency_replacement_cost_in_annual_budgets
     step = np.log(2) / 5 * np.array([[1.0], [-1.0]]).repeat(sim.n_bridges, 1)
     np.testing.assert_allclose(g[..., 14] - f[..., 14], step, atol=1e-6)
     assert n_features(resolve_config("default", None, {})) == LEVEL_FEATURES
-    with pytest.raises(ConfigError, match="budget_level_feature = true needs user_cost_feature"):
-        TrainConfig(budget_level_feature=True)
+    assert n_features(TrainConfig(budget_level_feature=True)) == LEVEL_FEATURES  # the user cost comes with it
+    with pytest.raises(ConfigError, match="budget_level_feature = 1: must be true or false"):
+        TrainConfig(budget_level_feature=1)
 
 
 def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():

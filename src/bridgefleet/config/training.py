@@ -162,8 +162,8 @@ class TrainConfig:
     (:data:`bridgefleet.agents.bridge.N_FEATURES`); off: the 13 inputs of runs before it."""
     budget_level_feature: bool = False
     """Per-bridge agent: the network also sees its agency's budget level, log(the cost of replacing the agency's
-    bridges / its annual budget) (:data:`bridgefleet.agents.bridge.LEVEL_FEATURES`); needs ``user_cost_feature``.
-    Off: the inputs of runs before it."""
+    bridges / its annual budget) (:data:`bridgefleet.agents.bridge.LEVEL_FEATURES`, which follow the user cost: with
+    it the network reads the user cost too, whatever ``user_cost_feature`` says). Off: the inputs of runs before it."""
     rating_ramps: bool = False
     """Per-bridge agent: the network also reads the condition rating as 14 ramps, one a half rating point
     (:data:`bridgefleet.agents.bridge.RATING_RAMPS`, computed in the network from its rating input); off: as runs
@@ -231,9 +231,6 @@ class TrainConfig:
                      "rating_ramps", "input_scaling", "budget_level_feature"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
-        if self.budget_level_feature and not self.user_cost_feature:
-            raise ConfigError("training option budget_level_feature = true needs user_cost_feature = true (the budget "
-                              "level follows the user cost among the network's inputs)", "budget_level_feature")
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
                      "min_samples_per_transition", "margin_weight", "fit_warmup"):
