@@ -7,7 +7,9 @@ the ``default`` preset until 2026-12-06) is trained with no other change (traini
 fleets), then its kept best model, the ``lagrangian`` planner and the bound are evaluated on test fleets nothing was
 tuned on (seeds from ``bridgefleet.config.seeds.TEST_SEED``). Printed per run: the best and the final validation
 return and how far the final one fell below the best (a collapse when more than 2 %), and on the test fleets the
-agent's and the planner's distance to the bound per bridge, in return units and USD a year. ``--split validation``
+agent's and the planner's distance to the bound per bridge, in return units and USD a year, and how far the agent
+is below the planner per bridge with its 95 % confidence interval (paired: both on the same fleets and deterioration
+draws, :func:`below_planner`), defined where the grid bound is not. ``--split validation``
 scores on validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's
 evaluations keep its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
 ``greedy_bootstrap=0``). With ``--levels`` every run (trained across budget levels: the preset's
@@ -29,12 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
-from bridgefleet.evaluation.evaluate import bound_gap, evaluate_with_bound
+from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.runs.load import load_policy
 from bridgefleet.training.runner import train
@@ -80,17 +83,18 @@ def main() -> None:
     levels = {lv: (None if lv == 1 else lv) for lv in map(float, args.levels.split(","))}
     head = ("| fleet | reward_scale | seed | scale used | best val | final val | final below best | train s "
             "| budget × sized | agent below bound / bridge | USD / bridge / yr "
-            "| planner below bound / bridge | USD / bridge / yr | agent / planner |")
+            "| planner below bound / bridge | USD / bridge / yr | agent / planner | agent below planner / bridge "
+            "| ± 95 % CI |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for fleet_name in args.fleets.split(","):
         fc = fleet_config(fleet_name, args.mapping)
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
-        at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year)
+        at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year, the planner's result)
         for level, budget_scale in levels.items():
             (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, first_seed, budget_scale=budget_scale)
-            at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda))
+            at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda), planner)
         runs = ((s, u, v) for s in args.scales.split(",") for u in args.user_cost_feature.split(",") for v in variants)
         for scale, ucf, variant in runs:
             for seed in map(int, args.seeds.split(",")):
@@ -116,22 +120,34 @@ def main() -> None:
                 for level, budget_scale in levels.items():
                     (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, first_seed, extra={"agent": policy},
                                                       planner=False, budget_scale=budget_scale)
-                    b, p_units, p_usd = at_level[level]
+                    b, p_units, p_usd, planner = at_level[level]
                     a_units, a_usd = bound_gap(agent, b, n_bridges, fc.cost_lambda)
+                    below, half = below_planner(planner, agent, n_bridges)
                     ratio = a_units / p_units if p_units > 0 else float("nan")
                     setting = ", ".join([f"{scale}, user cost {ucf}", *(f"{k} {v}" for k, v in variant.items())])
                     row = [fleet_name, setting, seed, f"{used:.4g}", f"{best:.2f}",
                            f"{final:.2f}", f"{drop:.1%}", f"{secs:.0f}", f"{level:g}", f"{a_units:.3f}",
-                           f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}", f"{ratio:.1f}"]
+                           f"{a_usd:,.0f}", f"{p_units:.3f}", f"{p_usd:,.0f}", f"{ratio:.2f}", f"{below:.3f}",
+                           f"{half:.3f}"]
                     rows.append(row)
                     print("| " + " | ".join(map(str, row)) + " |", flush=True)
     with (out / "learner_scale.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["fleet", "reward_scale", "seed", "scale_used", "best_val", "final_val", "final_below_best",
                     "train_seconds", "budget_scale", "agent_gap_per_bridge", "agent_gap_usd_bridge_year",
-                    "planner_gap_per_bridge", "planner_gap_usd_bridge_year", "agent_over_planner"])
+                    "planner_gap_per_bridge", "planner_gap_usd_bridge_year", "agent_over_planner",
+                    "agent_below_planner_per_bridge", "agent_below_planner_ci95"])
         w.writerows(rows)
     print(f"\nruns and learner_scale.csv in {out}; {args.split} fleets: {args.test_episodes} from seed {first_seed:,}")
+
+
+def below_planner(planner: EvalResult, agent: EvalResult, n_bridges: int) -> tuple[float, float]:
+    """How far the agent's return is below the planner's, per bridge (return units), and the half-width of its 95 %
+    confidence interval (1.96 s.d. / √N of the per-fleet differences: both policies ran on the same N seeded fleets
+    and deterioration draws, so the difference is paired)."""
+    d = (np.asarray(planner.returns) - np.asarray(agent.returns)) / n_bridges
+    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return float(d.mean()), half
 
 
 def settings(given: list[str], ap: argparse.ArgumentParser, preset: str = "default") -> list[dict]:
