@@ -39,6 +39,7 @@ from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.planning.bound import ci95
 from bridgefleet.runs.load import load_policy
 from bridgefleet.training.runner import train
 
@@ -91,10 +92,10 @@ def main() -> None:
         fc = fleet_config(fleet_name, args.mapping)
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
-        at_level = {}  # level → (bound, planner's gap per bridge, in USD a bridge and year, the planner's result)
+        at_level = {}  # level → (bound, the planner's result)
         for level, budget_scale in levels.items():
             (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, first_seed, budget_scale=budget_scale)
-            at_level[level] = (bound[0], *bound_gap(planner, bound[0], n_bridges, fc.cost_lambda), planner)
+            at_level[level] = (bound[0], planner)
         runs = ((s, u, v) for s in args.scales.split(",") for u in args.user_cost_feature.split(",") for v in variants)
         for scale, ucf, variant in runs:
             for seed in map(int, args.seeds.split(",")):
@@ -120,7 +121,8 @@ def main() -> None:
                 for level, budget_scale in levels.items():
                     (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, first_seed, extra={"agent": policy},
                                                       planner=False, budget_scale=budget_scale)
-                    b, p_units, p_usd, planner = at_level[level]
+                    b, planner = at_level[level]
+                    p_units, p_usd = bound_gap(planner, b, n_bridges, fc.cost_lambda)
                     a_units, a_usd = bound_gap(agent, b, n_bridges, fc.cost_lambda)
                     below, half = below_planner(planner, agent, n_bridges)
                     ratio = a_units / p_units if p_units > 0 else float("nan")
@@ -143,11 +145,10 @@ def main() -> None:
 
 def below_planner(planner: EvalResult, agent: EvalResult, n_bridges: int) -> tuple[float, float]:
     """How far the agent's return is below the planner's, per bridge (return units), and the half-width of its 95 %
-    confidence interval (1.96 s.d. / √N of the per-fleet differences: both policies ran on the same N seeded fleets
-    and deterioration draws, so the difference is paired)."""
+    confidence interval (:func:`bridgefleet.planning.bound.ci95` of the per-fleet differences: both policies ran on
+    the same seeded fleets and deterioration draws, so the difference is paired)."""
     d = (np.asarray(planner.returns) - np.asarray(agent.returns)) / n_bridges
-    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return float(d.mean()), half
+    return float(d.mean()), ci95(d)
 
 
 def settings(given: list[str], ap: argparse.ArgumentParser, preset: str = "default") -> list[dict]:
