@@ -117,6 +117,13 @@ def test_bound_is_above_every_policy_and_the_planner_beats_worst_first():
     assert means["lagrangian"] > means["worst_first"]
 
 
+def test_the_bound_of_a_fixed_fleet_is_its_one_bound_on_every_episode():
+    cfg = FleetConfig(inventory="dc-2019", max_urban=8, horizon_years=5)
+    results, bound = evaluate_with_bound(cfg, ["do_nothing"], episodes=3, seed=7, max_iter=4)
+    assert bound.values.shape == (3,) and (bound.values == bound.mean).all() and bound.ci95 == 0.0
+    assert all(bound.mean >= r.mean_return for r in results)
+
+
 def test_the_planner_on_fleets_in_groups_gives_what_it_gives_on_all_at_once(monkeypatch):
     from bridgefleet.evaluation import evaluate
 
@@ -132,7 +139,12 @@ def test_the_planner_on_fleets_in_groups_gives_what_it_gives_on_all_at_once(monk
     np.testing.assert_allclose([a.mean_return, a.ci95, a.mean_annual_cost_usd, a.share_poor_end],
                                [b.mean_return, b.ci95, b.mean_annual_cost_usd, b.share_poor_end], rtol=1e-12)
     np.testing.assert_allclose(a.treatments_per_year, b.treatments_per_year, rtol=1e-12)
-    np.testing.assert_allclose(whole_bound, grouped_bound, rtol=1e-12)
+    np.testing.assert_allclose(whole_bound.values, grouped_bound.values, rtol=1e-12)
+    np.testing.assert_allclose(whole_bound[:2], grouped_bound[:2], rtol=1e-12)
+    # one bound per fleet, each fleet's own: their mean and its 95 % CI are the pair the tables print
+    assert whole_bound.values.shape == (5,) and len(np.unique(whole_bound.values)) == 5
+    assert whole_bound.mean == pytest.approx(whole_bound.values.mean(), rel=1e-12)
+    assert whole_bound.ci95 == pytest.approx(1.96 * whole_bound.values.std(ddof=1) / np.sqrt(5), rel=1e-12)
 
 
 def test_evaluate_json_and_bound_cli(tmp_path, capsys):

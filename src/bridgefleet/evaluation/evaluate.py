@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -160,7 +161,7 @@ def bound_gap(result: EvalResult, bound: float, n_bridges: int, cost_lambda: flo
     return per_bridge, per_bridge / cost_lambda / annuity
 
 
-def format_table(results: list[EvalResult], bound: tuple[float, float] | None = None, n_bridges: int | None = None,
+def format_table(results: list[EvalResult], bound: tuple[float, ...] | None = None, n_bridges: int | None = None,
                  cost_lambda: float | None = None) -> str:
     """Markdown table of results, best first.
 
@@ -221,7 +222,7 @@ def format_fhwa_table(results: list[EvalResult], rule: float = 0.10, cost_lambda
     return "\n".join([head, *rows]) + note
 
 
-def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
+def to_json(results: list[EvalResult], bound: tuple[float, ...] | None = None,
             rule: float = 0.10, n_bridges: int | None = None, cost_lambda: float | None = None) -> dict:
     """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {urban, rural},
     share_poor_end, deferred_per_year, share_poor_at_year {"10", "20", "30"} (years within the horizon),
@@ -255,10 +256,21 @@ def to_json(results: list[EvalResult], bound: tuple[float, float] | None = None,
     return {"policies": policies, "bound": None if bound is None else {"mean": bound[0], "ci95": bound[1]}}
 
 
+class BoundEstimate(NamedTuple):
+    """The budget-relaxed upper bound on the fleets of an evaluation (:func:`evaluate_with_bound`): ``mean`` and
+    ``ci95`` (half-width of its 95 % CI over the fleets, 1.96 σ/√E; 0 on a fixed fleet), return units, and ``values``
+    float64 (N,), the bound of each episode's fleet (a fixed fleet's one bound on every episode), so that a policy's
+    distance to it can be paired episode by episode. Reads as the tuple (mean, ci95) where only those are used."""
+
+    mean: float
+    ci95: float
+    values: np.ndarray
+
+
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
                         extra: dict[str, Policy] | None = None, planner: bool = True, step: float | None = None,
                         max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None,
-                        budget_scale: float | None = None) -> tuple[list[EvalResult], tuple[float, float] | None]:
+                        budget_scale: float | None = None) -> tuple[list[EvalResult], BoundEstimate | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
     planner and the budget-relaxed upper bound, all on the same seeded fleets. ``max_poor_deck_area``: the
     planner and the bound also price the rule "at most this share of deck area poor in any year" (the bound is
@@ -266,7 +278,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     fleet's sized annual budget (:func:`bridgefleet.inventory.fleet.set_budget`).
 
     Returns:
-        (results, (bound mean, 95 % CI half-width) or None without the planner).
+        (results, the bound (:class:`BoundEstimate`) or None without the planner).
 
     Raises:
         ValueError: ``episodes`` < 1, or a negative or non-finite ``budget_scale``.
@@ -298,8 +310,10 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
         bounds.append(lagr.bound.values)
         del lagr  # its tables go before the next group's are made
     values = np.concatenate(bounds)
+    if sim.fixed is not None:  # one fleet, one bound
+        values = np.full(episodes, values[0])
     results.append(merge_results(parts))
-    return results, (float(values.mean()), ci95(values))
+    return results, BoundEstimate(float(values.mean()), ci95(values), values)
 
 
 PLANNER_BRIDGES = 2000
