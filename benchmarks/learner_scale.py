@@ -9,10 +9,10 @@ tuned on (seeds from ``bridgefleet.config.seeds.TEST_SEED``). Printed per run: t
 return and how far the final one fell below the best (a collapse when more than 2 %), and on the test fleets the
 agent's and the planner's distance to the bound per bridge, in return units and USD a year, the planner's with its
 95 % confidence interval and the ratio of the two with its bootstrap interval (:func:`gap_ratio`: the planner's
-distance has its own sampling error, which on 20 fleets of the default fleet at the sized budget is four times the
-distance), and how far the agent is below the planner per bridge with its 95 % confidence interval (paired: both on
-the same fleets and deterioration draws, :func:`below_planner`), defined where the ratio is not. 100 test fleets by
-default (``--test-episodes``), as issue 27 measures. ``--split validation``
+distance has its own sampling error, which on 20 fleets of the default fleet at the sized budget is about three
+times the distance), and how far the agent is below the planner per bridge with its 95 % confidence interval
+(paired: both on the same fleets and deterioration draws, :func:`below_planner`), which is defined where the ratio
+is not. 100 test fleets by default (``--test-episodes``), as issue 27 measures. ``--split validation``
 scores on validation fleets instead (seeds from ``VALIDATION_SEED`` + 500,000, apart from the ones a run's
 evaluations keep its best model on): the split to choose a setting on, which ``--set key=value`` changes (e.g.
 ``greedy_bootstrap=0``). With ``--levels`` every run (trained across budget levels: the preset's
@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=None, help="training episodes (default: the preset's)")
     ap.add_argument("--test-episodes", type=int, default=100, help="test fleets for the final comparison (100, as "
                     "issue 27 measures: with 20 the planner's distance to the bound on the default fleet has a 95 %% "
-                    "CI of ± 0.41 per bridge at the sized budget, four times its value)")
+                    "CI of ± 0.41 per bridge at the sized budget, about three times its value)")
     ap.add_argument("--budget-range", default=None, help="lo,hi: every run trains across these budget levels "
                     "(budget_scale_range; default: the preset's, 0.25,2)")
     ap.add_argument("--user-cost-feature", default="on", help="comma-separated off/on: the network also sees the "
