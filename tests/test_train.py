@@ -115,10 +115,16 @@ def test_resolve_config_layers_preset_file_and_flags(tmp_path):
     cfg = resolve_config("baseline", p, {"num_envs": 3, "seed": None})
     assert (cfg.episodes, cfg.num_envs, cfg.fleet.n_urban, cfg.preset) == (50, 3, 10, "baseline")
     p.write_text("episods: 50\n")
-    with pytest.raises(ValueError, match="episods"):
+    with pytest.raises(ValueError, match=r"unknown training option\(s\) 'episods' \(did you mean 'episodes'\?\)$"):
         resolve_config("default", p)
-    with pytest.raises(ValueError, match="unknown preset"):
+    with pytest.raises(ValueError, match=r"unknown preset 'fastest'; known: baseline, "):
         resolve_config("fastest")
+    with pytest.raises(ValueError, match=r"unknown preset 'defualt' \(did you mean 'default'\?\); known: "):
+        resolve_config("defualt")
+    p.write_text("fleet:\n  n_urbann: 10\n")
+    with pytest.raises(ValueError, match=r"fleet: unknown FleetConfig field\(s\) 'n_urbann' "
+                       r"\(did you mean 'n_urban'\?\); known: aadt_exponent, "):
+        resolve_config("default", p)
     p.write_text("a: [1, 2\nb: 3\n")
     with pytest.raises(ValueError, match=r"c\.yaml, line 2, column 2: not valid YAML \(expected ',' or ']'"):
         resolve_config("default", p)

@@ -198,3 +198,14 @@ def test_dueling_is_read_by_a_run_with_a_teacher():
 
     assert "dueling" not in IGNORED_BY_TEACHER  # the distilled network is built with it (training/distill_run.py)
     assert resolve_config("default", None, {"dueling": True}).dueling
+
+
+def test_unknown_names_suggest_the_known_name_a_typo_was_meant_for_and_no_other():
+    from bridgefleet.config.names import unknown_names
+
+    known = ["batch_size", "learning_starts", "lr", "n_urban", "n_rural"]
+    assert unknown_names(["n_urbann"], known) == "'n_urbann' (did you mean 'n_urban'?)"
+    # sorted, each on its own; a different word (similarity 0.79 to learning_starts) gets no suggestion
+    assert (unknown_names(["learning_rate", "batchsize"], known)
+            == "'batchsize' (did you mean 'batch_size'?), 'learning_rate'")
+    assert unknown_names([3], known) == "'3'"

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from bridgefleet.config.names import unknown_names
+
 # Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day (re-exported by
 # bridgefleet.sim.model, which draws the fleets).
 URBAN_RANGES = {"age": (20.0, 50.0), "deck": (800.0, 1200.0), "aadt": (15_000.0, 25_000.0)}
@@ -399,12 +401,14 @@ class FleetConfig:
         if "model" in data:
             name = str(data.pop("model"))
             if name not in FLEET_MODELS:
-                raise ConfigError(f"{source}: unknown fleet model {name!r}; known: {', '.join(FLEET_MODELS)}")
+                raise ConfigError(f"{source}: unknown fleet model {unknown_names([name], FLEET_MODELS)}; known: "
+                                  f"{', '.join(FLEET_MODELS)}")
             data = {**FLEET_MODELS[name], **data}
         known = {f.name for f in fields(cls)} - {"extra"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{source}: unknown FleetConfig field(s) {unknown}; known: {sorted(known)}")
+            raise ConfigError(f"{source}: unknown FleetConfig field(s) {unknown_names(unknown, known)}; known: "
+                              f"{', '.join(sorted(known))}")
         try:
             return cls(**data)
         except ConfigError as exc:

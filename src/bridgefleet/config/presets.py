@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, FleetConfig, fleet_mapping, read_yaml
+from bridgefleet.config.names import unknown_names
 from bridgefleet.config.training import (
     IGNORED_BY_AGENT,
     IGNORED_BY_TEACHER,
@@ -163,7 +164,7 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
                           f"its settings, only the name: leave out --preset, or remove preset: from the file", "preset")
     base = str(preset or written or "default")
     if base not in PRESETS:
-        raise ConfigError(f"unknown preset {base!r}; known: {', '.join(PRESETS)}")
+        raise ConfigError(f"unknown preset {unknown_names([base], PRESETS)}; known: {', '.join(PRESETS)}")
     data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
     source = f"{config_file}, fleet" if config_file is not None else "fleet config"
     fleet = fleet_mapping(data.pop("fleet", None) or {}, source)

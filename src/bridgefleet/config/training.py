@@ -10,6 +10,7 @@ from typing import Any
 
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.config.learner import LearnerConfig
+from bridgefleet.config.names import unknown_names
 from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, VALIDATION_SEED, training_seeds_hit
 
 
@@ -416,7 +417,7 @@ class TrainConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{source}: unknown training option(s) {unknown}")
+            raise ConfigError(f"{source}: unknown training option(s) {unknown_names(unknown, known)}")
         try:
             return cls(**data)
         except TypeError as exc:

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from bridgefleet.config import ConfigError, read_yaml
+from bridgefleet.config.names import unknown_names
 from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED_MAPPINGS,
@@ -181,7 +182,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     m, msource = _load_mapping(mapping)
     unknown = sorted(set(m) - set(MAPPING_KEYS))
     if unknown:
-        raise InventoryError(f"unknown mapping key(s) {unknown}; known: {', '.join(MAPPING_KEYS)}", msource)
+        raise InventoryError(f"unknown mapping key(s) {unknown_names(unknown, MAPPING_KEYS)}; known: "
+                             f"{', '.join(MAPPING_KEYS)}", msource)
     for key in ("id", "condition", "aadt", "cluster"):
         if m.get(key) is None:
             raise InventoryError(f"mapping key {key!r} is required ({MAPPING_KEYS[key]})", msource)

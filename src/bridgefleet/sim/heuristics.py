@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bridgefleet.config.names import unknown_names
 from bridgefleet.sim import strategies as st
 from bridgefleet.sim.model import GOOD_RATING, N_ACTIONS
 from bridgefleet.sim.simulator import FleetSimulator
@@ -88,5 +89,6 @@ def get_policy(name: str) -> Policy:
     try:
         return HEURISTICS[name]
     except KeyError:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(HEURISTICS)} (and lagrangian, the planner, "
+        raise ValueError(f"unknown policy {unknown_names([name], [*HEURISTICS, 'lagrangian'])}; known: "
+                         f"{', '.join(HEURISTICS)} (and lagrangian, the planner, "
                          "where a command takes it)") from None

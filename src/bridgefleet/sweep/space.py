@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, read_yaml
+from bridgefleet.config.names import unknown_names
 from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.training import TrainConfig
 
@@ -78,7 +79,7 @@ def load_space(path: str | Path) -> SweepSpace:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; a space has {', '.join(TOP_KEYS)}")
     preset = str(data.get("preset") or SWEEP_PRESET)
     if preset not in PRESETS:
-        raise ConfigError(f"{where}: preset {preset!r} unknown; known: {', '.join(PRESETS)}")
+        raise ConfigError(f"{where}: preset {unknown_names([preset], PRESETS)} unknown; known: {', '.join(PRESETS)}")
     fixed = data.get("fixed") or {}
     if not isinstance(fixed, dict):
         raise ConfigError(f"{where}: 'fixed' must map TrainConfig fields to values, not {type(fixed).__name__}")
