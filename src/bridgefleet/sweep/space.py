@@ -76,7 +76,8 @@ def load_space(path: str | Path) -> SweepSpace:
         raise ConfigError(f"{where}: expected a mapping with {', '.join(TOP_KEYS)}")
     unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; a space has {', '.join(TOP_KEYS)}")
+        raise ConfigError(f"{where}: unknown key(s) {unknown_names(unknown, TOP_KEYS)}; a space has "
+                          f"{', '.join(TOP_KEYS)}")
     preset = str(data.get("preset") or SWEEP_PRESET)
     if preset not in PRESETS:
         raise ConfigError(f"{where}: preset {unknown_names([preset], PRESETS)} unknown; known: {', '.join(PRESETS)}")
