@@ -98,10 +98,10 @@ def main() -> None:
         fc = fleet_config(fleet_name, args.mapping)
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
-        at_level = {}  # level → (the bound, the planner's result)
+        at_level = {}  # level → (the bound, the planner's result, its distance to the bound per bridge and in USD)
         for level, budget_scale in levels.items():
             (planner,), bound = evaluate_with_bound(fc, [], args.test_episodes, first_seed, budget_scale=budget_scale)
-            at_level[level] = (bound, planner)
+            at_level[level] = (bound, planner, *bound_gap(planner, bound.mean, n_bridges, fc.cost_lambda))
         runs = ((s, u, v) for s in args.scales.split(",") for u in args.user_cost_feature.split(",") for v in variants)
         for scale, ucf, variant in runs:
             for seed in map(int, args.seeds.split(",")):
@@ -127,8 +127,7 @@ def main() -> None:
                 for level, budget_scale in levels.items():
                     (agent,), _ = evaluate_with_bound(fc, [], args.test_episodes, first_seed, extra={"agent": policy},
                                                       planner=False, budget_scale=budget_scale)
-                    b, planner = at_level[level]
-                    p_units, p_usd = bound_gap(planner, b.mean, n_bridges, fc.cost_lambda)
+                    b, planner, p_units, p_usd = at_level[level]
                     a_units, a_usd = bound_gap(agent, b.mean, n_bridges, fc.cost_lambda)
                     below, half = below_planner(planner, agent, n_bridges)
                     p_half, ratio, (r_lo, r_hi) = gap_ratio(b, planner, agent, n_bridges)
