@@ -147,6 +147,23 @@ def test_the_planner_on_fleets_in_groups_gives_what_it_gives_on_all_at_once(monk
     assert whole_bound.ci95 == pytest.approx(1.96 * whole_bound.values.std(ddof=1) / np.sqrt(5), rel=1e-12)
 
 
+def test_a_bound_on_a_finer_grid_is_that_grids_bound_of_the_same_fleets_and_leaves_the_planner_alone(monkeypatch):
+    from bridgefleet.evaluation import evaluate
+
+    cfg = FleetConfig(n_urban=3, n_rural=3, horizon_years=5)
+    coarse_res, coarse = evaluate_with_bound(cfg, [], episodes=3, seed=7, max_iter=6)
+    monkeypatch.setattr(evaluate, "PLANNER_BRIDGES", 12)  # groups of 2 fleets: each group's own fine bound
+    fine_res, fine = evaluate_with_bound(cfg, [], episodes=3, seed=7, max_iter=6, bound_step=0.02)
+    np.testing.assert_array_equal(coarse_res[-1].returns, fine_res[-1].returns)  # the planner on its own grid
+    sim = FleetSimulator(cfg, 3)
+    sim.reset(None, [7, 8, 9])
+    want = LagrangianPlanner(step=0.02, max_iter=6).prepare(sim).values
+    np.testing.assert_allclose(fine.values, want, rtol=1e-9)
+    assert not np.allclose(fine.values, coarse.values, rtol=1e-6)
+    with pytest.raises(ValueError, match="bound step 0: must be in"):
+        evaluate_with_bound(cfg, [], episodes=1, bound_step=0)
+
+
 def test_evaluate_json_and_bound_cli(tmp_path, capsys):
     out = tmp_path / "ev.json"
     assert main(["evaluate", "--policy", "lagrangian", "--episodes", "3", "--bound-iters", "4", "--quiet",
