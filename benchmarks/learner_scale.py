@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--bound-step", type=float, default=None, help="rating grid step of the bound the distances are "
                     "measured to (default: the planner's, 0.05); the grid bound's error has no sign and shrinks with "
                     "the step, so where the planner is within it of the bound use 0.01 (on dc-2019 a few seconds a "
-                    "level, Indiana about 5 min, 100 fleets of the default fleet about 18 min)")
+                    "level, Indiana about 5 min, 100 fleets of the default fleet about 16 min)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option over the "
                     "preset (YAML value); repeat the same key to compare values, one run each")
     ap.add_argument("--preset", default="default", help="training preset (default: default, the network fitted to "
