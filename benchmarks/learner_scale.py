@@ -44,6 +44,7 @@ from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.evaluation.evaluate import BoundEstimate, EvalResult, bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.bound import ci95
+from bridgefleet.planning.planner import PLANNER_STEP
 from bridgefleet.runs.load import load_policy
 from bridgefleet.training.runner import train
 
@@ -72,9 +73,9 @@ def main() -> None:
     ap.add_argument("--split", choices=("test", "validation"), default="test", help="fleets the runs, the planner and "
                     "the bound are scored on: test (to publish) or validation (to choose a setting on)")
     ap.add_argument("--bound-step", type=float, default=None, help="rating grid step of the bound the distances are "
-                    "measured to (default: the planner's, 0.05); the grid bound's error has no sign and shrinks with "
-                    "the step, so where the planner is within it of the bound use 0.01 (on dc-2019 a few seconds a "
-                    "level, Indiana about 5 min, 100 fleets of the default fleet about 16 min)")
+                    f"measured to (default: the planner's, {PLANNER_STEP:g}); the grid bound's error has no sign and "
+                    "shrinks with the step, so where the planner is within it of the bound use 0.01 (on dc-2019 a few "
+                    "seconds a level, Indiana about 5 min, 100 fleets of the default fleet about 16 min)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a training option over the "
                     "preset (YAML value); repeat the same key to compare values, one run each")
     ap.add_argument("--preset", default="default", help="training preset (default: default, the network fitted to "
@@ -151,7 +152,7 @@ def main() -> None:
                     "agent_over_planner", "agent_over_planner_ci95", "agent_below_planner_per_bridge",
                     "agent_below_planner_ci95"])
         w.writerows(rows)
-    grid = "the planner's (0.05)" if args.bound_step is None else f"{args.bound_step:g}"
+    grid = f"the planner's ({PLANNER_STEP:g})" if args.bound_step is None else f"{args.bound_step:g}"
     print(f"\nruns and learner_scale.csv in {out}; {args.split} fleets: {args.test_episodes} from seed {first_seed:,}; "
           f"the bound on a rating grid of step {grid}")
 
