@@ -2,6 +2,7 @@
 scenarios command on a small fleet."""
 
 import csv
+import functools
 import itertools
 import json
 
@@ -38,20 +39,42 @@ def _path(x0: float, actions: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(spend), np.array(poor)
 
 
-def _least_scale_by_enumeration(rule: float) -> float:
-    """Smallest budget scale at which some joint policy (every action sequence of both bridges) keeps the
-    poor deck area ≤ rule every year and the spend within the carried-over budgets."""
-    best = np.inf
+@functools.cache
+def _joint_sequences() -> tuple[np.ndarray, np.ndarray]:
+    """Every joint action sequence of the two bridges: the budget scale each needs with carry-over (shape (5^6,))
+    and its poor deck-area share per year (shape (5^6, 3))."""
     seqs = list(itertools.product(range(5), repeat=3))
     paths = [[_path(RATING[i], s) for s in seqs] for i in range(2)]
     years = np.arange(1, 4)
+    need, poor = [], []
     for (s0, p0), (s1, p1) in itertools.product(paths[0], paths[1]):
-        if ((p0 * DECK[0] + p1 * DECK[1]) > rule * DECK.sum() + 1e-9).any():
+        need.append(max((np.cumsum(s0 * DECK[0]) / (years * SHARE[0])).max(),
+                        (np.cumsum(s1 * DECK[1]) / (years * SHARE[1])).max()))
+        poor.append((p0 * DECK[0] + p1 * DECK[1]) / DECK.sum())
+    return np.round(need, 9), np.array(poor)
+
+
+def _least_scale_by_enumeration(rule: float, randomized: bool = False) -> float:
+    """Smallest budget scale at which some joint policy keeps the poor deck area ≤ rule every year and the spend
+    within the carried-over budgets. With ``randomized``, over every policy that meets the rule in expectation:
+    deterioration is deterministic, so any policy (adaptive or randomized) is a random choice among the joint
+    sequences, each of which must keep within the budget; an LP (HiGHS) over the sequences that fit each scale
+    asks whether some mixture keeps the expected share ≤ rule every year."""
+    from scipy.optimize import linprog
+
+    need, poor = _joint_sequences()
+    for scale in np.unique(need):
+        fits = need <= scale
+        if not randomized:
+            if (poor[fits] <= rule + 1e-9).all(axis=1).any():
+                return float(scale)
             continue
-        need = max((np.cumsum(s0 * DECK[0]) / (years * SHARE[0])).max(),
-                   (np.cumsum(s1 * DECK[1]) / (years * SHARE[1])).max())
-        best = min(best, need)
-    return best
+        n = int(fits.sum())
+        mix = linprog(np.zeros(n), A_ub=poor[fits].T, b_ub=np.full(3, rule + 1e-9), A_eq=np.ones((1, n)),
+                      b_eq=[1.0], bounds=(0, None), method="highs")
+        if mix.status == 0:
+            return float(scale)
+    return np.inf
 
 
 def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
@@ -62,8 +85,8 @@ def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
                                               1e12 * one[:, part], step=0.01, certify=True), 2)
     for rule in (0.0, 0.3, 0.7):
         found = least_budget(mdps, rule, SHARE, carry_over=True, max_iter=40, certify=fine)
-        exact = _least_scale_by_enumeration(rule)
-        assert found.lower[0] <= exact + 1e-6  # the certificate: no joint policy meets the rule below it
+        exact = _least_scale_by_enumeration(rule, randomized=True)
+        assert found.lower[0] <= exact + 1e-6  # the certificate: no policy meets the rule below it
         assert found.certified[0] <= exact + 1e-6  # the one that holds for the continuous model too
         assert found.certified[0] >= 0.9 * found.lower[0]  # and nearly as high on a fine grid
         assert found.lower[0] <= found.upper[0] + 1e-6
@@ -72,10 +95,14 @@ def test_no_joint_policy_meets_the_rule_below_the_certified_least_budget():
     # enumeration's too. 30 % poor: a mixture treats bridge 1 and bridge 2 with probability q, 300 (1 − 1) +
     # 700 (1 − q) ≤ 300 → q = 4/7, rural 98,000 q ≤ 2 × 100,000 s → s = 0.28 (the integer policies need 0.49).
     # 70 %: 3r + 7q ≥ 3 with 0.21 r = 0.49 q = s → s = 0.105 (integer: 0.21).
+    # No policy does better than the integer ones, randomized included: each path must pay its treatments in
+    # full, so the least budget of any policy is 1.75 × (30 %) and 2 × (70 %) the relaxation's. A planner within
+    # 10 % of the certificate is not to be had on every fleet (issue 28; docs/planning.md).
     for rule, relaxed, integer in ((0.0, 0.49, 0.49), (0.3, 0.28, 0.49), (0.7, 0.105, 0.21)):
         found = least_budget(mdps, rule, SHARE, carry_over=True)
         np.testing.assert_allclose([found.lower[0], found.upper[0]], relaxed, atol=1e-6)
         assert _least_scale_by_enumeration(rule) == pytest.approx(integer)
+        assert _least_scale_by_enumeration(rule, randomized=True) == pytest.approx(integer)
     # Everything allowed poor: no budget is needed.
     assert least_budget(mdps, 1.0, SHARE, carry_over=True).upper[0] <= 1e-9
 
