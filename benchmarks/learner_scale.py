@@ -43,9 +43,9 @@ from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.evaluation.evaluate import BoundEstimate, EvalResult, bound_gap, evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet
-from bridgefleet.planning.bound import ci95
 from bridgefleet.planning.planner import PLANNER_STEP
 from bridgefleet.runs.load import load_policy
+from bridgefleet.stats import ci95
 from bridgefleet.training.runner import train
 
 
@@ -150,8 +150,9 @@ def main() -> None:
                     "train_seconds", "budget_scale", "agent_gap_per_bridge", "agent_gap_usd_bridge_year",
                     "planner_gap_per_bridge", "planner_gap_ci95", "planner_gap_usd_bridge_year",
                     "agent_over_planner", "agent_over_planner_ci95", "agent_below_planner_per_bridge",
-                    "agent_below_planner_ci95"])
-        w.writerows(rows)
+                    "agent_below_planner_ci95", "bound_step"])
+        step = PLANNER_STEP if args.bound_step is None else args.bound_step
+        w.writerows([*row, f"{step:g}"] for row in rows)
     grid = f"the planner's ({PLANNER_STEP:g})" if args.bound_step is None else f"{args.bound_step:g}"
     print(f"\nruns and learner_scale.csv in {out}; {args.split} fleets: {args.test_episodes} from seed {first_seed:,}; "
           f"the bound on a rating grid of step {grid}")

@@ -26,6 +26,27 @@ def test_cost_is_unit_cost_times_deck_area_times_cost_factor():
     np.testing.assert_allclose(cost[0], [144_100.0, 849_000.0, 898_920.0], rtol=1e-6)
 
 
+def test_a_treatment_in_annual_budgets_of_its_own_agency():
+    import dataclasses
+
+    unit = np.asarray(FleetConfig().unit_costs_usd_per_m2)
+    prof = dataclasses.replace(_profile([100.0, 200.0, 400.0], cf=[1.0, 1.0, 0.5]),
+                               urban=np.array([True, False, False]))
+    # urban USD 169,800 a year, rural 84,900: rehabilitation 1698 × 100 / 169,800 = 1; 1698 × 200 / 84,900 = 4;
+    # 1698 × 400 × 0.5 / 84,900 = 4; replacement × 2497 / 1698
+    years = model.cost_in_budgets(prof, unit, (169_800.0, 84_900.0))
+    np.testing.assert_allclose(years[0, :, 3], [1.0, 4.0, 4.0], rtol=1e-6)
+    np.testing.assert_allclose(years[0, :, 4], np.array([1.0, 4.0, 4.0]) * 2497 / 1698, rtol=1e-6)
+    assert (years[0, :, 0] == 0).all()  # doing nothing costs no budget
+    lumps = model.treatment_lumps(prof, unit, [169_800.0, 84_900.0])
+    assert lumps == pytest.approx({"rehabilitation_median": 4.0, "rehabilitation_max": 4.0,
+                                   "replacement_median": 4 * 2497 / 1698, "replacement_max": 4 * 2497 / 1698},
+                                  rel=1e-6)
+    assert model.treatment_lumps(prof, unit, [169_800.0, 0.0]) is None  # rural treatments no budget pays
+    assert np.isinf(model.cost_in_budgets(prof, unit, (169_800.0, 0.0))[0, 1:, 3]).all()
+    assert model.cost_in_budgets(prof, unit, (169_800.0, 0.0))[0, 1, 0] == 0.0
+
+
 def test_budget_funds_worst_first_and_defers_what_does_not_fit():
     # Urban budget 200,000 USD. Requests: bridge 0 rating 4 rehabilitation 169,800; bridge 1 rating 5
     # repair 65,500; bridge 2 rating 6 preventive 28,000; bridge 3 rating 3.5 nothing.

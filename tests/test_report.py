@@ -6,13 +6,14 @@ import re
 import shutil
 import subprocess
 
+import markupsafe
 import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.evaluation.scenarios import RULE_SENTENCE
+from bridgefleet.evaluation.scenarios import LUMPS_SENTENCE, RULE_SENTENCE
 from bridgefleet.inventory.load import load_inventory
-from bridgefleet.report import build_report
+from bridgefleet.report import build_report, read_scenarios
 from bridgefleet.training.runner import train
 
 BRIDGE = {"agent": "bridge", "bridge_hidden": [32, 32], "batch_size": 256, "learning_starts": 500,
@@ -139,6 +140,8 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert "3. The plan of the lagrangian policy" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text
+    lumps = LUMPS_SENTENCE.format(**data["treatment_in_annual_budgets"])  # the floor and its lumps, both places
+    assert str(markupsafe.escape(lumps)) in text and lumps in (scn / "scenarios.md").read_text()
     breaches = data["planner_least_breaches"]  # at the planner's least budget: here the lowest level, 0.5
     assert data["planner_least_scale"] == 0.5 and breaches is not None
     assert f"the probability of a breach in some year is {breaches['any_year']:.0%}" in text
@@ -160,6 +163,8 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
                        (json.dumps({**data, "levels": "x"}), "field 'levels' is missing or not a list"),
                        (json.dumps({**data, "sized_usd": None}), "field 'sized_usd' is missing or not a number"),
                        (json.dumps({**data, "levels": [{}]}), "level 1: field 'scale' is missing"),
+                       (json.dumps({**data, "treatment_in_annual_budgets": {"replacement_max": "x"}}),
+                        "treatment_in_annual_budgets: field 'rehabilitation_median' is missing or not a number"),
                        (json.dumps({**data, "levels": [level, {**level, "deck_poor_by_year": [0.1]}]}),
                         "level 2: deck_poor_by_year is not one number a year for every level")]:
         bad.write_text(text)
@@ -168,6 +173,8 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
         err = capsys.readouterr().err
         assert f"{bad}: " in err and says in err and err.count("\n") == 1, err
         assert not (damaged / "r.html").exists()
+    bad.write_text(json.dumps({k: v for k, v in data.items() if k != "treatment_in_annual_budgets"}))
+    assert read_scenarios(bad)["levels"]  # written before the lumps were: still read (the report leaves them out)
 
 
 def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_the_other_way():

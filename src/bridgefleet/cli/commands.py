@@ -160,10 +160,10 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.national import markdown as national_markdown
     from bridgefleet.evaluation.national import to_json as national_json
     from bridgefleet.inventory.fleet import resolve_fleet
-    from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.planner import LagrangianPlanner
     from bridgefleet.planning.transitions import grid_points
     from bridgefleet.sim.simulator import FleetSimulator
+    from bridgefleet.stats import ci95
 
     if args.episodes < 1:
         raise ValueError(f"--episodes {args.episodes}: must be at least 1")

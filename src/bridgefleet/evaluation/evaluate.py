@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -13,6 +12,7 @@ from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.sim.heuristics import HEURISTICS, Policy
 from bridgefleet.sim.model import ACTION_NAMES, POOR_BELOW, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.stats import ci95
 
 
 @dataclass
@@ -129,8 +129,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
         agency[:, t] = res.cost.sum(1)
         user[:, t] = (sim.user_cost * (sim.state.condition < POOR_BELOW)).sum(1)
     poor = (sim.state.condition < POOR_BELOW).mean(1)
-    sd = ret.std(ddof=1) if episodes > 1 else 0.0
-    return EvalResult(name, episodes, float(ret.mean()), 1.96 * sd / math.sqrt(episodes),
+    return EvalResult(name, episodes, float(ret.mean()), ci95(ret),
                       float(by_agency.sum() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
                       by_agency / horizon, np.array(poor_by_year), treatments / horizon, deck, agency, user,
                       float(gamma), sim.fhwa_basis)
@@ -288,7 +287,6 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     Raises:
         ValueError: ``episodes`` < 1, a negative or non-finite ``budget_scale``, or a ``bound_step`` off (0, 1].
     """
-    from bridgefleet.planning.bound import ci95
     from bridgefleet.planning.planner import LagrangianPlanner
     from bridgefleet.planning.transitions import grid_points
 
@@ -345,10 +343,8 @@ def merge_results(parts: list[EvalResult]) -> EvalResult:
         return sum(wi * np.asarray(getattr(p, field), dtype=np.float64) for wi, p in zip(w, parts, strict=True))
 
     ret = np.concatenate([p.returns for p in parts])
-    e = len(ret)
-    sd = ret.std(ddof=1) if e > 1 else 0.0
     first = parts[0]
-    return EvalResult(first.policy, e, float(ret.mean()), 1.96 * sd / math.sqrt(e), float(mean("mean_annual_cost_usd")),
+    return EvalResult(first.policy, len(ret), float(ret.mean()), ci95(ret), float(mean("mean_annual_cost_usd")),
                       float(mean("share_poor_end")), float(mean("deferred_per_year")), ret,
                       mean("annual_cost_by_agency_usd"), mean("share_poor_by_year"), mean("treatments_per_year"),
                       np.concatenate([p.deck_by_year for p in parts]), np.concatenate([p.agency_usd for p in parts]),

@@ -38,7 +38,9 @@ from bridgefleet.planning.planner import (
     LagrangianPlanner,
     planner_step,
 )
+from bridgefleet.sim.model import treatment_lumps
 from bridgefleet.sim.simulator import FleetSimulator
+from bridgefleet.stats import ci95
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
@@ -154,8 +156,7 @@ class Level:
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
-    n = len(x)
-    return float(x.mean()), (1.96 * float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0)
+    return float(x.mean()), ci95(x)
 
 
 def probe_episodes(deck: np.ndarray, rule: float, episodes: int) -> int:
@@ -242,6 +243,7 @@ class Scenarios:
     n_bridges: int = 0
     cost_lambda: float = 1e-5
     planner_step: float = PLANNER_STEP  # nominal rating grid step of the planner's tables (:func:`planner_step`)
+    lumps: dict[str, float] | None = None  # at the certificate (:func:`bridgefleet.sim.model.treatment_lumps`)
 
     @property
     def planner_least(self) -> float | None:
@@ -337,7 +339,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     name = cfg.fleet_in_words()  # the model's fleet of seed ``seed`` (set above) or the inventory
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
                      at_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
-                     cfg.cost_lambda, step)
+                     cfg.cost_lambda, step,
+                     treatment_lumps(sim.profile, sim.unit_costs, [lb.certified[0] * b for b in cfg.budgets_usd]))
+
 
 
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:
@@ -439,6 +443,15 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
     return text
 
 
+LUMPS_SENTENCE = (
+    "The certificate is a floor, not a price: it counts each year's spend in expectation over the futures, while "
+    "each future pays whole treatments from its own agency's budget; at the certificate a rehabilitation costs a "
+    "median {rehabilitation_median:.2g} (at most {rehabilitation_max:.3g}) of its agency's annual budgets and a "
+    "replacement {replacement_median:.2g} ({replacement_max:.3g}). The lumpier the treatments, the further above "
+    "the floor the least budget of any policy can lie (docs/planning.md).")
+"""Said under the certified least budget (``scenarios.md``, the report): :attr:`Scenarios.lumps`'s figures."""
+
+
 def format_markdown(sc: Scenarios) -> str:
     """The scenario table: per level the deck area good / poor at the shown years, costs, breaches, bound."""
     y_n = sc.levels[0].deck.shape[1]
@@ -475,6 +488,8 @@ def format_markdown(sc: Scenarios) -> str:
                   f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
                   f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
                   f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]; docs/planning.md)."]
+        if sc.lumps is not None:
+            lines.append(LUMPS_SENTENCE.format(**sc.lumps))
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
@@ -544,7 +559,7 @@ def summary(sc: Scenarios) -> dict:
     return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
             "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
             "certify_step": sc.certify_step, "planner_step": sc.planner_step,
-            "grid_relaxation_least_scale": list(sc.relaxation),
+            "grid_relaxation_least_scale": list(sc.relaxation), "treatment_in_annual_budgets": sc.lumps,
             "planner_least_scale": sc.planner_least, "planner_least_episodes": None if sc.planner_at_least is None
             else sc.planner_at_least.episodes,
             "planner_missed_scale": sc.planner_missed,

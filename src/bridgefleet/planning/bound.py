@@ -23,7 +23,6 @@ min L) measures how far it may still be from the tightest.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from bridgefleet.planning.dp import Solution, solve
 from bridgefleet.planning.rows import SAMPLE_BRIDGES, CouplingRows, sample_bridges, sampled_rows
 from bridgefleet.planning.transitions import BridgeMDPs, at_budget, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
+from bridgefleet.stats import ci95
 
 BIG_PRICE = 1e9
 """A price per USD no action can pay: its DP policy is do-nothing (the LP's first, always feasible column)."""
@@ -346,12 +346,6 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     return BoundResult(values, lp_value, best_cost, best_count, it, time.perf_counter() - began, history,
                        best_poor if rule else None, slack if rule else None, met, certified, tables, kept, mixture,
                        None if start is None else (few.n // e_n, start.iterations))
-
-
-def ci95(values: np.ndarray) -> float:
-    """Half-width of the 95 % CI of the mean of per-fleet values (E,): 1.96 σ/√E; 0 for one fleet."""
-    e = len(values)
-    return 1.96 * float(np.std(values, ddof=1)) / math.sqrt(e) if e > 1 else 0.0
 
 
 def column_generation_options(h: highspy.Highs) -> None:

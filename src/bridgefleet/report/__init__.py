@@ -19,7 +19,7 @@ import numpy as np
 from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
-from bridgefleet.evaluation.scenarios import RULE_SENTENCE, SHOW_YEARS, plot_scenarios
+from bridgefleet.evaluation.scenarios import LUMPS_SENTENCE, RULE_SENTENCE, SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
@@ -106,7 +106,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         samples=samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
-        rule_sentence=RULE_SENTENCE, usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
+        rule_sentence=RULE_SENTENCE, lumps_sentence=_lumps_sentence(scenario_data),
+        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
         plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy", plan_fleet=plan.fleet)
     write_text(out, html)
     return out
@@ -164,7 +165,18 @@ def read_scenarios(path: Path) -> dict:
     if data["planner_least_breaches"] is not None:
         check(data["planner_least_breaches"], {"any_year": _NUMBER, "three_consecutive": _NUMBER},
               "planner_least_breaches")
+    if data.get("treatment_in_annual_budgets") is not None:  # absent from files written before it
+        check(data["treatment_in_annual_budgets"], dict.fromkeys(_LUMPS, _NUMBER), "treatment_in_annual_budgets")
     return data
+
+
+_LUMPS = ("rehabilitation_median", "rehabilitation_max", "replacement_median", "replacement_max")
+
+
+def _lumps_sentence(scenarios: dict | None) -> str | None:
+    """:data:`LUMPS_SENTENCE` from scenarios.json's figures, None without them."""
+    lumps = (scenarios or {}).get("treatment_in_annual_budgets")
+    return None if lumps is None else LUMPS_SENTENCE.format(**{k: lumps[k] for k in _LUMPS})
 
 
 def _run_inventory(run_dir: Path) -> str | None:
