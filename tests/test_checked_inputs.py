@@ -129,6 +129,11 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
     (["--budgets-usd", "-5"], "--budgets-usd -5: each level must be a finite number ≥ 0"),
     (["--bisect", "-1"], "--bisect -1: must be ≥ 0"),
     (["--certify-step", "0"], "--certify-step 0: must be in (0, 1] rating points"),
+    # 1/34 of a point misses the new structure's 8.3: refused before the least budget's minute, not after it
+    (["--certify-step", "0.03"], "--certify-step 0.03: the certified bound needs the new-structure rating 8.3 on its "
+                                 "grid, which a step of 0.02941 (1/34 point) misses: try 0.1, 0.05, 0.02, 0.01"),
+    (["--budgets", "1e308,1"], "budget level 1e+308 × the sized budget (USD 18,862,049 a year) is more USD than a "
+                               "number holds: give a smaller level"),
     (["--episodes", "0"], "error: --episodes 0: must be at least 1\n"),  # names only the option given
     (["--years", "0"], "error: --years 0: must be at least 1\n"),
 ])
@@ -143,6 +148,10 @@ def test_scenarios_refuses_an_out_folder_under_a_file_at_once(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     assert main(["scenarios", "--inventory", "dc-2019", "--out", str(tmp_path / "afile" / "sub"), "--quiet"]) == 2
     assert f"{tmp_path / 'afile'} is a file, not a folder" in capsys.readouterr().err
+    (tmp_path / "sc" / "scenarios.json").mkdir(parents=True)  # a folder where one of its files goes
+    assert main(["scenarios", "--inventory", "dc-2019", "--out", str(tmp_path / "sc"), "--quiet"]) == 2
+    assert (f"--out {tmp_path / 'sc'}: {tmp_path / 'sc' / 'scenarios.json'} is a folder where scenarios writes its "
+            "file scenarios.json: move it, or give another --out") in capsys.readouterr().err
 
 
 def test_plan_refused_leaves_no_folder_behind(tmp_path, capsys):

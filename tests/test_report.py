@@ -11,7 +11,7 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.evaluation.scenarios import LUMPS_SENTENCE, RULE_SENTENCE
+from bridgefleet.evaluation.scenarios import RULE_SENTENCE, lumps_sentence
 from bridgefleet.inventory.load import load_inventory
 from bridgefleet.report import build_report, read_scenarios
 from bridgefleet.training.runner import train
@@ -140,7 +140,7 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert "3. The plan of the lagrangian policy" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text
-    lumps = LUMPS_SENTENCE.format(**data["treatment_in_annual_budgets"])  # the floor and its lumps, both places
+    lumps = lumps_sentence(data["treatment_in_annual_budgets"])  # the floor and its lumps, both places
     assert str(markupsafe.escape(lumps)) in text and lumps in (scn / "scenarios.md").read_text()
     breaches = data["planner_least_breaches"]  # at the planner's least budget: here the lowest level, 0.5
     assert data["planner_least_scale"] == 0.5 and breaches is not None
@@ -151,8 +151,8 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     other = tmp_path / "other"  # levels of an inventory beside a fleet model's run: refused before any work
     other.mkdir()
     (other / "scenarios.json").write_text(json.dumps({**data, "fleet": "dc-2019"}))
-    assert main(["report", str(default_run), "--scenarios", str(other), "--quiet"]) == 2
-    assert "its levels are of dc-2019, this report is of the run’s fleet model" in capsys.readouterr().err
+    assert main(["report", str(default_run), "--scenarios", str(other / "scenarios.json"), "--quiet"]) == 2
+    assert "its levels are of dc-2019, this report is of the run’s fleet model" in capsys.readouterr().err  # the file
     damaged = tmp_path / "damaged"  # a damaged scenarios.json: one line naming the file and the field, no report
     damaged.mkdir()
     bad = damaged / "scenarios.json"
@@ -166,7 +166,17 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
                        (json.dumps({**data, "treatment_in_annual_budgets": {"replacement_max": "x"}}),
                         "treatment_in_annual_budgets: field 'rehabilitation_median' is missing or not a number"),
                        (json.dumps({**data, "levels": [level, {**level, "deck_poor_by_year": [0.1]}]}),
-                        "level 2: deck_poor_by_year is not one number a year for every level")]:
+                        "level 2: deck_poor_by_year is not one share (0 to 1) a year for every level"),
+                       ('[' * 100_000 + ']' * 100_000, "not the JSON bridgefleet scenarios writes (nested too deep)"),
+                       (json.dumps({**data, "rule": float("nan")}), "field 'rule' is nan, not a finite number ≥ 0"),
+                       (json.dumps({**data, "rule": 1.5}), "the rule 1.5 is not a share in (0, 1]"),
+                       (json.dumps({**data, "sized_usd": -1}), "field 'sized_usd' is -1, not a finite number ≥ 0"),
+                       (json.dumps({**data, "episodes": 16.0}), "field 'episodes' is missing or not a whole number"),
+                       (json.dumps({**data, "planner_least_breaches": "x"}),
+                        "field 'planner_least_breaches' is missing or not an object or null"),
+                       (json.dumps({**data, "treatment_in_annual_budgets": {
+                           **data["treatment_in_annual_budgets"], "rehabilitation_median": -5}}),
+                        "treatment_in_annual_budgets: field 'rehabilitation_median' is -5, not a finite number ≥ 0")]:
         bad.write_text(text)
         assert main(["report", str(default_run), "--scenarios", str(damaged), "--out", str(damaged / "r.html"),
                      "--quiet"]) == 2

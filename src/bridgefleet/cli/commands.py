@@ -161,7 +161,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.national import to_json as national_json
     from bridgefleet.inventory.fleet import resolve_fleet
     from bridgefleet.planning.planner import LagrangianPlanner
-    from bridgefleet.planning.transitions import grid_points
+    from bridgefleet.planning.transitions import check_certify_step, grid_points
     from bridgefleet.sim.simulator import FleetSimulator
     from bridgefleet.stats import ci95
 
@@ -192,6 +192,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
                                                         "money_units": "USD a year"}))
         return 0
     cfg, fleet = resolve_fleet(_fleet_config(args))
+    if args.certify_step is not None:
+        check_certify_step(cfg, args.certify_step)  # before the price search
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])
     on_ray = {}
@@ -355,6 +357,9 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     out = check_writable_folder(args.out, "--out")  # before minutes of work
     reads = _reads(args)
     for name in SCENARIO_FILES:  # none of them may replace what the command reads
+        if (out / name).is_dir():
+            raise IsADirectoryError(f"--out {out}: {out / name} is a folder where scenarios writes its file {name}: "
+                                    "move it, or give another --out")
         check_writable_file(out / name, "--out", create=True, reads=reads)
     agent, fleet = None, None
     if args.run_dir:

@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--years", type=int, default=30, help="planning horizon, years")
     scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
     scn.add_argument("--seed", type=int, default=TEST_SEED,
-                     help=f"first seed (and the fleet seed of a fleet model; default {TEST_SEED:,}: the test fleets)")
+                     help=f"first seed (and the fleet seed of a fleet model) (default {TEST_SEED:,}: the test fleets)")
     scn.add_argument("--bisect", type=int, default=3,
                      help="most probes for the planner's least budget below the lowest level that met the rule "
                      "(first at 1.1, 1.2, 1.4, … × the certified least budget until one meets it, then bisection; "

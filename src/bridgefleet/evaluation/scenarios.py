@@ -38,6 +38,7 @@ from bridgefleet.planning.planner import (
     LagrangianPlanner,
     planner_step,
 )
+from bridgefleet.planning.transitions import check_certify_step
 from bridgefleet.sim.model import treatment_lumps
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.stats import ci95
@@ -282,6 +283,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     if not 0.0 < certify_step <= 1.0:
         raise ValueError(f"--certify-step {certify_step:g}: must be in (0, 1] rating points")
     cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)  # expectations over deterioration
+    check_certify_step(cfg, certify_step)
     sized = sum(cfg.budgets_usd)
     if not sized > 0:
         raise ValueError("the fleet's annual budget is USD 0: scenarios scale it (set annual_budget_usd, or "
@@ -293,6 +295,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     scales = sorted(set(DEFAULT_SCALES if scales is None else scales))  # a level given twice is one level
     if any(not (math.isfinite(s) and s >= 0) for s in scales):
         raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
+    if not math.isfinite(max(scales) * sized):
+        raise ValueError(f"budget level {max(scales):g} × the sized budget (USD {sized:,.0f} a year) is more USD than "
+                         "a number holds: give a smaller level")
     bar = None
     if progress:
         from tqdm import tqdm
@@ -443,13 +448,16 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
     return text
 
 
-LUMPS_SENTENCE = (
-    "The certificate is a floor, not a price: it counts each year's spend in expectation over the futures, while "
-    "each future pays whole treatments from its own agency's budget; at the certificate a rehabilitation costs a "
-    "median {rehabilitation_median:.2g} (at most {rehabilitation_max:.3g}) of its agency's annual budgets and a "
-    "replacement {replacement_median:.2g} ({replacement_max:.3g}). The lumpier the treatments, the further above "
-    "the floor the least budget of any policy can lie (docs/planning.md).")
-"""Said under the certified least budget (``scenarios.md``, the report): :attr:`Scenarios.lumps`'s figures."""
+def lumps_sentence(lumps: dict[str, float]) -> str:
+    """Said under the certified least budget (``scenarios.md``, the report), with :attr:`Scenarios.lumps`'s
+    figures (annual budgets: 2 decimals below 1, 1 below 100, none above)."""
+    n = {k: f"{v:.2f}" if v < 1 else f"{v:.1f}" if v < 100 else f"{v:,.0f}" for k, v in lumps.items()}
+    return ("The certificate is a floor, not a price: it counts each year's spend in expectation over the futures, "
+            "while each future pays whole treatments from its own agency's budget; at the certificate a "
+            f"rehabilitation costs a median {n['rehabilitation_median']} years of its agency's budget (at most "
+            f"{n['rehabilitation_max']}) and a replacement {n['replacement_median']} years "
+            f"({n['replacement_max']}). The lumpier the treatments, the further above the floor the least budget "
+            "of any policy can lie.")
 
 
 def format_markdown(sc: Scenarios) -> str:
@@ -489,7 +497,7 @@ def format_markdown(sc: Scenarios) -> str:
                   f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
                   f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]; docs/planning.md)."]
         if sc.lumps is not None:
-            lines.append(LUMPS_SENTENCE.format(**sc.lumps))
+            lines.append(lumps_sentence(sc.lumps))
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
-from bridgefleet.evaluation.scenarios import LUMPS_SENTENCE, RULE_SENTENCE, SHOW_YEARS, plot_scenarios
+from bridgefleet.evaluation.scenarios import RULE_SENTENCE, SHOW_YEARS, lumps_sentence, plot_scenarios
 from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
@@ -74,7 +75,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         raise ValueError(f"--episodes {episodes}: at least 2 evaluation fleets are needed for a confidence interval")
     scenario_data = None
     if scenarios is not None:
-        path = Path(scenarios) / "scenarios.json"
+        path = Path(scenarios) if Path(scenarios).is_file() else Path(scenarios) / "scenarios.json"  # file or folder
         if not path.is_file():
             raise FileNotFoundError(f"--scenarios {scenarios}: no scenarios.json (write it with bridgefleet scenarios "
                                     f"--out {scenarios})")
@@ -131,8 +132,9 @@ def read_scenarios(path: Path) -> dict:
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not the JSON bridgefleet scenarios writes ({exc})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number
+        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise ValueError(f"{path}: not the JSON bridgefleet scenarios writes ({reason})") from None
 
     def check(obj: Any, fields: dict, name: str) -> None:
         if not isinstance(obj, dict):
@@ -140,18 +142,28 @@ def read_scenarios(path: Path) -> dict:
         for field, kind in fields.items():
             value = obj.get(field)
             if field not in obj or not isinstance(value, kind) or isinstance(value, bool):
-                raise ValueError(f"{path}: {name}: field {field!r} is missing or not "
-                                 f"{'a list' if kind is list else 'text' if kind is str else 'a number'}: write it "
+                words = ("a list" if kind is list else "text" if kind is str else "a whole number" if kind is int
+                         else "an object or null" if isinstance(kind, tuple) and dict in kind
+                         else "a number")
+                raise ValueError(f"{path}: {name}: field {field!r} is missing or not {words}: write it again with "
+                                 "bridgefleet scenarios")
+            if isinstance(value, _NUMBER) and not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{path}: {name}: field {field!r} is {value!r}, not a finite number ≥ 0: write it "
                                  "again with bridgefleet scenarios")
 
     def numbers(series: Any, name: str, years: int | None) -> int:
-        if not series or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) for v in series) or (
+        if not isinstance(series, list) or not series or not all(
+                isinstance(v, _NUMBER) and not isinstance(v, bool) and 0 <= v <= 1 for v in series) or (
                 years is not None and len(series) != years):
-            raise ValueError(f"{path}: {name} is not one number a year for every level: write it again with "
+            raise ValueError(f"{path}: {name} is not one share (0 to 1) a year for every level: write it again with "
                              "bridgefleet scenarios")
         return len(series)
 
     check(data, _SCENARIO_FIELDS, "the file")
+    if not (0 < data["rule"] <= 1 and data["sized_usd"] > 0 and data["episodes"] >= 1):
+        raise ValueError(f"{path}: the rule {data['rule']!r} is not a share in (0, 1], or the sized budget "
+                         f"{data['sized_usd']!r} USD or the episodes {data['episodes']!r} not above 0: write it "
+                         "again with bridgefleet scenarios")
     if not data["levels"]:
         raise ValueError(f"{path}: no budget levels: write it again with bridgefleet scenarios")
     years = None
@@ -174,9 +186,9 @@ _LUMPS = ("rehabilitation_median", "rehabilitation_max", "replacement_median", "
 
 
 def _lumps_sentence(scenarios: dict | None) -> str | None:
-    """:data:`LUMPS_SENTENCE` from scenarios.json's figures, None without them."""
+    """:func:`lumps_sentence` from scenarios.json's figures, None without them."""
     lumps = (scenarios or {}).get("treatment_in_annual_budgets")
-    return None if lumps is None else LUMPS_SENTENCE.format(**{k: lumps[k] for k in _LUMPS})
+    return None if lumps is None else lumps_sentence({k: lumps[k] for k in _LUMPS})
 
 
 def _run_inventory(run_dir: Path) -> str | None:
