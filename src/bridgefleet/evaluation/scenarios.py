@@ -348,7 +348,6 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
                      treatment_lumps(sim.profile, sim.unit_costs, [lb.certified[0] * b for b in cfg.budgets_usd]))
 
 
-
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:
     from bridgefleet.cluster import one_core_tasks
 
