@@ -126,6 +126,12 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
                  "--bisect", "1", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "Certified least budget" in text and (out / "scenarios.png").is_file()
+    assert "| 0 | 0 |" in text and "— (no money to aim with)" in text  # the 0 × level aims at nothing
+    assert "under 3 years" not in text
+    assert main(["scenarios", "--config", str(fleet), "--budgets", "1", "--years", "2", "--episodes", "2",
+                 "--bisect", "0", "--out", str(tmp_path / "two"), "--quiet"]) == 0
+    two = capsys.readouterr().out  # two years cannot hold three in breach: no 0 % for it
+    assert "— (under 3 years)" in two and "no money to aim with" not in two
     assert "on the planner's 0.03-point grid" in text  # a small fleet under the rule: RULE_STEP
     data = json.loads((out / "scenarios.json").read_text(encoding="utf-8"))
     assert data["planner_step"] == 0.03

@@ -478,9 +478,11 @@ def format_markdown(sc: Scenarios) -> str:
             cells.append(f"{lv.deck[:, y - 1, 0].mean():.1%} / {p:.1%}{ci}")
         r, b = lv.result, lv.result.breaches(sc.rule)
         cells += [f"{r.present_value(r.agency_usd).mean():,.0f}", f"{r.present_value(r.user_usd).mean():,.0f}",
-                  f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}", f"{lv.deck[..., 2].max():.1%}",
-                  f"{100 * lv.aim:.3g} %" + (f" (the relaxation's mixture of policies, {lv.budget_share:.0%} of budget)"
-                                                   if lv.rounded else ""),
+                  f"{b['any_year']:.0%}", f"{b['three_consecutive']:.0%}" if y_n >= 3 else "— (under 3 years)",
+                  f"{lv.deck[..., 2].max():.1%}",
+                  "— (no money to aim with)" if lv.budget_usd == 0 else f"{100 * lv.aim:.3g} %" + (
+                      f" (the relaxation's mixture of policies, {lv.budget_share:.0%} of budget)" if lv.rounded
+                      else ""),
                   f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
