@@ -26,8 +26,9 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
+from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
 from bridgefleet.inventory.fleet import one_fleet, set_budget
-from bridgefleet.outputs import counted, figure_out, write_csv, write_json, write_text
+from bridgefleet.outputs import counted, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.least_budget import least_budget
@@ -45,7 +46,6 @@ from bridgefleet.stats import ci95
 
 DEFAULT_SCALES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 """Budget levels, multiples of the sized budget (1/75 of the replacement value a year, docs/fleet-model.md)."""
-SHOW_YEARS = (1, 5, 10, 30)
 RULE_SENTENCE = ("The planner buys the most value (condition, traffic and cost) within the rule: it keeps the expected "
                  "poor share at or under the rule each year, not as low as the money allows, so below the rule the "
                  "poor share need not fall as the budget grows.")
@@ -575,35 +575,3 @@ def summary(sc: Scenarios) -> dict:
             "planner_least_breaches": None if sc.planner_at_least is None
             else sc.planner_at_least.result.breaches(sc.rule),
             "levels": levels}
-
-
-def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
-    """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets, from
-    :func:`summary`'s data; written to ``path``, or returned as an ``<svg>`` element when ``path`` is None."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    levels = data["levels"]
-    y_n = len(levels[0]["deck_poor_by_year"])
-    sized = data["sized_usd"]
-    usd = np.array([lv["budget_usd"] for lv in levels]) / 1e6
-    fig, ax = plt.subplots(figsize=(9, 5))
-    for y in [y for y in SHOW_YEARS if y <= y_n]:
-        ax.plot(usd, [100 * lv["deck_poor_by_year"][y - 1] for lv in levels], marker="o", label=f"year {y}")
-    ax.plot(usd, [100 * max(lv["deck_poor_by_year"]) for lv in levels], "k:", marker=".", label="worst year (mean)")
-    if "agent" in levels[0]:
-        ax.plot(usd, [100 * max(lv["agent"]["deck_poor_by_year"]) for lv in levels], color="#ef6c00", ls="--",
-                marker="s", label="trained agent, worst year")
-    ax.axhline(100 * data["rule"], color="#c62828", ls="--", label=f"rule: {data['rule']:.0%} poor")
-    ax.axvline(data["certified_least_scale"] * sized / 1e6, color="#6a1b9a", ls="-.", label="certified least budget")
-    if data["planner_least_scale"] is not None:
-        ax.axvline(data["planner_least_scale"] * sized / 1e6, color="#1565c0", ls=":", label="planner's least budget")
-    ax.axvline(sized / 1e6, color="grey", lw=0.8, label="sized budget")
-    ax.set_xlabel("annual budget, million USD")
-    ax.set_ylabel(f"deck area poor, % ({data['basis']})")
-    ax.set_title("What each budget buys: share of deck area poor (FHWA, ≤ 4) by year, lagrangian planner")
-    ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    return figure_out(fig, path, dpi=100)

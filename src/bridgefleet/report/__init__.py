@@ -20,7 +20,8 @@ import numpy as np
 from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
-from bridgefleet.evaluation.scenarios import RULE_SENTENCE, SHOW_YEARS, lumps_sentence, plot_scenarios
+from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
+from bridgefleet.evaluation.scenarios import RULE_SENTENCE, lumps_sentence
 from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
