@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
     r.add_argument("--policy", help="the plan section shows this policy's plan: lagrangian (the planner) or a "
                    "heuristic's name (default: the trained agents')")
-    r.add_argument("--scenarios", metavar="DIR", help="a `bridgefleet scenarios` folder: adds 'What each budget buys'")
+    r.add_argument("--scenarios", metavar="DIR", help="a `bridgefleet scenarios` folder (or its scenarios.json): adds "
+                   "'What each budget buys'")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _threads_option(r)
     r.set_defaults(func=cmd_report)
