@@ -132,8 +132,9 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
     # 1/34 of a point misses the new structure's 8.3: refused before the least budget's minute, not after it
     (["--certify-step", "0.03"], "--certify-step 0.03: the certified bound needs the new-structure rating 8.3 on its "
                                  "grid, which a step of 0.02941 (1/34 point) misses: try 0.1, 0.05, 0.02, 0.01"),
-    (["--budgets", "1e308,1"], "budget level 1e+308 × the sized budget (USD 18,862,049 a year) is more USD than a "
-                               "number holds: give a smaller level"),
+    (["--budgets", "1e308,1"], "--budgets 1e+308 (× the sized budget, USD 18,862,049 a year): more than the "
+                               "USD 1,000,000,000,000,000 a year a budget may be"),
+    (["--budgets-usd", "1e16"], "--budgets-usd 1e+16: more than the USD 1,000,000,000,000,000 a year a budget may be"),
     (["--episodes", "0"], "error: --episodes 0: must be at least 1\n"),  # names only the option given
     (["--years", "0"], "error: --years 0: must be at least 1\n"),
 ])

@@ -90,6 +90,9 @@ def test_csv_cells_that_are_formulas_become_text_and_numbers_stay_numbers():
     assert [csv_cell(v) for v in ("+1+2", "-2+3", "@SUM(A1:A2)", "\tTAB", "\rx")] == [
         "'+1+2", "'-2+3", "'@SUM(A1:A2)", "'\tTAB", "'\rx"]
     assert [csv_cell(v) for v in ("-0.50", "+3", "1e5", -2, 3.5, "B01")] == ["-0.50", "+3", "1e5", -2, 3.5, "B01"]
+    # what Python's float takes and a spreadsheet does not read as a number is text too
+    assert [csv_cell(v) for v in ("-1_0", "-Infinity", "+nan", "-5.", "-.5")] == ["'-1_0", "'-Infinity", "'+nan",
+                                                                                 "-5.", "-.5"]
 
 
 def test_plan_csv_is_utf8_and_formula_safe_under_lc_all_c(hostile_run, tmp_path):

@@ -35,6 +35,11 @@ def test_set_budget_scales_the_sized_budget_and_keeps_the_split():
         set_budget(cfg, scale=1.0, usd=1.0)
     with pytest.raises(ValueError, match="--budget-scale -1: must be"):
         set_budget(cfg, scale=-1.0)
+    with pytest.raises(ValueError, match=r"--budget-usd 1e\+308: USD .* a year is more than the USD "
+                                         r"1,000,000,000,000,000 a budget may be"):
+        set_budget(cfg, usd=1e308)  # finite, but the planner's sums of it overflow
+    with pytest.raises(ValueError, match="--budget-scale 1e\\+308: USD inf a year"):
+        set_budget(cfg, scale=1e308)
     # a budget level is not another fleet model (a plan at 0.5 × once said "the custom fleet model")
     for name in ("default", "plan-2025"):
         assert set_budget(resolve_fleet(FleetConfig.named(name))[0], scale=0.5).model_name() == name
@@ -87,6 +92,10 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
     assert "--budget-usd -5: must be a finite number ≥ 0" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
+    assert main(["plan", "--policy", "lagrangian", "--out", str(tmp_path / "p.png")]) == 2  # the figure's own name
+    assert (f"--out {tmp_path / 'p.png'}: the plan is a CSV and its figure goes beside it as {tmp_path / 'p.png'}: "
+            "give a .csv path or a folder") in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()
 
 
 def test_the_planners_plan_with_the_rule_tries_tighter_aims_and_says_when_it_cannot_meet_it(monkeypatch):

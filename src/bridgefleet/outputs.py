@@ -14,23 +14,22 @@ import csv
 import errno
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+"""A number as a spreadsheet reads one (not Python's ``float``, which also takes ``1_0``, ``nan``, ``inf``)."""
 
 
 def csv_cell(value: Any) -> Any:
     """``value`` as a spreadsheet reads it safely: text starting with a formula character gets a leading ``'``
     (numbers, and text that is a number, are unchanged)."""
-    if not isinstance(value, str) or not value.startswith(FORMULA_START):
+    if not isinstance(value, str) or not value.startswith(FORMULA_START) or PLAIN_NUMBER.fullmatch(value):
         return value
-    try:
-        float(value)
-        return value
-    except ValueError:
-        return "'" + value
+    return "'" + value
 
 
 class SafeWriter:

@@ -21,8 +21,10 @@ from bridgefleet.cli.commands import (
 from bridgefleet.config.seeds import TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
-STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15) and must divide the fleet model's new-structure "
-             "rating: 0.1, 0.05, 0.02, 0.01, 0.005 do; below about 0.001 memory and time grow past a workstation's.")
+STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15); below about 0.001 memory and time grow past a "
+             "workstation's.")
+CERTIFY_STEP_HELP = STEP_HELP + (" Its grid must hold the fleet model's new-structure rating (8.3 by default): 0.1, "
+                                 "0.05, 0.02, 0.01, 0.005 do.")
 
 
 class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
@@ -189,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "least budget of each other; 0: the lowest level that met)")
     scn.add_argument("--certify-step", type=float, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
                      help="rating grid of the certified least budget, rating points (default 0.005; it holds for "
-                     "the simulator's model whatever the step; finer is tighter and slower)." + STEP_HELP)
+                     "the simulator's model whatever the step; finer is tighter and slower)." + CERTIFY_STEP_HELP)
     scn.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(scn)
     scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
@@ -327,13 +329,14 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-step", type=float, default=None, metavar="H",
                    help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
-                        "spend it plans to are closer to what the simulation gives)." + STEP_HELP)
+                        "spend it plans to are closer to what the simulation gives; an estimate whatever the "
+                        "step, the new-structure rating rounded to its grid)." + STEP_HELP)
     p.add_argument("--bound-iters", type=_at_least(2, "the price search needs at least 2 DP solves"), default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
         p.add_argument("--certify-step", type=float, metavar="H",
                        help="also the certified bound on a grid of step H (holds for the simulator's model whatever "
-                            "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)." + STEP_HELP)
+                            "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)." + CERTIFY_STEP_HELP)
         p.add_argument("--ray-address", metavar="HOST:PORT",
                        help="solve the bridges' DPs in chunks as Ray tasks on the cluster at HOST:PORT ('local': "
                             "start Ray on this machine); the price search's LP stays here; the same numbers. With "

@@ -27,7 +27,7 @@ from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import EvalResult, bound_gap, evaluate_policy
 from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
-from bridgefleet.inventory.fleet import one_fleet, set_budget
+from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet, set_budget
 from bridgefleet.outputs import counted, write_csv, write_json, write_text
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
@@ -295,9 +295,10 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     scales = sorted(set(DEFAULT_SCALES if scales is None else scales))  # a level given twice is one level
     if any(not (math.isfinite(s) and s >= 0) for s in scales):
         raise ValueError(f"budget levels {scales}: each must be a finite number ≥ 0")
-    if not math.isfinite(max(scales) * sized):
-        raise ValueError(f"budget level {max(scales):g} × the sized budget (USD {sized:,.0f} a year) is more USD than "
-                         "a number holds: give a smaller level")
+    if not max(scales) * sized <= MAX_BUDGET_USD:
+        level = (f"--budgets-usd {max(budgets_usd):g}" if budgets_usd is not None else
+                 f"--budgets {max(scales):g} (× the sized budget, USD {sized:,.0f} a year)")
+        raise ValueError(f"{level}: more than the USD {MAX_BUDGET_USD:,.0f} a year a budget may be")
     bar = None
     if progress:
         from tqdm import tqdm

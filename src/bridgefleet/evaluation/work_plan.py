@@ -100,6 +100,9 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
                                  ".csv path or a folder")
     if out.is_dir() or not out.suffix:
         out = out / "plan.csv"
+    if len(set(plan_files(out))) < 3:  # plan.png: the plan and its figure would be one file
+        raise ValueError(f"--out {out}: the plan is a CSV and its figure goes beside it as {out.with_suffix('.png')}: "
+                         "give a .csv path or a folder")
     reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
              *input_files((fleet or FleetConfig()).with_inventory(inventory, mapping))]
     for path in plan_files(out):  # before the plan is computed

@@ -81,12 +81,17 @@ def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, 
     return resolve_fleet(config)
 
 
+MAX_BUDGET_USD = 1e15
+"""The most USD a year a budget may be (a thousand trillion; the planner's sums over years and bridges of larger
+amounts overflow float64 with the costs they carry)."""
+
+
 def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:
     """A resolved fleet (:func:`resolve_fleet`) with its total annual budget ``scale`` × its own (the sized
     budget) or ``usd`` USD a year; the split between the agencies is kept. Neither given: unchanged.
 
     Raises:
-        ValueError: both given, or a negative or non-finite value.
+        ValueError: both given, a negative or non-finite value, or a budget above :data:`MAX_BUDGET_USD`.
     """
     if scale is not None and usd is not None:
         raise ValueError("give --budget-scale or --budget-usd, not both")
@@ -98,8 +103,12 @@ def set_budget(config: FleetConfig, scale: float | None = None, usd: float | Non
     urban, rural = config.budgets_usd
     total = urban + rural
     share = urban / total if total > 0 else config.n_urban / max(config.n_urban + config.n_rural, 1)
-    return config.replace(annual_budget_usd=float(usd if usd is not None else scale * total),
-                          urban_budget_share=float(share))
+    new = float(usd if usd is not None else scale * total)
+    if not new <= MAX_BUDGET_USD:
+        name, value = ("--budget-usd", usd) if usd is not None else ("--budget-scale", scale)
+        raise ValueError(f"{name} {value:g}: USD {new:,.0f} a year is more than the USD {MAX_BUDGET_USD:,.0f} a "
+                         "budget may be")
+    return config.replace(annual_budget_usd=new, urban_budget_share=float(share))
 
 
 def _file_version(name_or_path: str) -> tuple[int, int] | None:
