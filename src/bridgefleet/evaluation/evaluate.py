@@ -318,7 +318,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
         if bound_step is not None:  # the same fleets at year 0, on the finer grid
             part_sim.reset(None, [seed + lo + i for i in range(n)])
             bound = LagrangianPlanner(step=bound_step, max_iter=max_iter, progress=progress,
-                                      max_poor_deck_area=max_poor_deck_area).prepare(part_sim)
+                                      max_poor_deck_area=max_poor_deck_area).bound_only(part_sim)
         bounds.append(bound.values)
     values = np.concatenate(bounds)
     if sim.fixed is not None:  # one fleet, one bound

@@ -21,14 +21,16 @@ from collections.abc import Callable
 import numpy as np
 
 from bridgefleet.planning.bound import BoundResult, fleet_certifier, fleet_mdps, lagrangian_bound
+from bridgefleet.planning.certify import Certifier
 from bridgefleet.planning.columns import ColumnPool, Columns
 from bridgefleet.planning.dp import Layout, Solution, solve
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.reachable import benefits, state_layout, state_rows
 from bridgefleet.planning.rounding import assign, mixture_weights
+from bridgefleet.planning.rows import CouplingRows
 from bridgefleet.planning.rule import allocate_within_rule, fund_poor_cuts, only_choice, poor_probability
-from bridgefleet.planning.transitions import grid_points
+from bridgefleet.planning.transitions import BridgeMDPs, grid_points
 from bridgefleet.sim.model import RATING_GAIN
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -174,8 +176,10 @@ class LagrangianPlanner:
         self._key: tuple | None = None
         self._start: str | None = None
 
-    def prepare(self, sim: FleetSimulator) -> BoundResult:
-        """Prices and bound for the fleets of ``sim`` as they are now (year 0)."""
+    def _problem(self, sim: FleetSimulator) -> tuple[BridgeMDPs, CouplingRows, BridgeMDPs | None, Certifier | None]:
+        """The relaxation of the fleets of ``sim`` as they are now: the MDPs on the planner's grid, the coupling
+        rows, the search grid's MDPs (None where it is not coarser) and the certifier (None without
+        ``certify_step``)."""
         one = sim.fixed is not None
         sl = slice(0, 1) if one else slice(None)
         args = (sim.config, sim.profile.select(sl), sim.state.select(sl), sim.weight[sl], sim.fleet_annual_budget[sl])
@@ -183,12 +187,26 @@ class LagrangianPlanner:
         key = _start_key(sim, budget=False)
         built = self.like._built if self.like is not None else None
         same = built is not None and built[:2] == (key, step)
-        self.mdps, rows = fleet_mdps(*args, step=step, max_poor=self.max_poor, like=built[2] if same else None)
-        self._rows = rows
+        mdps, rows = fleet_mdps(*args, step=step, max_poor=self.max_poor, like=built[2] if same else None)
         search = (fleet_mdps(*args, step=self.search_step, max_poor=self.max_poor,
                              like=built[3] if same else None)[0] if self.search_step > step else None)
-        self._built = (key, step, self.mdps, search)
+        self._built = (key, step, mdps, search)
         certify = None if self.certify_step is None else fleet_certifier(*args, step=self.certify_step)
+        return mdps, rows, search, certify
+
+    def bound_only(self, sim: FleetSimulator) -> BoundResult:
+        """The bound of the fleets of ``sim`` as they are now (year 0), as :meth:`prepare` computes it, without the
+        planner's tables (the first years' and the checkpoints it keeps to act): about a sixth less time on the
+        default fleet at a 0.01-point grid, and the memory of those tables. The planner is not prepared by it."""
+        mdps, rows, search, certify = self._problem(sim)
+        return lagrangian_bound(mdps, rows, search, max_iter=self.max_iter, progress=self.progress, certify=certify,
+                                pool=self.pool, tol=self.tol, solver=self.solver)
+
+    def prepare(self, sim: FleetSimulator) -> BoundResult:
+        """Prices and bound for the fleets of ``sim`` as they are now (year 0)."""
+        one = sim.fixed is not None
+        self.mdps, rows, search, certify = self._problem(sim)
+        self._rows = rows
         self._full = Layout.full(self.mdps.n, self.mdps.weights.shape[1])
         first_hi = self._window_end(0, self._full, ())
         self._keep = self._checkpoints(first_hi)

@@ -49,11 +49,15 @@ def check_certify_step(config: FleetConfig, step: float, what: str = "--certify-
         ValueError: ``step`` outside (0, 1] rating points, or ``config.new_structure_rating`` × n not whole for the
             grid's 1 / n step; the message names ``what`` and steps that work.
     """
-    _, h = grid_points(step, what)
     rating = float(config.new_structure_rating)
-    if abs(rating / h - round(rating / h)) > 1e-6:
-        works = [f"{s:g}" for s in (0.1, 0.05, 0.02, 0.01, 0.005, 0.0025, 0.002, 0.001)
-                 if abs(rating / grid_points(s)[1] - round(rating / grid_points(s)[1])) <= 1e-6]
+
+    def on_grid(s: float) -> bool:
+        h = grid_points(s, what)[1]
+        return abs(rating / h - round(rating / h)) <= 1e-6
+
+    if not on_grid(step):
+        h = grid_points(step)[1]
+        works = [f"{s:g}" for s in (0.1, 0.05, 0.02, 0.01, 0.005, 0.0025, 0.002, 0.001) if on_grid(s)]
         raise ValueError(f"{what} {step:g}: the certified bound needs the new-structure rating {rating:g} on its "
                          f"grid, which a step of {h:.4g} (1/{round(1 / h)} point) misses: try "
                          f"{', '.join(works[:4]) or 'a step of 1/n with n × the rating whole'}")

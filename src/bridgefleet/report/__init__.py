@@ -30,6 +30,7 @@ from bridgefleet.paths import check_writable_file
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
 from bridgefleet.runs.folder import run_inputs
+from bridgefleet.sim.model import LUMP_KEYS
 
 __all__ = ["build_report", "json_script"]
 
@@ -179,17 +180,14 @@ def read_scenarios(path: Path) -> dict:
         check(data["planner_least_breaches"], {"any_year": _NUMBER, "three_consecutive": _NUMBER},
               "planner_least_breaches")
     if data.get("treatment_in_annual_budgets") is not None:  # absent from files written before it
-        check(data["treatment_in_annual_budgets"], dict.fromkeys(_LUMPS, _NUMBER), "treatment_in_annual_budgets")
+        check(data["treatment_in_annual_budgets"], dict.fromkeys(LUMP_KEYS, _NUMBER), "treatment_in_annual_budgets")
     return data
-
-
-_LUMPS = ("rehabilitation_median", "rehabilitation_max", "replacement_median", "replacement_max")
 
 
 def _lumps_sentence(scenarios: dict | None) -> str | None:
     """:func:`lumps_sentence` from scenarios.json's figures, None without them."""
     lumps = (scenarios or {}).get("treatment_in_annual_budgets")
-    return None if lumps is None else lumps_sentence({k: lumps[k] for k in _LUMPS})
+    return None if lumps is None else lumps_sentence({k: lumps[k] for k in LUMP_KEYS})
 
 
 def _run_inventory(run_dir: Path) -> str | None:

@@ -164,22 +164,25 @@ def cost_in_budgets(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: 
         float64 (E, B, 5): :func:`action_cost` of actions 0–4 over the annual budget of the bridge's agency
         (urban or rural), in years of that budget; inf where the budget is 0 and the action costs something.
     """
-    usd = np.asarray(unit_costs, dtype=np.float64) * (profile.deck_area.astype(np.float64)
-                                                      * profile.cost_factor)[..., None]
+    shape = profile.deck_area.shape
+    usd = np.stack([action_cost(np.full(shape, a), profile, unit_costs) for a in range(5)], axis=-1)
     budget = np.where(profile.urban, float(budgets_usd[0]), float(budgets_usd[1]))[None, :, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(usd == 0, 0.0, usd / budget)
 
 
+LUMP_KEYS = ("rehabilitation_median", "rehabilitation_max", "replacement_median", "replacement_max")
+"""The figures of :func:`treatment_lumps`, in its order."""
+
+
 def treatment_lumps(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: list[float]) -> dict[str, float] | None:
     """How lumpy the treatments are at a budget: the median and the largest cost of a rehabilitation and of a
     replacement over fleet 0's bridges, in annual budgets of the bridge's agency (:func:`cost_in_budgets`;
-    ``budgets_usd``: urban, rural, USD a year). Keys ``rehabilitation_median``, ``rehabilitation_max``,
-    ``replacement_median``, ``replacement_max``; None where a budget that must pay is 0."""
+    ``budgets_usd``: urban, rural, USD a year), keyed by :data:`LUMP_KEYS`; None where a budget that must pay
+    is 0."""
     years = cost_in_budgets(profile, unit_costs, (budgets_usd[0], budgets_usd[1]))[0]
-    out = {f"{name}_{stat}": float(fn(years[:, a])) for a, name in ((3, "rehabilitation"), (4, "replacement"))
-           for stat, fn in (("median", np.median), ("max", np.max))}
-    return out if all(np.isfinite(v) for v in out.values()) else None
+    values = [fn(years[:, a]) for a in (3, 4) for fn in (np.median, np.max)]
+    return dict(zip(LUMP_KEYS, map(float, values), strict=True)) if np.isfinite(values).all() else None
 
 
 def fund_actions(
