@@ -37,12 +37,16 @@ class HistoryMapping:
             ratings 0–9 recorded directly).
         value_range: (low, high) of a valid recorded value.
         rise_tolerance: a rise above this (recorded units) between two inspections counts as work.
+        missing: recorded values that stand for "not recorded" (Ontario's BCI 0.0 is such a placeholder: 219
+            bridges have one between ordinary values, e.g. 91 → 0.0 → 85); a row holding one is skipped, as is a
+            blank rating, so the pair spans the gap.
     """
 
     columns: dict[str, str] = field(default_factory=lambda: {"bridge": "bridge", "year": "year", "rating": "rating"})
     scale: list[tuple[float, float]] | None = None
     value_range: tuple[float, float] = (0.0, 9.0)
     rise_tolerance: float = 0.0
+    missing: tuple[float, ...] = ()
 
     def to_rating(self, value: np.ndarray) -> np.ndarray:
         """Ratings (rating points, float64) of recorded values."""
@@ -61,7 +65,8 @@ class HistoryMapping:
 
     @classmethod
     def load(cls, name_or_path: str | None) -> HistoryMapping:
-        """A mapping YAML (``columns:``, ``scale:``, ``range:``, ``rise_tolerance:``) or a bundled name.
+        """A mapping YAML (``columns:``, ``scale:``, ``range:``, ``rise_tolerance:``, ``missing:``) or a bundled
+        name.
 
         Raises:
             ConfigError: naming the file and the key.
@@ -75,9 +80,10 @@ class HistoryMapping:
         data = read_yaml(path)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping with 'columns:'")
-        unknown = sorted(set(data) - {"columns", "scale", "range", "rise_tolerance"})
+        known = ("columns", "scale", "range", "rise_tolerance", "missing")
+        unknown = sorted(set(data) - set(known))
         if unknown:
-            raise ConfigError(f"{path}: unknown key(s) {unknown}; known: columns, scale, range, rise_tolerance")
+            raise ConfigError(f"{path}: unknown key(s) {unknown}; known: {', '.join(known)}")
         if not isinstance(data.get("columns") or {}, dict):
             raise ConfigError(f"{path}: columns: expected field: column pairs (bridge: ID, year: YEAR, rating: "
                               f"RATING), got {data['columns']!r}")
@@ -90,18 +96,19 @@ class HistoryMapping:
             lo, hi = (float(v) for v in data.get("range", (0.0, 9.0) if scale is None else
                                                   (scale[0][0], scale[-1][0])))
             rise = float(data.get("rise_tolerance", 0.0))
+            missing = tuple(float(v) for v in (data.get("missing") or ()))
         except (TypeError, ValueError):
             raise ConfigError(f"{path}: scale must be [[value, rating], ...], range [low, high], rise_tolerance "
-                              "a number") from None
+                              "a number, missing a list of numbers") from None
         if scale is not None and (any(b[0] <= a[0] for a, b in itertools.pairwise(scale))
                                   or any(not 0 <= r <= 9 for _, r in scale)):
             raise ConfigError(f"{path}: scale: values must increase and ratings lie in [0, 9]")
-        if not (np.isfinite([lo, hi, rise]).all() and lo < hi and rise >= 0):
+        if not (np.isfinite([lo, hi, rise, *missing]).all() and lo < hi and rise >= 0):
             raise ConfigError(f"{path}: range must be [low, high] with low < high, rise_tolerance ≥ 0")
         if scale is None and not 0 <= lo < hi <= 9:
             raise ConfigError(f"{path}: range [{lo:g}, {hi:g}] without a scale: values are read as NBI ratings 0–9; "
                               "give scale: [[value, rating], ...] to map another scale (e.g. a 0–100 BCI) onto them")
-        return cls({k: str(v) for k, v in cols.items()}, scale, (lo, hi), rise)
+        return cls({k: str(v) for k, v in cols.items()}, scale, (lo, hi), rise, missing)
 
 
 @dataclass
@@ -189,7 +196,11 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
         if year != int(year) or not YEARS[0] <= year <= YEARS[1]:
             raise ConfigError(f"{path}, row {line}, column {mapping.columns['year']!r}: {year:g} is not an inspection "
                               f"year (a whole calendar year, {YEARS[0]}–{YEARS[1]})")
+        if not cell("rating"):
+            continue
         value = number("rating")
+        if value in mapping.missing:
+            continue
         if not lo <= value <= hi:
             raise ConfigError(f"{path}, row {line}, column {mapping.columns['rating']!r}: {value:g} is out of "
                               f"range [{lo:g}, {hi:g}]")
