@@ -201,6 +201,11 @@ class FleetConfig:
     area each controls; None = sized from the replacement value as for synthetic fleets."""
     discount: float = 0.95
     """Discount factor per year used for returns (IMP-MARL convention)."""
+    component_model: str | None = None
+    """The component model (a bundled name such as ``massachusetts-2026``, or a model YAML): each bridge's deck,
+    superstructure and substructure ratings as whole NBI ratings, Markov deterioration and fitted treatments
+    (:mod:`bridgefleet.sim.components`, docs/fleet-model.md); the condition is the lowest of them and the
+    continuous deterioration fields above are unused. None: the continuous single-rating model."""
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
     """Reserved for forward compatibility; must be empty."""
 
@@ -312,7 +317,7 @@ class FleetConfig:
             raise bad("aadt_reference", "must be > 0 vehicles/day")
         if self.inventory_budget_usd_per_m2 is not None and self.inventory_budget_usd_per_m2 < 0:
             raise bad("inventory_budget_usd_per_m2", "must be ≥ 0 USD/m²")
-        for name in ("county", "owner", "inventory_mapping", "inventory"):
+        for name in ("county", "owner", "inventory_mapping", "inventory", "component_model"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 setattr(self, name, str(value))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.sim import kernels, model
+from bridgefleet.sim import components, kernels, model
 from bridgefleet.sim.model import FleetProfile, FleetState
 from bridgefleet.sim.strategies import N_STRATEGIES, rural_actions
 
@@ -112,6 +112,16 @@ class FleetSimulator:
                       else None)
         self.t = np.zeros(e, dtype=np.int64)
         self.rngs = [np.random.default_rng() for _ in range(e)]
+        # The component model (None: the continuous one): ratings int8 (E, B, 3), deck protection (E, B), kind
+        # (B,) 0 bridge / 1 culvert, and each year's uniforms for treatment, deterioration and lapse (E, T, B, 7).
+        self.components_model = (components.ComponentModel.load(config.component_model)
+                                 if config.component_model is not None else None)
+        if self.components_model is not None:
+            kind = fleet[0].get("kind") if fleet is not None else None
+            self.kind = np.zeros(b, np.int64) if kind is None else np.asarray(kind, np.int64)
+            self.components = np.full((e, b, 3), components.NOT_APPLICABLE, np.int8)
+            self.protected = np.zeros((e, b), bool)
+            self.uniforms = np.zeros((e, config.horizon_years, b, 7), np.float32)
 
     @property
     def fleet_annual_budget(self) -> np.ndarray:
@@ -145,6 +155,9 @@ class FleetSimulator:
             rng = self.rngs[i]
             if self.fixed is None:
                 fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural, cfg.initial_rating))
+                if self.components_model is not None:  # after the continuous draw, which stays as it was
+                    s = fleets[-1][1]
+                    s["components"] = components.initial_components(s["age"], rng.random(self.n_bridges))
             self._draw_noise(i, rng)
         # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
         for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition", "truck_share",
@@ -155,6 +168,13 @@ class FleetSimulator:
                     getattr(target, name)[ids] = self.fixed[part][name]
                 elif fleets and name in fleets[0][part]:
                     getattr(target, name)[ids] = np.stack([f[part][name] for f in fleets])
+        if self.components_model is not None:
+            if self.fixed is not None:
+                self.components[ids] = self.fixed[1]["components"]
+            else:
+                self.components[ids] = np.stack([f[1]["components"] for f in fleets])
+            self.protected[ids] = False
+            self._component_state(ids)
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
         p = self.profile
         self.user_cost[ids] = model.poor_user_cost(p.aadt[ids], p.truck_share[ids], p.detour_km[ids], cfg)
@@ -179,9 +199,20 @@ class FleetSimulator:
             self.rngs[i] = np.random.default_rng(seed)
             self._draw_noise(i, self.rngs[i])
 
+    def _component_state(self, ids: np.ndarray | slice) -> None:
+        """The condition (the lowest component rating) and the rate the agents observe (the lowest component's
+        expected one-year drop) of fleets ``ids`` from their component ratings."""
+        c = self.components[ids]
+        self.state.condition[ids] = components.lowest(c)
+        self.state.rate[ids] = components.expected_drop(self.components_model, c, self.kind)
+
     def _draw_noise(self, i: int, rng: np.random.Generator) -> None:
-        """Fleet i's deterioration noise and sudden damage for every year, float32 (T, B), from ``rng``."""
+        """Fleet i's deterioration noise and sudden damage for every year, float32 (T, B), from ``rng`` (the
+        component model: uniforms (T, B, 7) for treatment, deterioration and lapse)."""
         cfg = self.config
+        if self.components_model is not None:
+            self.uniforms[i] = rng.random((cfg.horizon_years, self.n_bridges, 7), dtype=np.float32)
+            return
         self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv, (cfg.horizon_years, self.n_bridges))
         if self.shock is not None:
             self.shock[i] = model.draw_shocks(rng, cfg, (cfg.horizon_years, self.n_bridges))
@@ -218,8 +249,11 @@ class FleetSimulator:
                                                       self.n_urban)
         year = np.minimum(self.t, cfg.horizon_years - 1)
         rows = np.arange(self.num_envs)
-        model.maintain_and_deteriorate(self.state, actions, self.noise[rows, year], cfg,
-                                       None if self.shock is None else self.shock[rows, year])
+        if self.components_model is None:
+            model.maintain_and_deteriorate(self.state, actions, self.noise[rows, year], cfg,
+                                           None if self.shock is None else self.shock[rows, year])
+        else:
+            self._component_year(actions, self.uniforms[rows, year])
         e = self.num_envs
         bridge_reward = np.empty((e, self.n_bridges), dtype=np.float32)
         urban_reward = np.empty(e)
@@ -232,6 +266,19 @@ class FleetSimulator:
         self.t += 1
         return StepResult(urban_reward + rural_reward, urban_reward, rural_reward, bridge_reward, spent,
                           deferred, actions, self.t >= cfg.horizon_years)
+
+    def _component_year(self, actions: np.ndarray, u: np.ndarray) -> None:
+        """One year of the component model for every fleet: funded ``actions`` int (E, B), then deterioration
+        and lapse, with this year's uniforms ``u`` float32 (E, B, 7); age and years since maintenance as the
+        continuous model counts them (replacement: age 0)."""
+        m, st = self.components_model, self.state
+        components.treat(m, self.components, self.protected, self.kind, actions, u[..., 0:3])
+        components.deteriorate(m, self.components, self.protected, self.kind, u[..., 3:6], u[..., 6])
+        st.age[actions == model.N_ACTIONS - 1] = 0.0
+        st.ysm[actions > 0] = 0.0
+        st.age += 1.0
+        st.ysm += 1.0
+        self._component_state(slice(None))
 
     # -- observations --------------------------------------------------------------------------------
     def fhwa_weight(self) -> np.ndarray:

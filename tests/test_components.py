@@ -1,0 +1,153 @@
+"""The component fleet model: loading and checking a model, treatments, deterioration, the simulator on it."""
+
+import numpy as np
+import pytest
+import yaml
+
+from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.sim import components
+from bridgefleet.sim.components import R, ComponentModel
+from bridgefleet.sim.simulator import FleetSimulator
+
+
+def _down(p: float) -> list[list[float]]:
+    """Each rating drops one level with probability p (0 stays)."""
+    m = np.eye(R) * (1 - p)
+    m[np.arange(1, R), np.arange(R - 1)] = p
+    m[0, 0] = 1.0
+    return m.tolist()
+
+
+def _to(level: int) -> list[list[float]]:
+    """Every rating goes to ``level``."""
+    m = np.zeros((R, R))
+    m[:, level] = 1.0
+    return m.tolist()
+
+
+def _up(k: int) -> list[list[float]]:
+    m = np.zeros((R, R))
+    m[np.arange(R), np.minimum(np.arange(R) + k, R - 1)] = 1.0
+    return m.tolist()
+
+
+def small_model() -> dict:
+    """A hand-made model: deck drops with 0.3 a year (0.1 protected), superstructure 0.2, substructure 0.1."""
+    return {
+        "name": "small",
+        "deterioration": {"deck": _down(0.3), "superstructure": _down(0.2), "substructure": _down(0.1),
+                          "culvert": _down(0.2), "deck_protected": _down(0.1)},
+        "protection_years": 4,
+        "actions": [
+            {"name": "do_nothing"},
+            {"name": "deck_preservation", "protect": "set", "codes": {"deck": "DK4"}},
+            {"name": "component_rehabilitation", "lowest_only": True,
+             "treats": {"deck": _up(2), "superstructure": _up(2), "substructure": _up(2), "culvert": _up(2)},
+             "codes": {"deck": "DK2", "superstructure": "SP2", "substructure": "SB2"}},
+            {"name": "major_rehabilitation", "treats": {"deck": _to(8), "superstructure": _up(3),
+                                                        "substructure": _up(3), "culvert": _up(3)},
+             "codes": {"deck": "DK1", "superstructure": "SP2", "substructure": "SB2"}},
+            {"name": "replacement", "treats": {"deck": _to(9), "superstructure": _to(9), "substructure": _to(9),
+                                               "culvert": _to(9)}, "codes": "BR01"},
+        ],
+    }
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(small_model()))
+    return path
+
+
+def test_the_lowest_rating_is_the_condition_and_its_slot_the_first_of_ties():
+    c = np.array([[7, 5, 6], [4, 8, 4], [9, 9, 3], [6, 6, 6]], np.int8)
+    assert components.lowest(c).tolist() == [5, 4, 3, 6]
+    assert components.lowest_slot(c).tolist() == [1, 0, 2, 0]
+
+
+def test_a_treatment_moves_only_the_components_it_treats(model_path):
+    m = ComponentModel.load(model_path)
+    c = np.array([[[7, 5, 6], [7, 5, 6], [7, 5, 6], [7, 5, 6], [7, 5, 6]]], np.int8)  # (1, 5, 3)
+    prot = np.zeros((1, 5), bool)
+    kind = np.zeros(5, np.int64)
+    components.treat(m, c, prot, kind, np.array([[0, 1, 2, 3, 4]]), np.full((1, 5, 3), 0.5))
+    assert c[0].tolist() == [[7, 5, 6],  # nothing
+                             [7, 5, 6],  # preservation: no rating moves, the deck is protected
+                             [7, 7, 6],  # the lowest (superstructure) + 2, the others kept
+                             [8, 8, 9],  # deck to 8, the others + 3
+                             [9, 9, 9]]
+    assert prot[0].tolist() == [False, True, False, False, False]
+    codes = components.work_codes(m, np.array([[0, 1, 2, 3, 4]]), np.array([[[7, 5, 6]] * 5], np.int8))
+    assert codes[0].tolist() == ["", "DK4", "SP2", "DK1", "BR01"]
+
+
+def test_a_culverts_other_slots_never_move(model_path):
+    m = ComponentModel.load(model_path)
+    rng = np.random.default_rng(0)
+    c = np.array([[[6, 9, 9]] * 3], np.int8)
+    prot = np.zeros((1, 3), bool)
+    kind = np.ones(3, np.int64)
+    for _ in range(20):
+        components.treat(m, c, prot, kind, rng.integers(0, 5, (1, 3)), rng.random((1, 3, 3)))
+        components.deteriorate(m, c, prot, kind, rng.random((1, 3, 3)), rng.random((1, 3)))
+    assert (c[..., 1:] == 9).all()
+
+
+def test_deterioration_draws_follow_the_matrices_and_protection_slows_the_deck(model_path):
+    m = ComponentModel.load(model_path)
+    n = 200_000
+    rng = np.random.default_rng(1)
+    c = np.full((1, n, 3), 7, np.int8)
+    prot = np.zeros((1, n), bool)
+    prot[0, n // 2:] = True
+    components.deteriorate(m, c, prot, np.zeros(n, np.int64), rng.random((1, n, 3)), rng.random((1, n)))
+    drop = 7 - c[0]
+    # deck 0.3 unprotected, 0.1 protected; superstructure 0.2; substructure 0.1 (3 sigma ~ 0.003)
+    np.testing.assert_allclose(drop[: n // 2, 0].mean(), 0.3, atol=0.005)
+    np.testing.assert_allclose(drop[n // 2:, 0].mean(), 0.1, atol=0.005)
+    np.testing.assert_allclose(drop[:, 1:].mean(axis=0), [0.2, 0.1], atol=0.005)
+    # the protection lapses with probability 1/4 a year
+    np.testing.assert_allclose(prot[0, n // 2:].mean(), 0.75, atol=0.005)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["deterioration"]["deck"][3].__setitem__(3, 0.8), "deterioration.deck: row 3 (rating 3) sums to"),
+    (lambda d: d["deterioration"]["deck"][4].__setitem__(0, -0.1), "row 4 (rating 4), column 0: -0.1 is not a"),
+    (lambda d: d["deterioration"].pop("culvert"), "deterioration: missing culvert"),
+    (lambda d: d.__setitem__("protection_years", 0), "protection_years = 0: must be a number of years ≥ 1"),
+    (lambda d: d["actions"].pop(), "actions: expected a list of the 5 actions"),
+    (lambda d: d["actions"][1].__setitem__("protect", "always"), "protect = 'always': one of clear, set, keep"),
+    (lambda d: d.__setitem__("colour", 1), "unknown key(s) ['colour']"),
+])
+def test_a_bad_model_is_refused_in_one_line_naming_file_and_key(tmp_path, change, message):
+    data = small_model()
+    change(data)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:
+        ComponentModel.load(path)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_simulator_on_the_component_model_keeps_the_condition_the_lowest_rating(model_path):
+    cfg = FleetConfig(component_model=str(model_path), n_urban=3, n_rural=5, horizon_years=10)
+    runs = []
+    for _ in range(2):
+        sim = FleetSimulator(cfg, num_envs=2)
+        sim.reset(seeds=[5, 6])
+        conds = []
+        for _ in range(10):
+            assert (sim.state.condition == components.lowest(sim.components)).all()
+            before = sim.components.copy()
+            res = sim.step_requests(np.zeros((2, 8), np.int64))
+            assert (sim.components <= before).all()  # do nothing never raises a rating here
+            assert res.cost.sum() == 0
+            conds.append(sim.state.condition.copy())
+        runs.append(np.array(conds))
+    np.testing.assert_array_equal(runs[0], runs[1])  # seeded
+    assert runs[0][-1].mean() < runs[0][0].mean()
+    sim = FleetSimulator(cfg.replace(annual_budget_usd=1e9), num_envs=1)
+    sim.reset(seeds=[5])
+    sim.step_requests(np.full((1, 8), 4))
+    assert (sim.state.age == 1).all() and (sim.components >= 8).all()  # replaced, then one year
