@@ -6,7 +6,7 @@ import yaml
 
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.sim import components
-from bridgefleet.sim.components import R, ComponentModel
+from bridgefleet.sim.components import ComponentModel, R
 from bridgefleet.sim.simulator import FleetSimulator
 
 
@@ -90,7 +90,7 @@ def test_a_culverts_other_slots_never_move(model_path):
     kind = np.ones(3, np.int64)
     for _ in range(20):
         components.treat(m, c, prot, kind, rng.integers(0, 5, (1, 3)), rng.random((1, 3, 3)))
-        components.deteriorate(m, c, prot, kind, rng.random((1, 3, 3)), rng.random((1, 3)))
+        components.deteriorate(m, c, prot, kind, rng.random((1, 3, 5)), rng.random((1, 3)))
     assert (c[..., 1:] == 9).all()
 
 
@@ -101,7 +101,7 @@ def test_deterioration_draws_follow_the_matrices_and_protection_slows_the_deck(m
     c = np.full((1, n, 3), 7, np.int8)
     prot = np.zeros((1, n), bool)
     prot[0, n // 2:] = True
-    components.deteriorate(m, c, prot, np.zeros(n, np.int64), rng.random((1, n, 3)), rng.random((1, n)))
+    components.deteriorate(m, c, prot, np.zeros(n, np.int64), rng.random((1, n, 5)), rng.random((1, n)))
     drop = 7 - c[0]
     # deck 0.3 unprotected, 0.1 protected; superstructure 0.2; substructure 0.1 (3 sigma ~ 0.003)
     np.testing.assert_allclose(drop[: n // 2, 0].mean(), 0.3, atol=0.005)
@@ -119,6 +119,7 @@ def test_deterioration_draws_follow_the_matrices_and_protection_slows_the_deck(m
     (lambda d: d["actions"].pop(), "actions: expected a list of the 5 actions"),
     (lambda d: d["actions"][1].__setitem__("protect", "always"), "protect = 'always': one of clear, set, keep"),
     (lambda d: d.__setitem__("colour", 1), "unknown key(s) ['colour']"),
+    (lambda d: d.__setitem__("coupling", 1.5), "coupling = 1.5: must be a share of years in [0, 1]"),
 ])
 def test_a_bad_model_is_refused_in_one_line_naming_file_and_key(tmp_path, change, message):
     data = small_model()
@@ -151,3 +152,38 @@ def test_the_simulator_on_the_component_model_keeps_the_condition_the_lowest_rat
     sim.reset(seeds=[5])
     sim.step_requests(np.full((1, 8), 4))
     assert (sim.state.age == 1).all() and (sim.components >= 8).all()  # replaced, then one year
+
+
+def test_coupled_components_move_together_with_the_same_marginals(model_path):
+    data = small_model()
+    n = 200_000
+    rng = np.random.default_rng(2)
+    drops = {}
+    for w in (0.0, 1.0, 0.5):
+        data["coupling"] = w
+        m = components.from_mapping(data, "small")
+        c = np.full((1, n, 3), 7, np.int8)
+        components.deteriorate(m, c, np.zeros((1, n), bool), np.zeros(n, np.int64), rng.random((1, n, 5)),
+                               rng.random((1, n)))
+        drops[w] = 7 - c[0]
+        np.testing.assert_allclose(drops[w].mean(axis=0), [0.3, 0.2, 0.1], atol=0.005)  # marginals kept
+    # P(every component stays): independent 0.7 × 0.8 × 0.9 = 0.504; together 1 − 0.3 = 0.7; half and half 0.602
+    for w, stay in ((0.0, 0.504), (1.0, 0.7), (0.5, 0.602)):
+        np.testing.assert_allclose((drops[w] == 0).all(axis=1).mean(), stay, atol=0.005)
+
+
+def test_the_coupling_fit_recovers_a_known_share():
+    from bridgefleet.calibration.markov import fit_coupling
+
+    data = small_model()
+    data["coupling"] = 0.4
+    m = components.from_mapping(data, "small")
+    n = 50_000
+    rng = np.random.default_rng(3)
+    x0 = rng.integers(3, 10, (1, n, 3)).astype(np.int8)
+    c = x0.copy()
+    components.deteriorate(m, c, np.zeros((1, n), bool), np.zeros(n, np.int64), rng.random((1, n, 5)),
+                           rng.random((1, n)))
+    fit = fit_coupling(m.deterioration[0], x0[0], c[0])
+    assert fit.ci95[0] <= 0.4 <= fit.ci95[1] and abs(fit.w - 0.4) < 0.03
+    assert fit.nll < fit.nll_independent

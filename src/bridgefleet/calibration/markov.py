@@ -461,3 +461,62 @@ def age_band_test(from_r: np.ndarray, to_r: np.ndarray, dt: np.ndarray, age: np.
     return AgeBandTest(bands=(0, *map(int, edges)), n_pairs=n_band,
                        lr=float(lr), df=int(df), p_value=float(stats.chi2.sf(max(lr, 0.0), max(df, 1))),
                        heldout_pooled=hp, heldout_bands=hb, heldout_n=hn)
+
+
+@dataclass(frozen=True)
+class CouplingFit:
+    """How often a bridge's components move together (:func:`fit_coupling`).
+
+    Attributes:
+        w: the maximum-likelihood share of years in which they move together, 0–1.
+        ci95: (low, high), the profile-likelihood 95 % interval of w.
+        nll_independent, nll: negative log-likelihood of the joint moves at w = 0 and at w.
+        n_pairs: bridge-years read.
+    """
+
+    w: float
+    ci95: tuple[float, float]
+    nll_independent: float
+    nll: float
+    n_pairs: int
+
+
+def fit_coupling(p: np.ndarray, x0: np.ndarray, x1: np.ndarray) -> CouplingFit:
+    """Fit the share of years w in which a bridge's three components move together, by maximum likelihood.
+
+    In a year the components move together (one uniform u draws every component's next rating from its row of
+    ``p``: the comonotone coupling of the three rows) with probability w, independently otherwise; each
+    component's own one-year matrix is ``p[c]`` either way (``bridgefleet.sim.components``). The likelihood of a
+    joint move x0 → x1 is w · |∩_c [F_c(x1_c − 1), F_c(x1_c))| + (1 − w) · Π_c p[c][x0_c, x1_c], F_c the
+    cumulative row; w maximises it over the bridge-years (``scipy.optimize.minimize_scalar``, bounded).
+
+    Args:
+        p: float64 (3, R, R), the components' one-year matrices.
+        x0, x1: int (M, 3), ratings a year apart (``calibration.panel.joint_pairs``).
+
+    Raises:
+        ValueError: shapes that do not match, or a move the matrices give probability 0 (a rise the model has
+            no rate for, say).
+    """
+    x0, x1 = np.asarray(x0, np.int64), np.asarray(x1, np.int64)
+    if p.ndim != 3 or p.shape[0] != 3 or x0.shape != x1.shape or x0.ndim != 2 or x0.shape[1] != 3:
+        raise ValueError(f"fit_coupling: p (3, R, R), x0 and x1 (M, 3); got {p.shape}, {x0.shape}, {x1.shape}")
+    cum = np.concatenate([np.zeros((3, p.shape[1], 1)), np.cumsum(p, axis=2)], axis=2)
+    lo = np.stack([cum[c][x0[:, c], x1[:, c]] for c in range(3)], axis=1)
+    hi = np.stack([cum[c][x0[:, c], x1[:, c] + 1] for c in range(3)], axis=1)
+    independent = np.prod(hi - lo, axis=1)
+    together = np.maximum(hi.min(axis=1) - lo.max(axis=1), 0.0)
+    if (independent <= 0).any():
+        raise ValueError(f"fit_coupling: {int((independent <= 0).sum())} moves have probability 0 under p")
+
+    def nll(w: float) -> float:
+        return float(-np.log(w * together + (1.0 - w) * independent).sum())
+
+    best = optimize.minimize_scalar(nll, bounds=(0.0, 1.0 - 1e-9), method="bounded", options={"xatol": 1e-6})
+    w, top = float(best.x), float(best.fun)
+    edge = top + 1.920729  # chi-square(1) 95 % / 2
+
+    def side(a: float, b: float) -> float:
+        return a if nll(a) <= edge else optimize.brentq(lambda v: nll(v) - edge, a, b)
+
+    return CouplingFit(w, (side(0.0, w), side(1.0 - 1e-9, w)), nll(0.0), top, len(x0))

@@ -368,3 +368,33 @@ def inspection_pairs(panel: Panel, works: Works, component: str | int, *, big_ri
                  interval_years=(b - a)[keep].astype(np.int16), year_from=a[keep].astype(np.int16),
                  bridge_index=bi[keep].astype(np.int32), age_years=age[keep].astype(np.int16),
                  dropped_big_rise=int(big.sum()) if big_rise == "drop" else 0, dropped_work=int(worked.sum()))
+
+
+def joint_pairs(panel: Panel, works: Works, *, last_year: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A bridge's deck, superstructure and substructure a year apart, with no recorded work overlapping the year
+    and no component rising: how the three move together (``calibration.markov.fit_coupling`` reads them).
+
+    Each component's pair is :func:`inspection_pairs`' (so the same work rule applies); a bridge-year counts when
+    all three components have a one-year pair from it. ``last_year``: pairs that end by then only.
+
+    Returns:
+        (x0, x1): int64 (M, 3) ratings in the first and the second year.
+    """
+    keys, tos = [], []
+    for k in range(3):
+        p = inspection_pairs(panel, works, k)
+        one = p.interval_years == 1
+        if last_year is not None:
+            one &= p.year_from.astype(np.int32) + 1 <= last_year
+        key = p.bridge_index[one].astype(np.int64) * 10_000 + p.year_from[one].astype(np.int64)
+        keys.append(key)
+        tos.append((p.from_rating[one].astype(np.int64), p.to_rating[one].astype(np.int64)))
+    common = np.intersect1d(np.intersect1d(keys[0], keys[1]), keys[2])
+    x0 = np.empty((len(common), 3), np.int64)
+    x1 = np.empty((len(common), 3), np.int64)
+    for k in range(3):
+        at = np.searchsorted(keys[k], common) if np.all(np.diff(keys[k]) > 0) else \
+            np.argsort(keys[k])[np.searchsorted(np.sort(keys[k]), common)]
+        x0[:, k], x1[:, k] = tos[k][0][at], tos[k][1][at]
+    keep = (x1 <= x0).all(axis=1)
+    return x0[keep], x1[keep]

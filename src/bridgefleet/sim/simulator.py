@@ -113,7 +113,7 @@ class FleetSimulator:
         self.t = np.zeros(e, dtype=np.int64)
         self.rngs = [np.random.default_rng() for _ in range(e)]
         # The component model (None: the continuous one): ratings int8 (E, B, 3), deck protection (E, B), kind
-        # (B,) 0 bridge / 1 culvert, and each year's uniforms for treatment, deterioration and lapse (E, T, B, 7).
+        # (B,) 0 bridge / 1 culvert, and each year's uniforms for treatment, deterioration and lapse (E, T, B, 9).
         self.components_model = (components.ComponentModel.load(config.component_model)
                                  if config.component_model is not None else None)
         if self.components_model is not None:
@@ -121,7 +121,7 @@ class FleetSimulator:
             self.kind = np.zeros(b, np.int64) if kind is None else np.asarray(kind, np.int64)
             self.components = np.full((e, b, 3), components.NOT_APPLICABLE, np.int8)
             self.protected = np.zeros((e, b), bool)
-            self.uniforms = np.zeros((e, config.horizon_years, b, 7), np.float32)
+            self.uniforms = np.zeros((e, config.horizon_years, b, 9), np.float32)
 
     @property
     def fleet_annual_budget(self) -> np.ndarray:
@@ -208,10 +208,10 @@ class FleetSimulator:
 
     def _draw_noise(self, i: int, rng: np.random.Generator) -> None:
         """Fleet i's deterioration noise and sudden damage for every year, float32 (T, B), from ``rng`` (the
-        component model: uniforms (T, B, 7) for treatment, deterioration and lapse)."""
+        component model: uniforms (T, B, 9) for treatment, deterioration and lapse)."""
         cfg = self.config
         if self.components_model is not None:
-            self.uniforms[i] = rng.random((cfg.horizon_years, self.n_bridges, 7), dtype=np.float32)
+            self.uniforms[i] = rng.random((cfg.horizon_years, self.n_bridges, 9), dtype=np.float32)
             return
         self.noise[i] = model.standard_gamma_noise(rng, cfg.deterioration_cv, (cfg.horizon_years, self.n_bridges))
         if self.shock is not None:
@@ -269,11 +269,11 @@ class FleetSimulator:
 
     def _component_year(self, actions: np.ndarray, u: np.ndarray) -> None:
         """One year of the component model for every fleet: funded ``actions`` int (E, B), then deterioration
-        and lapse, with this year's uniforms ``u`` float32 (E, B, 7); age and years since maintenance as the
+        and lapse, with this year's uniforms ``u`` float32 (E, B, 9); age and years since maintenance as the
         continuous model counts them (replacement: age 0)."""
         m, st = self.components_model, self.state
         components.treat(m, self.components, self.protected, self.kind, actions, u[..., 0:3])
-        components.deteriorate(m, self.components, self.protected, self.kind, u[..., 3:6], u[..., 6])
+        components.deteriorate(m, self.components, self.protected, self.kind, u[..., 3:8], u[..., 8])
         st.age[actions == model.N_ACTIONS - 1] = 0.0
         st.ysm[actions > 0] = 0.0
         st.age += 1.0
