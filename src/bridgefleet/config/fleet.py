@@ -451,8 +451,22 @@ def fleet_mapping(data: Any, source: str) -> dict[str, Any]:
     return dict(data)
 
 
+POSTED_GIVEN_POOR = 0.30
+"""Share of poor bridges (lowest rating ≤ 4) that are load posted or closed: 3 of DC's 10 in the 2019 NBI (item 41
+P, R, D, E or K; 95 % Wilson interval 0.11–0.60); FHWA's "poor" does not mean posted. The component model charges
+the detour user cost of a posted bridge on this share of a poor bridge's traffic."""
+COMPONENT_UNIT_COSTS = (0.0, 70.0, 912.0, 1589.0, 2497.0)
+"""USD per m² of deck of the component model's actions: deck preservation (thin polymer overlay, USD 65–75/m²),
+rehabilitation of the lowest component and major rehabilitation (MassDOT's projects 2000–2016: 0.365 and 0.636 of
+a replacement's USD per m², n = 57 and 186, times the replacement cost), replacement (FHWA 2017 replacement unit
+cost, District of Columbia, USD 232/ft², the inventories' reference price; ``benchmarks/fit_treatments.py``)."""
+
 FLEET_MODELS: dict[str, dict[str, Any]] = {
     "default": {},
+    # Component ratings as inspectors record them (issue 77): deck, superstructure, substructure, fitted to
+    # Massachusetts' NBI ratings 2000-2016 and MassDOT's projects (benchmarks/component_model.py).
+    "components-2026": {"component_model": "massachusetts-2026", "unit_costs_usd_per_m2": COMPONENT_UNIT_COSTS,
+                        "poor_user_cost_usd_per_aadt": round(POSTED_GIVEN_POOR * 0.10 * 365.0 * 8.0 * 1.41, 4)},
     # The default of issue 16 (every figure from it to issue 23): one rate factor per FHWA band fitted to
     # Ontario's band transitions, good bridges 2.4 times slower than observed, new structures at 9.
     "bands-2026": {"rating_rate_factors": band_factors_to_rating((0.6, 4.1, 2.6)), "shock_probability": 0.0,
