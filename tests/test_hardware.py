@@ -109,6 +109,8 @@ def test_summary_json_records_the_choice_with_an_injected_bf16_check(tmp_path, m
         saved = json.loads((tmp_path / name / "summary.json").read_text())["hardware"]
         assert saved == summary["hardware"]
         assert 1 <= saved["threads"] <= len(os.sched_getaffinity(0))
+        # when and under what load the choice was measured (issue 79): the machine's 1-minute load and cores
+        assert saved["probed_at"] and saved["probe_cores"] == os.cpu_count() and "probe_load" in saved
         if not native:
             assert saved["amp"] == "off" and not any(k.startswith("bf16") for k in saved["probe_ms"])
         else:  # probed: the faster of the two at the chosen threads is kept

@@ -4,7 +4,10 @@ cells that a spreadsheet would run as a formula made text.
 
 CSV injection (OWASP "CSV Injection"): a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return is a formula to Excel, LibreOffice and Google Sheets; such cells are written with a leading
-``'`` (``=HYPERLINK(…)`` → ``'=HYPERLINK(…)``). Numbers stay numbers, also when given as text (``-0.50``).
+``'`` (``=HYPERLINK(…)`` → ``'=HYPERLINK(…)``). The test reads the cell as spreadsheets in East-Asian locales
+do: Unicode NFKC first, so the full-width ``＝＋－＠`` (and ``﹦``, ``﹢``, ``﹣``, ``﹫``) count, and after leading
+spaces (a full-width or no-break space included). A DDE payload (``cmd|' /C calc'!A0``) anywhere in a cell is made
+text too. Numbers stay numbers, also when given as text (``-0.50``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import errno
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -24,12 +28,19 @@ PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 """A number as a spreadsheet reads one (not Python's ``float``, which also takes ``1_0``, ``nan``, ``inf``)."""
 
 
+DDE_PAYLOAD = re.compile(r"\w+\s*\|\s*'[^']*'\s*!")
+"""A Dynamic Data Exchange reference ``application|'topic'!item`` (``cmd|' /C calc'!A0``), read after NFKC."""
+
+
 def csv_cell(value: Any) -> Any:
-    """``value`` as a spreadsheet reads it safely: text starting with a formula character gets a leading ``'``
-    (numbers, and text that is a number, are unchanged)."""
-    if not isinstance(value, str) or not value.startswith(FORMULA_START) or PLAIN_NUMBER.fullmatch(value):
+    """``value`` as a spreadsheet reads it safely: text whose NFKC form starts (after spaces) with a formula
+    character, or holds a DDE payload, gets a leading ``'`` (numbers, and text that is a number, are unchanged)."""
+    if not isinstance(value, str) or PLAIN_NUMBER.fullmatch(value):
         return value
-    return "'" + value
+    shown = unicodedata.normalize("NFKC", value)
+    if shown.lstrip(" ").startswith(FORMULA_START) or DDE_PAYLOAD.search(shown):
+        return "'" + value
+    return value
 
 
 class SafeWriter:

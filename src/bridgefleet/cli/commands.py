@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from pathlib import Path
 
+from bridgefleet.cli.numbers import numbers
 from bridgefleet.config import ConfigError, FleetConfig
 from bridgefleet.paths import check_writable_file, check_writable_folder
 
@@ -335,25 +335,10 @@ def _mapping_with_inventory(args: argparse.Namespace) -> None:
                          "its own fleet and mapping without it)")
 
 
-def _numbers(text: str | None, option: str) -> list[float] | None:
-    if text is None:
-        return None
-    parts = text.split(",")
-    if not all(x.strip() for x in parts):
-        raise ValueError(f"{option} {text!r}: an empty entry; give numbers separated by commas, e.g. 0.5,1,1.5")
-    try:
-        values = [float(x) for x in parts]
-    except ValueError:
-        raise ValueError(f"{option} {text!r}: give numbers separated by commas, e.g. 0.5,1,1.5") from None
-    bad = [x for x, v in zip(parts, values, strict=True) if not (math.isfinite(v) and v >= 0)]
-    if bad:
-        raise ValueError(f"{option} {bad[0].strip()}: each level must be a finite number ≥ 0")
-    return values
-
-
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.scenarios import DEFAULT_SCALES, SCENARIO_FILES, run_scenarios, write_scenarios
 
+    scales, usd = numbers(args.budgets, "--budgets"), numbers(args.budgets_usd, "--budgets-usd")  # before any work
     out = check_writable_folder(args.out, "--out")  # before minutes of work
     reads = _reads(args)
     for name in SCENARIO_FILES:  # none of them may replace what the command reads
@@ -372,12 +357,11 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
                              "change it")
         cfg, agent = load_policy(args.run_dir, "cpu")
         fleet = cfg.fleet
-        usd, resolved = _numbers(args.budgets_usd, "--budgets-usd"), resolve_fleet(fleet)[0]
-        levels = usd or _numbers(args.budgets, "--budgets") or list(DEFAULT_SCALES)
+        resolved = resolve_fleet(fleet)[0]
+        levels = usd or scales or list(DEFAULT_SCALES)
         for level in sorted({min(levels), max(levels)}):  # the lowest and the highest
             warn_untrained_budget(cfg, None if usd else level, args.run_dir, level if usd else None, resolved)
-    sc = run_scenarios(fleet or _fleet_config(args), _numbers(args.budgets, "--budgets"),
-                       _numbers(args.budgets_usd, "--budgets-usd"), rule=args.rule, years=args.years,
+    sc = run_scenarios(fleet or _fleet_config(args), scales, usd, rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
                        ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step,
                        agent=agent)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 from bridgefleet.cli.commands import (
@@ -18,6 +19,7 @@ from bridgefleet.cli.commands import (
     cmd_sweep,
     cmd_train,
 )
+from bridgefleet.cli.numbers import NUMBER, WHOLE, number, whole
 from bridgefleet.config.seeds import TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
     e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
-    e.add_argument("--budget-scale", type=float, help="every policy (and the bound) at this multiple of the sized "
+    e.add_argument("--budget-scale", type=NUMBER, help="every policy (and the bound) at this multiple of the sized "
                    "annual budget (default 1; a run says when it did not learn at that budget: the default preset "
                    "learns at 0.25 to 2)")
     _bound_options(e)
@@ -92,16 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--agent", choices=["fleet", "bridge"],
                    help="fleet: the plan's urban and rural agents; bridge: one Q-network for every bridge "
                    f"(default: {d['agent']})")
-    t.add_argument("--episodes", type=int, help="training episodes of the presets that learn episode by episode "
+    t.add_argument("--episodes", type=WHOLE, help="training episodes of the presets that learn episode by episode "
                    f"(sarsa: {sarsa['episodes']}; with --resume: a new total, the ε and β schedules continue as they "
                    "were); the default preset is fitted to the planner on a set number of fleets and refuses it")
-    t.add_argument("--num-envs", type=int, help=f"fleets simulated in parallel (default: {d['num_envs']})")
+    t.add_argument("--num-envs", type=WHOLE, help=f"fleets simulated in parallel (default: {d['num_envs']})")
     t.add_argument("--vector", choices=["native", "sync", "async"],
                    help=f"vector env implementation (default: {d['vector']})")
     _fleet_model_option(t)
     _inventory_options(t)
     t.add_argument("--device", help=f"cpu, cuda or auto (default: {d['device']})")
-    t.add_argument("--seed", type=int, help=f"training seed (default: {d['seed']})")
+    t.add_argument("--seed", type=WHOLE, help=f"training seed (default: {d['seed']})")
     t.add_argument("--amp", choices=["auto", "on", "off"],
                    help="mixed precision: auto (bf16 on a CPU with native bf16, fp16 on CUDA, each only where a probe "
                    "finds it faster than fp32), on, off "
@@ -131,20 +133,20 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
     pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
     budget = pl.add_mutually_exclusive_group()
-    budget.add_argument("--budget-scale", type=float, help="the annual budget as a multiple of the sized budget "
+    budget.add_argument("--budget-scale", type=NUMBER, help="the annual budget as a multiple of the sized budget "
                         "(default 1; a run says when it did not learn at that budget: the default preset learns at "
                         "0.25 to 2)")
-    budget.add_argument("--budget-usd", type=float, help="the annual budget, USD a year (split between the "
-                        "agencies as the sized one)")
+    budget.add_argument("--budget-usd", type=NUMBER, help="the annual budget, USD a year: 1000000, 1,000,000 or "
+                        "1e6 (split between the agencies as the sized one)")
     pl.add_argument("--out", help="plan CSV path, or a folder (plan.csv inside it; a path without a suffix is "
                     "taken as a folder); plan_summary.csv (a row per year) and plan.png beside it (default: "
                     "RUN_DIR/plan.csv, or plan.csv)")
     _rule_option(pl)
-    pl.add_argument("--years", type=int, default=30, help="planning horizon, years")
+    pl.add_argument("--years", type=WHOLE, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (default: as trained)")
-    pl.add_argument("--samples", type=int, default=32, help="deterioration samples averaged")
-    pl.add_argument("--seed", type=int, default=0, help="seed of the fleet and deterioration samples")
+    pl.add_argument("--samples", type=WHOLE, default=32, help="deterioration samples averaged")
+    pl.add_argument("--seed", type=WHOLE, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     _threads_option(pl)
     pl.set_defaults(func=cmd_plan)
@@ -157,9 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mapping", help="column-mapping YAML of --inventory for a non-NBI table (default: the run's)")
     r.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (plan agents; "
                    "default: as trained)")
-    r.add_argument("--episodes", type=int, default=100, help="evaluation fleets for the comparison")
-    r.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
-    r.add_argument("--samples", type=int, default=16, help="deterioration samples averaged in the plan")
+    r.add_argument("--episodes", type=WHOLE, default=100, help="evaluation fleets for the comparison")
+    r.add_argument("--seed", type=WHOLE, default=TEST_SEED, help=SEED_HELP)
+    r.add_argument("--samples", type=WHOLE, default=16, help="deterioration samples averaged in the plan")
     r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
     r.add_argument("--policy", help="the plan section shows this policy's plan: lagrangian (the planner) or a "
                    "heuristic's name (default: the trained agents')")
@@ -176,20 +178,23 @@ def build_parser() -> argparse.ArgumentParser:
                          "budget (below it no policy meets the rule in expectation) and the planner's least budget.")
     scn.add_argument("run_dir", nargs="?", help="a training run: its agent at every level beside the planner, on "
                      "the run's fleet (the default preset learns at 0.25 to 2 × the sized budget)")
-    scn.add_argument("--budgets", help="budget levels, multiples of the sized budget (default 0.25,0.5,…,2)")
-    scn.add_argument("--budgets-usd", help="budget levels, USD a year, comma-separated")
-    scn.add_argument("--rule", type=float, default=0.10, help="most share of deck area poor in any year "
+    scn.add_argument("--budgets", help="budget levels, multiples of the sized budget, separated by commas, ';' or "
+                     "spaces (default 0.25,0.5,…,2)")
+    scn.add_argument("--budgets-usd", help="budget levels, USD a year, separated by ';' or spaces: "
+                     "'5,000,000;10,000,000' or '5e6 1e7' (commas only where no level reads as thousands: "
+                     "5000000,10000000; '5,000,000' alone is refused, as one level or three)")
+    scn.add_argument("--rule", type=NUMBER, default=0.10, help="most share of deck area poor in any year "
                      "(23 CFR 490.411)")
-    scn.add_argument("--years", type=int, default=30, help="planning horizon, years")
-    scn.add_argument("--episodes", type=int, default=16, help="deterioration samples per level")
-    scn.add_argument("--seed", type=int, default=TEST_SEED,
+    scn.add_argument("--years", type=WHOLE, default=30, help="planning horizon, years")
+    scn.add_argument("--episodes", type=WHOLE, default=16, help="deterioration samples per level")
+    scn.add_argument("--seed", type=WHOLE, default=TEST_SEED,
                      help=f"first seed (and the fleet seed of a fleet model) (default {TEST_SEED:,}: the test fleets)")
-    scn.add_argument("--bisect", type=int, default=3,
+    scn.add_argument("--bisect", type=WHOLE, default=3,
                      help="most probes for the planner's least budget below the lowest level that met the rule "
                      "(first at 1.1, 1.2, 1.4, … × the certified least budget until one meets it, then bisection; "
                      "the search stops once the budgets seen to miss and to meet lie within 5 %% of the certified "
                      "least budget of each other; 0: the lowest level that met)")
-    scn.add_argument("--certify-step", type=float, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
+    scn.add_argument("--certify-step", type=NUMBER, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
                      help="rating grid of the certified least budget, rating points (default 0.005; it holds for "
                      "the simulator's model whatever the step; finer is tighter and slower)." + CERTIFY_STEP_HELP)
     scn.add_argument("--config", help="fleet config YAML")
@@ -209,8 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
                         formatter_class=_Defaults)
     sw.add_argument("space", nargs="?", help="search space YAML (docs/sweep.md)")
     sw.add_argument("--ray-address", help="join the Ray cluster at host:port (default: start Ray on this machine)")
-    sw.add_argument("--samples", type=int, default=1, help="samples of the random choices (grids: all values)")
-    sw.add_argument("--seeds", type=int, default=1, help="training seeds per configuration")
+    sw.add_argument("--samples", type=WHOLE, default=1, help="samples of the random choices (grids: all values)")
+    sw.add_argument("--seeds", type=WHOLE, default=1, help="training seeds per configuration")
     sw.add_argument("--no-asha", action="store_true", help="run every trial to the end (no early stopping)")
     sw.add_argument("--out", default="sweep-out", help="sweep folder")
     sw.add_argument("--resume", metavar="DIR", help="resume the sweep in DIR (finished trials are kept)")
@@ -229,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("history", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index with "
                    "--mapping); optional year built and work flag")
     c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci)")
-    c.add_argument("--gap", type=int, help="only pairs this many years apart (default: every gap)")
+    c.add_argument("--gap", type=WHOLE, help="only pairs this many years apart (default: every gap)")
     c.add_argument("--out", help="write the fitted fleet model here (YAML)")
     c.set_defaults(func=cmd_calibrate)
 
@@ -254,8 +259,8 @@ def _preset_defaults(preset: str = "default") -> dict:
 
 def _evaluation_fleet_options(p: argparse.ArgumentParser, episodes_help: str) -> None:
     """Evaluation fleets: how many, their seeds, and the fleet (config file or inventory)."""
-    p.add_argument("--episodes", type=int, default=100, help=episodes_help)
-    p.add_argument("--seed", type=int, default=TEST_SEED, help=SEED_HELP)
+    p.add_argument("--episodes", type=WHOLE, default=100, help=episodes_help)
+    p.add_argument("--seed", type=WHOLE, default=TEST_SEED, help=SEED_HELP)
     p.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(p)
     _inventory_options(p)
@@ -274,9 +279,12 @@ def _inventory_options(p: argparse.ArgumentParser) -> None:
 def _share(text: str) -> float:
     """An argparse type: a share of deck area in [0, 1] (--max-poor-deck-area)."""
     try:
-        f = float(text)
+        f = number(text, "--max-poor-deck-area")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 0.10") from None
+        if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            f = math.nan
+        else:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 0.10") from None
     if not 0.0 <= f <= 1.0:  # NaN too
         raise argparse.ArgumentTypeError(f"{text}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     return f
@@ -302,7 +310,7 @@ def _at_least(low: int, why: str) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         try:
-            n = int(text)
+            n = whole(text, "")
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ {low}") from None
         if n < low:
@@ -326,7 +334,7 @@ def _threads_option(p: argparse.ArgumentParser) -> None:
 def _bound_options(p: argparse.ArgumentParser) -> None:
     _rule_option(p)
     _threads_option(p)
-    p.add_argument("--grid-step", type=float, default=None, metavar="H",
+    p.add_argument("--grid-step", type=NUMBER, default=None, metavar="H",
                    help="rating grid step of the planner's DP, in (0, 1] rating points (default 0.05; 0.03 with "
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
                         "spend it plans to are closer to what the simulation gives; an estimate whatever the "
@@ -334,7 +342,7 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bound-iters", type=_at_least(2, "the price search needs at least 2 DP solves"), default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
-        p.add_argument("--certify-step", type=float, metavar="H",
+        p.add_argument("--certify-step", type=NUMBER, metavar="H",
                        help="also the certified bound on a grid of step H (holds for the simulator's model whatever "
                             "H; tighter and slower as H falls: 0.01 is 17× the time of 0.05)." + CERTIFY_STEP_HELP)
         p.add_argument("--ray-address", metavar="HOST:PORT",

@@ -23,7 +23,6 @@ in an otherwise usable file are dropped and listed in :attr:`Inventory.dropped` 
 
 from __future__ import annotations
 
-import codecs
 from collections import Counter
 from collections.abc import Mapping
 from importlib import resources
@@ -51,9 +50,10 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
     state_cost_factor,
 )
 from bridgefleet.inventory.nbi import read_nbi
-from bridgefleet.inventory.rows import _clean, _looks_binary, _no_such_file, check_delimiter
+from bridgefleet.inventory.rows import _clean, _no_such_file, check_delimiter
 from bridgefleet.outputs import counted
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
+from bridgefleet.textfile import TextEncodingError, decode_text
 
 __all__ = [
     "BUNDLED", "BUNDLED_MAPPINGS", "GOOD_MIN", "MAX_BAD_FRACTION", "NBI_REQUIRED", "POOR_MAX", "RATE_BY_BAND",
@@ -87,10 +87,12 @@ def _header(path: Path) -> list[str]:
         raise _no_such_file(path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    if (not head.strip() or b"\x00" in first or first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-            or _looks_binary(head)):
-        return []  # the reader raises the empty-file, encoding or binary-file error
-    text = first.removeprefix(codecs.BOM_UTF8).decode("latin-1")
+    if not head.strip():
+        return []  # the reader raises the empty-file error
+    try:  # the header line alone, only to pick the reader (which decides the whole file's encoding)
+        text = decode_text(first, "cp1252").text
+    except TextEncodingError:
+        return []  # the reader raises the encoding or binary-file error
     check_delimiter(text, path)
     return [_clean(f) for f in text.split(",")]
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from bridgefleet.inventory.rows import (
     _years_since,
     check_inventory_year,
     nhs_item_104,
+    spreadsheet_number,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -48,9 +51,11 @@ from bridgefleet.inventory.rows import (
 MAPPING_KEYS = {
     "name": "free text describing the table",
     "id": "column of the bridge id (required)",
-    "condition": "column or list of columns; condition = lowest non-N value (required)",
+    "condition": "column or list of columns; condition = lowest non-N value (required); NBI codes 0–9 / N unless "
+                 "condition_scale is given",
     "culvert_condition": "culvert rating column, counted with the condition columns (lowest coded one)",
-    "condition_scale": "[low, high] of the source scale, mapped linearly onto 0–9 (default [0, 9])",
+    "condition_scale": "[low, high] of an index's scale (any number in it), mapped linearly onto 0–9 (default: NBI "
+                       "codes 0–9)",
     "age": "column of age in years (or give year_built)",
     "year_built": "column of the year built (needs year or a year column)",
     "year_reconstructed": "column of the year of the last reconstruction (bounds ysm)",
@@ -60,7 +65,7 @@ MAPPING_KEYS = {
     "length": "column of structure length",
     "width": "column of deck width",
     "area_scale": "multiplier turning deck_area / length × width into m² (default 1)",
-    "aadt": "column of traffic, vehicles/day (required)",
+    "aadt": "column of traffic, vehicles/day (required; or a constant: aadt: 10000)",
     "cluster": "rule: 'urban' | 'rural' | {column, urban: [values], rural: [values]} | "
                "{functional_class: column}",
     "county": "column of the county code",
@@ -74,6 +79,45 @@ MAPPING_KEYS = {
     "cost_factor": "explicit cost factor (overrides state_code)",
 }
 """Keys of a column mapping for :func:`read_csv_inventory`, with their meaning."""
+
+COLUMN_OR_CONSTANT = ("condition", "culvert_condition", "age", "year_built", "year_reconstructed", "ysm",
+                      "deck_area", "length", "width", "aadt", "county", "owner", "truck_share", "truck_percent",
+                      "detour_km")
+"""Mapping keys that name a column or give a constant for every bridge: a YAML number (``aadt: 10000``) or
+``{value: V}`` is a constant, a text (``aadt: ADT_029``) or ``{column: C}`` a column."""
+
+_OPTIONAL_RANGE = {"truck_share": (0.0, 1.0), "truck_percent": (0.0, 100.0), "detour_km": (0.0, 199.0)}
+"""Inputs whose bad cell falls back to the model's default; a constant of them must be in this range."""
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A mapping key's value for every bridge (``aadt: 10000``): ``text`` as a cell would hold it."""
+
+    text: str
+
+
+def _source(m: Mapping[str, Any], key: str, source: str) -> str | Constant | None:
+    """A :data:`COLUMN_OR_CONSTANT` key's column name, its :class:`Constant`, or None where not given.
+
+    Raises:
+        InventoryError: any other form (true/false, a list where one column is meant, a mapping of other keys).
+    """
+    v = m.get(key)
+    if isinstance(v, dict) and len(v) == 1 and set(v) <= {"value", "column"}:
+        if "column" in v and isinstance(v["column"], str | int) and not isinstance(v["column"], bool):
+            return str(v["column"])
+        v = v.get("value")
+        if isinstance(v, int | float | str) and not isinstance(v, bool):
+            return Constant(str(v).strip())
+    elif v is None:
+        return None
+    elif isinstance(v, str):
+        return v
+    elif isinstance(v, int | float) and not isinstance(v, bool):
+        return Constant(str(v))
+    raise InventoryError(f"mapping key {key!r} = {m.get(key)!r}: give a column name ({key}: COLUMN) or a value for "
+                         f"every bridge ({key}: 10000, or {key}: {{value: 10000}})", source)
 
 
 def _load_mapping(mapping: Mapping[str, Any] | str | Path) -> tuple[dict[str, Any], str]:
@@ -105,7 +149,7 @@ def _cluster_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], b
         return None, lambda _v: rule == "urban"
     if isinstance(rule, dict) and set(rule) == {"functional_class"}:
         def fc(v: str) -> bool | None:
-            n = int(v) if v.isdigit() else -1
+            n = int(v) if re.fullmatch("[0-9]{1,2}", v) else -1
             return True if 11 <= n <= 19 else False if 1 <= n <= 9 else None
         return str(rule["functional_class"]), fc
     if isinstance(rule, dict) and "column" in rule and set(rule) <= {"column", "urban", "rural"}:
@@ -131,14 +175,18 @@ def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float
     """
     if rule is None:
         return None, lambda _v: math.nan
+    if isinstance(rule, dict) and set(rule) == {"value"} and rule["value"] in (0, 1) \
+            and not isinstance(rule["value"], float):  # every bridge on (1) or off (0) the NHS
+        on = float(rule["value"])
+        return None, lambda _v: on
     if isinstance(rule, str):
         return rule, nhs_item_104
     if isinstance(rule, dict) and set(rule) == {"column", "values"} and isinstance(rule["values"], list) \
             and rule["values"]:
         on = {str(x) for x in rule["values"]}
         return str(rule["column"]), lambda v: math.nan if v == "" else 1.0 if v in on else 0.0
-    raise InventoryError(f"nhs must be a column coded as NBI item 104 (1 / 0) or {{column, values: [...]}} "
-                         f"with at least one value, got {rule!r}", source)
+    raise InventoryError(f"nhs must be a column coded as NBI item 104 (1 / 0), {{column, values: [...]}} with at "
+                         f"least one value, or {{value: 1}} / {{value: 0}} for every bridge, got {rule!r}", source)
 
 
 def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None, positive: bool = False,
@@ -164,19 +212,22 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                        max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
     """Read a CSV table that is not in NBI layout, with a column mapping (dict, YAML path or bundled name).
 
-    Mapping keys are listed in :data:`MAPPING_KEYS` and docs/inventory.md. The bundled ``"indiana"``
-    mapping reads the GIAMS Indiana 2019 table (``INDIANA2019.csv``): condition = lowest of items 58–60,
-    ``Age`` given directly, deck area = item 49 × item 52, AADT = item 114 (the *future* ADT, a proxy for
-    item 29), cluster from ``Road_class`` (NHS, Major → urban; Minor, Local → rural), NHS membership from
-    ``Road_class`` = NHS, cost factor Indiana 309/232. Text is UTF-8 (latin-1 accepted), comma-separated,
-    ``"``-quoted; ``N`` = not applicable.
+    Mapping keys are listed in :data:`MAPPING_KEYS` and docs/inventory.md; each input of
+    :data:`COLUMN_OR_CONSTANT` names a column or gives a constant for every bridge (``aadt: 10000``; the summary
+    lists them). The bundled ``"indiana"`` mapping reads the GIAMS Indiana 2019 table (``INDIANA2019.csv``):
+    condition = lowest of items 58–60, ``Age`` given directly, deck area = item 49 × item 52, AADT = item 114 (the
+    *future* ADT, a proxy for item 29), cluster from ``Road_class`` (NHS, Major → urban; Minor, Local → rural), NHS
+    membership from ``Road_class`` = NHS, cost factor Indiana 309/232. Text is UTF-8 where the bytes are valid
+    UTF-8, else Windows-1252 (a spreadsheet's legacy CSV encoding; :mod:`bridgefleet.textfile`), comma-separated,
+    ``"``-quoted; ``N`` = not applicable. Numbers as a spreadsheet writes them (``1000``, ``1000.5``, ``1e3``,
+    ``"1,000"``); ratings NBI codes (0–9, N) unless ``condition_scale`` is given.
 
     Derived fields follow :func:`read_nbi`: rate from the condition band, ysm = min(age, years since
     reconstruction, :data:`YSM_CAP`) unless a ``ysm`` column is mapped.
 
     Raises:
-        InventoryError: bad mapping (unknown key, missing required key), a mapped column absent from the
-            header, and the file-level cases of :func:`read_nbi`.
+        InventoryError: bad mapping (unknown key, missing required key, a constant out of range), a mapped column
+            absent from the header, and the file-level cases of :func:`read_nbi`.
     """
     path = Path(path)
     m, msource = _load_mapping(mapping)
@@ -187,11 +238,13 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     for key in ("id", "condition", "aadt", "cluster"):
         if m.get(key) is None:
             raise InventoryError(f"mapping key {key!r} is required ({MAPPING_KEYS[key]})", msource)
+    if not isinstance(m["id"], str):
+        raise InventoryError(f"mapping key 'id' = {m['id']!r}: must name the column of each bridge's own id", msource)
     if m.get("age") is None and m.get("year_built") is None:
         raise InventoryError("mapping needs 'age' or 'year_built'", msource)
     if m.get("deck_area") is None and (m.get("length") is None or m.get("width") is None):
         raise InventoryError("mapping needs 'deck_area' or both 'length' and 'width'", msource)
-    conds = [m["condition"]] if isinstance(m["condition"], str) else list(m["condition"])
+    codes = m.get("condition_scale") is None  # NBI codes; an index on its scale otherwise
     scale = m.get("condition_scale") or (0.0, 9.0)
     if not isinstance(scale, list | tuple) or len(scale) != 2:
         raise InventoryError(f"mapping key 'condition_scale' = {scale!r}: must be [low, high]", msource)
@@ -213,77 +266,143 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     year = None if m.get("year") is None else int(_constant(m, "year", msource, whole=True))
     if year is not None:
         check_inventory_year(year, "mapping's year:", path)
-
-    header, rows = _read_rows(path, quotechar='"', encoding="utf-8")
-    columns = {k: m.get(k) for k in ("id", "culvert_condition", "age", "year_built", "year_reconstructed",
-                                     "ysm", "deck_area", "length", "width", "aadt", "county", "owner", "truck_share",
-                                     "truck_percent", "detour_km")}
-    needed = [m["id"], *conds] + [v for k, v in columns.items() if v is not None and k != "id"]
-    needed += [c for c in (cluster_col, nhs_col) if c]
-    _missing_columns(path, header, dict.fromkeys(str(c) for c in needed))
-    if columns["age"] is None and year is None:
+    conds: list[str] = []
+    if isinstance(m["condition"], list):
+        conds = [str(c) for c in m["condition"]]
+        sources: dict[str, str | Constant | None] = {"condition": None}
+    else:
+        sources = {"condition": _source(m, "condition", msource)}
+    sources.update({k: _source(m, k, msource) for k in COLUMN_OR_CONSTANT if k != "condition"})
+    columns = {k: v for k, v in sources.items() if isinstance(v, str)}
+    constants = {k: v.text for k, v in sources.items() if isinstance(v, Constant)}
+    if sources["age"] is None and year is None:
         raise InventoryError("mapping gives year_built but no inventory year: add 'year: YYYY'", msource)
+
+    def rated(v: str, where: str) -> float | None:
+        return _rating(v, where, lo, hi, codes)
+
+    convert: dict[str, Callable[[str, str], Any]] = {
+        "condition": rated,
+        "culvert_condition": rated,
+        "age": lambda v, c: _age(v, c, year),
+        "year_built": lambda v, c: _number(v, c, "year built") if year is None else _year_built(v, c, year),
+        "ysm": lambda v, c: _number(v, c, "years since maintenance"),
+        "deck_area": lambda v, c: _number(v, c, "deck area"),
+        "length": lambda v, c: _number(v, c, "structure length"),
+        "width": lambda v, c: _number(v, c, "deck width"),
+        "aadt": lambda v, c: _number(v, c, "traffic (AADT)"),
+    }
+    _check_constants(constants, convert, msource)
+
+    header, rows, decoded = _read_rows(path, quotechar='"', legacy="cp1252", what="a spreadsheet CSV")
+    needed = [m["id"], *conds, *columns.values()] + [c for c in (cluster_col, nhs_col) if c]
+    _constant_hint(path, header, columns)
+    _missing_columns(path, header, dict.fromkeys(str(c) for c in needed))
     col = {name: i for i, name in enumerate(header)}
 
     def get(f: list[str], key: str) -> str:
+        if key in constants:
+            return constants[key]
         name = columns.get(key)
-        return "" if name is None else f[col[str(name)]]
+        return "" if name is None else f[col[name]]
+
+    def where(key: str) -> str:
+        return columns.get(key) or f"(mapping {key}: {constants.get(key, '')})"
+
+    def value(f: list[str], key: str) -> Any:
+        return convert[key](get(f, key), where(key))
 
     def parse(line: int, f: list[str]) -> _Bridge:
-        bid = _clean(get(f, "id"))
+        bid = _clean(f[col[m["id"]]])
         if not bid:
             raise _RowProblem(_BAD, "missing bridge id", str(m["id"]), bid)
-        rated = [r for c in conds if (r := _rating(f[col[c]], c, lo, hi)) is not None]
-        if columns["culvert_condition"]:  # every coded item counts (23 CFR 490.411), the culvert's too
-            r = _rating(get(f, "culvert_condition"), str(columns["culvert_condition"]), lo, hi)
-            rated += [] if r is None else [r]
-        if not rated:
-            raise _RowProblem("no condition rating", f"{', '.join(conds)} are all N or blank", bad=False)
-        condition = (min(rated) - lo) / (hi - lo) * 9.0
+        ratings = [rated(f[col[c]], c) for c in conds]
+        for key in ("condition", "culvert_condition"):  # every coded item counts (23 CFR 490.411)
+            if key in columns or key in constants:
+                ratings.append(value(f, key))
+        ratings = [r for r in ratings if r is not None]
+        if not ratings:
+            named = ", ".join(conds) or where("condition")
+            raise _RowProblem("no condition rating", f"{named} are all N or blank", bad=False)
+        condition = (min(ratings) - lo) / (hi - lo) * 9.0
         built = recon = None
-        if columns["age"] is not None:
-            age = _age(get(f, "age"), str(columns["age"]), year)
+        if sources["age"] is not None:
+            age = value(f, "age")
         else:
+            built = value(f, "year_built")  # the NBI reader's rule
             assert year is not None
-            built = _year_built(get(f, "year_built"), str(columns["year_built"]), year)  # the NBI reader's rule
             age = year - built
-        if columns["year_reconstructed"] is not None:
+        if sources["year_reconstructed"] is not None:
             recon = _optional_number(get(f, "year_reconstructed"))
             if year is not None and built is None and recon:
                 built = year - age
-        if columns["ysm"] is not None:
-            ysm = _number(get(f, "ysm"), str(columns["ysm"]), "years since maintenance")
-            assert ysm is not None
+        ysm = value(f, "ysm") if sources["ysm"] is not None else _years_since(age, year, recon, built)
+        if sources["deck_area"] is not None:
+            area = value(f, "deck_area")
         else:
-            ysm = _years_since(age, year, recon, built)
-        if columns["deck_area"] is not None:
-            area = _number(get(f, "deck_area"), str(columns["deck_area"]), "deck area")
-        else:
-            length = _number(get(f, "length"), str(columns["length"]), "structure length")
-            width = _number(get(f, "width"), str(columns["width"]), "deck width")
-            area = (length or 0.0) * (width or 0.0)
+            area = (value(f, "length") or 0.0) * (value(f, "width") or 0.0)
         area = (area or 0.0) * area_scale
         if area <= 0.0:
-            raise _RowProblem("no deck area", "deck area is 0", str(columns["deck_area"] or columns["width"]),
-                              bad=False)
-        where = str(columns["deck_area"] or columns["length"])
-        area = _deck_area(area, where, _clean(get(f, "deck_area" if columns["deck_area"] is not None else "length")))
-        aadt = _number(get(f, "aadt"), str(columns["aadt"]), "traffic (AADT)")
+            raise _RowProblem("no deck area", "deck area is 0", where("deck_area" if sources["deck_area"] is not None
+                                                                       else "width"), bad=False)
+        key = "deck_area" if sources["deck_area"] is not None else "length"
+        area = _deck_area(area, where(key), _clean(get(f, key)))
+        aadt = value(f, "aadt")
         cval = _clean(f[col[cluster_col]]) if cluster_col else ""
         urban = cluster_of(cval)
         if urban is None:
             raise _RowProblem(_BAD, "value not covered by the mapping's cluster rule", cluster_col, cval)
-        truck, scale = (get(f, "truck_percent"), 0.01) if columns["truck_percent"] else (get(f, "truck_share"), 1.0)
+        percent = sources["truck_percent"] is not None
+        truck, share = (get(f, "truck_percent"), 0.01) if percent else (get(f, "truck_share"), 1.0)
         return _Bridge(line, bid, urban, condition, float(age), float(ysm), area, float(aadt or 0.0),
                        cost_factor, _clean(get(f, "county")), _clean(get(f, "owner")),
                        "" if state_code is None else f"{int(state_code):02d}",
-                       **_truck_detour(truck, get(f, "detour_km"), scale),
+                       **_truck_detour(truck, get(f, "detour_km"), share),
                        nhs=nhs_of(_clean(f[col[nhs_col]]) if nhs_col else ""))
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
-    notes = [f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]
+    notes = [decoded.describe(), f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]
+    if constants:
+        notes.append("from the mapping, the same for every bridge: "
+                     + ", ".join(f"{k} = {v}" for k, v in constants.items()))
     if (lo, hi) != (0.0, 9.0):
         notes.append(f"condition rescaled from {lo:g}–{hi:g} to 0–9 (approximation)")
     return _inventory(path, bridges, dropped, year, notes)
 
 
+def _check_constants(constants: dict[str, str], convert: Mapping[str, Callable[[str, str], Any]],
+                     source: str) -> None:
+    """Each constant of the mapping passes the check its column's cells would (one line naming the key otherwise;
+    not a dropped row per bridge).
+
+    Raises:
+        InventoryError: naming the key, the value and the rule it breaks.
+    """
+    for key, text in constants.items():
+        try:
+            if key in convert:
+                if convert[key](text, key) is None:
+                    raise _RowProblem(_BAD, "not applicable (N) or blank: no value for any bridge")
+            elif key in _OPTIONAL_RANGE or key == "year_reconstructed":
+                x = _optional_number(text)
+                low, high = _OPTIONAL_RANGE.get(key, (0.0, math.inf))
+                if x is None or not low <= x <= high:
+                    raise _RowProblem(_BAD, f"must be a number in {low:g}–{high:g}")
+            elif not _clean(text):
+                raise _RowProblem(_BAD, "blank")
+        except _RowProblem as p:
+            raise InventoryError(f"mapping key {key!r} = {text!r}: {p.detail}", source) from None
+
+
+def _constant_hint(path: Path, header: list[str], columns: Mapping[str, str]) -> None:
+    """A mapped column absent from the header whose name is a number (``aadt: "10000"``, quoted) was meant as a
+    constant: say how to write one.
+
+    Raises:
+        InventoryError: naming the key, the column and the constant's spelling.
+    """
+    for key, name in columns.items():
+        if name not in header and spreadsheet_number(name.strip()) is not None:
+            raise InventoryError(f"mapping key {key!r} names column {name!r}, which the header lacks; a value for "
+                                 f"every bridge is written {key}: {name.strip()} (a number, unquoted) or {key}: "
+                                 f"{{value: {name.strip()}}}", path, line=1, column=name)

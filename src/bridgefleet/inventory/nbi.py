@@ -21,11 +21,12 @@ from bridgefleet.inventory.rows import (
     _clean,
     _collect,
     _deck_area,
+    _digits,
     _inventory,
     _missing_columns,
+    _nbi_code,
     _number,
     _optional_number,
-    _rating,
     _read_rows,
     _truck_detour,
     _year_built,
@@ -50,17 +51,17 @@ def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]])
     """Inventory year: YEAR column, else the file name (DC19 → 2019), else the latest inspection (item 90)."""
     if "YEAR" in header:
         k = header.index("YEAR")
-        years = [_clean(f[k]) for _, f in rows if len(f) > k and _clean(f[k]).isdigit()]
+        years = [_clean(f[k]) for _, f in rows if len(f) > k and re.fullmatch("[0-9]{4}", _clean(f[k]))]
         if years:
             return max(int(y) for y in years), "YEAR column"
     inspected = None
     if "DATE_OF_INSPECT_090" in header:
         k = header.index("DATE_OF_INSPECT_090")
         dates = [_clean(f[k]) for _, f in rows if len(f) > k]
-        yy = [int(d[-2:]) for d in dates if re.fullmatch(r"\d{3,4}", d)]
+        yy = [int(d[-2:]) for d in dates if re.fullmatch("[0-9]{3,4}", d)]
         inspected = max(full_year(v) for v in yy) if yy else None
     stem = path.stem
-    m = re.fullmatch(r"[A-Za-z]{2}(\d{2})", stem) or re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", stem)
+    m = re.fullmatch(r"[A-Za-z]{2}([0-9]{2})", stem) or re.search(r"(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", stem)
     if m:
         y = int(m.group(1))
         y = full_year(y) if y < 100 else y
@@ -78,7 +79,8 @@ def read_nbi(path: str | Path, *, year: int | None = None,
              max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
     """Read an FHWA NBI delimited file (one state or the national file) as published.
 
-    Comma-separated, text quoted with ``'``, latin-1, ``N`` = not applicable; columns named by FHWA item
+    Comma-separated, text quoted with ``'``, UTF-8 where the bytes are valid UTF-8, else Latin-1 (the NBI's
+    legacy encoding; :mod:`bridgefleet.textfile`), ``N`` = not applicable; columns named by FHWA item
     (``STRUCTURE_NUMBER_008`` …). Keeps highway bridges (item 5A record type 1); every other data row is
     listed in ``dropped`` with its line number and reason. Mapping (details in docs/inventory.md):
 
@@ -111,11 +113,11 @@ def read_nbi(path: str | Path, *, year: int | None = None,
             duplicated structure number, too many malformed rows, no usable bridge, unknown year.
     """
     path = Path(path)
-    header, rows = _read_rows(path, quotechar="'", encoding="latin-1", one_line=True)
+    header, rows, decoded = _read_rows(path, quotechar="'", legacy="latin-1", what="the NBI", one_line=True)
     _missing_columns(path, header, NBI_REQUIRED)
     if "DECK_AREA" not in header:
         _missing_columns(path, header, ("STRUCTURE_LEN_MT_049", "DECK_WIDTH_MT_052"))
-    notes: list[str] = []
+    notes: list[str] = [decoded.describe()]
     if year is None:
         year, how = _file_year(path, header, rows)
         if year is None:
@@ -143,18 +145,18 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         # 23 CFR 490.411: a bridge is poor when any coded item among 58, 59, 60 and 62 is ≤ 4, so its rating
         # is the lowest of every coded one (N / blank skipped), item 62 included.
         rated = [r for c in ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060",
-                             "CULVERT_COND_062") if (r := _rating(get(f, c), c)) is not None]
+                             "CULVERT_COND_062") if (r := _nbi_code(get(f, c), c)) is not None]
         if not rated:
             raise _RowProblem("no condition rating", "items 58, 59, 60 and 62 are all N", bad=False)
         fc_raw = _clean(get(f, "FUNCTIONAL_CLASS_026"))
-        fc = int(fc_raw) if fc_raw.isdigit() else -1
+        fc = int(fc_raw) if re.fullmatch("[0-9]{1,2}", fc_raw) else -1  # 7 = 07 (a spreadsheet drops the 0)
         if not (1 <= fc <= 9 or 11 <= fc <= 19):
             raise _RowProblem(_BAD, "functional class is not 01–09 (rural) or 11–19 (urban)",
                               "FUNCTIONAL_CLASS_026", fc_raw)
-        built = _year_built(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", year)
+        built = _year_built(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", year, nbi=True)
         age = float(year - built)
         recon = _optional_number(get(f, "YEAR_RECONSTRUCTED_106"))
-        aadt = _number(get(f, "ADT_029"), "ADT_029", "average daily traffic")
+        aadt = _digits(get(f, "ADT_029"), "ADT_029", "average daily traffic", 6)
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
@@ -171,7 +173,7 @@ def nbi_degrees(value: str, degree_digits: int) -> float:
     longitude ``DDDMMSSss`` (3; west of Greenwich, so the caller negates it). NaN when blank, zero or not a
     position (minutes or seconds ≥ 60) (FHWA Recording and Coding Guide, items 16 and 17)."""
     v = _clean(value)
-    if not v.isdigit() or int(v) == 0:
+    if not re.fullmatch("[0-9]+", v) or int(v) == 0:
         return float("nan")
     v = v.zfill(degree_digits + 6)
     d = degree_digits
@@ -196,7 +198,7 @@ def _position(lat_016: str, long_017: str) -> tuple[float, float]:
 
 def _state_factor(value: str) -> float:
     v = _clean(value)
-    return state_cost_factor(int(v)) if v.isdigit() else 1.0
+    return state_cost_factor(int(v)) if re.fullmatch("[0-9]{1,2}", v) else 1.0
 
 
 def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:

@@ -4,7 +4,6 @@ Shared by the NBI reader (:mod:`bridgefleet.inventory.nbi`) and the mapped-CSV r
 
 from __future__ import annotations
 
-import codecs
 import csv
 import datetime
 import io
@@ -27,6 +26,7 @@ from bridgefleet.inventory.model import (
     _RowProblem,
     default_rate,
 )
+from bridgefleet.textfile import Decoded, TextEncodingError, decode_text
 
 # ------------------------------------------------------------------------------------------------
 # Reading text tables
@@ -105,18 +105,24 @@ def _no_such_file(path: Path) -> InventoryError:
     return InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)}){pattern}", path)
 
 
-def _read_rows(path: Path, quotechar: str, encoding: str,
-               one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """Header and (start line, fields) of every non-blank data row; raises on file-level problems.
-    ``one_line``: every record is one line (the NBI's ASCII files), so a quote left open drops its own line
-    only, with its reason, instead of swallowing the lines after it into one row."""
+def _read_rows(path: Path, quotechar: str, legacy: str, what: str,
+               one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]], Decoded]:
+    """Header, (start line, fields) of every non-blank data row, and how the text was decoded
+    (:func:`bridgefleet.textfile.decode_text`: UTF-8 when the bytes are, else ``legacy``, the format's legacy
+    encoding; ``what`` names the format); raises on file-level problems. ``one_line``: every record is one line
+    (the NBI's ASCII files), so a quote left open drops its own line only, with its reason, instead of swallowing
+    the lines after it into one row."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise _no_such_file(path) from None
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    text = _decode(raw, path, encoding)
+    try:
+        decoded = decode_text(raw, legacy, what)
+    except TextEncodingError as exc:
+        raise InventoryError(exc.what, path, line=exc.line, column=exc.column) from None
+    text = decoded.text
     if not text.strip():
         raise InventoryError("the file is empty: expected a header line naming the columns (an NBI file's, e.g. "
                              f"{', '.join(NBI_REQUIRED[:3])}, ..., or those its --mapping names) and one bridge per "
@@ -152,59 +158,7 @@ def _read_rows(path: Path, quotechar: str, encoding: str,
         more = ", ..." if len(header) > 4 else ""
         raise InventoryError(f"header-only file: no bridge records after the header on line {header_line} "
                              f"(columns {', '.join(header[:4])}{more})", path, line=header_line + 1)
-    return header, rows
-
-
-def _decode(raw: bytes, path: Path, encoding: str) -> str:
-    """Decode, refusing UTF-16/UTF-32 (BOM or NUL bytes) and binary data with a message that says so."""
-    boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
-            (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
-    for bom, name, codec in boms:
-        if raw.startswith(bom):
-            first = _first_field(raw, codec)
-            raise InventoryError(
-                f"the file is {name}-encoded (byte-order mark {bom.hex(' ').upper()}); inventories must be "
-                "latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path, line=1, column=first)
-    head = raw[:4000]
-    if _looks_binary(head):
-        raise InventoryError(f"not a text file ({_control_bytes(head)} control bytes in its first {len(head)} "
-                             "bytes); inventories must be latin-1/ASCII (NBI) or UTF-8 text (CSV)", path, line=1)
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        guess = "UTF-16" if raw[:2].count(b"\x00") == 1 else "binary or UTF-16/32"
-        first = _first_field(raw, "utf-16-le" if raw[1:2] == b"\x00" else "utf-16-be")
-        raise InventoryError(f"NUL byte at byte {nul}: the file looks {guess}-encoded, not text; inventories "
-                             "must be latin-1/ASCII (NBI) or UTF-8 text: re-save it as UTF-8 CSV", path,
-                             line=line, column=first if line == 1 else None)
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
-        encoding = "utf-8"
-    if encoding == "utf-8":
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return raw.decode("latin-1")  # every byte decodes; older CSV exports are often latin-1/cp1252
-    return raw.decode(encoding)
-
-
-def _control_bytes(head: bytes) -> int:
-    """C0 control bytes other than tab and line ends in ``head``: text has almost none, binary data many."""
-    return sum(head.count(bytes([c])) for c in (*range(1, 9), 11, 12, *range(14, 32), 127))
-
-
-def _looks_binary(head: bytes) -> bool:
-    return _control_bytes(head) > len(head) // 100
-
-
-def _first_field(raw: bytes, codec: str) -> str | None:
-    try:
-        head = raw[:4000].decode(codec, errors="replace").lstrip("\ufeff")
-    except LookupError:
-        return None
-    name = re.split(r"[,;\t\r\n]", head, maxsplit=1)[0].strip().strip("'\"")
-    # Only a plausible column name is worth quoting; decoded binary is a long run of arbitrary characters.
-    return name if name and len(name) <= 40 and name.isprintable() else None
+    return header, rows, decoded
 
 
 def _clean(value: str) -> str:
@@ -212,37 +166,111 @@ def _clean(value: str) -> str:
     return value.strip().strip("'\"").strip()
 
 
-def _rating(value: str, column: str, lo: float = 0.0, hi: float = 9.0) -> float | None:
-    """A condition rating, or None for N / blank (not applicable / not reported)."""
+NBI_CONDITION_CODES = "0123456789N"
+"""NBI items 58–62 (deck, superstructure, substructure, channel, culvert) are one character: a rating 0–9, or N
+(not applicable); FHWA's Recording and Coding Guide (1995). A blank is not reported."""
+
+SPREADSHEET_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number as spreadsheets and ``pandas.to_csv`` write one: ASCII digits, an optional leading ``-``, decimal point
+and exponent (``1000``, ``1000.5``, ``-2``, ``1e3``, ``1.5E+03``). Not Python's other spellings (``1_000``,
+``nan``, ``inf``, ``+6``, full-width or other scripts' digits)."""
+
+GROUPED_NUMBER = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+"""A number a spreadsheet writes with thousands separators (a cell formatted ``#,##0`` is saved as displayed,
+quoted: ``"1,000"``): groups of exactly three digits after the first."""
+
+NUMBER_SPELLING = "digits with an optional '-', decimal point and exponent (1000, 1000.5, 1e3), or '1,000'"
+
+
+def spreadsheet_number(v: str) -> float | None:
+    """The value of a cleaned field written as :data:`SPREADSHEET_NUMBER` or :data:`GROUPED_NUMBER`, else None."""
+    if SPREADSHEET_NUMBER.fullmatch(v):
+        return float(v)
+    if GROUPED_NUMBER.fullmatch(v):
+        return float(v.replace(",", ""))
+    return None
+
+
+def _not_a_number(v: str, what: str) -> str:
+    """Why ``v`` (cleaned) is not a number of the inventory: what was written and what is accepted."""
+    if "_" in v:
+        why = "'_' between digits is Python's spelling, not a spreadsheet's"
+    elif v.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        why = "not a finite number"
+    elif v.startswith("+"):
+        why = "a leading '+' is not how a spreadsheet writes a number"
+    elif "," in v:
+        why = "commas only between groups of three digits (1,000)"
+    else:
+        why = "not a number"
+    return f"{what}: {why}; give {NUMBER_SPELLING}"
+
+
+def _nbi_code(value: str, column: str) -> float | None:
+    """A condition rating coded as NBI items 58–62: one character 0–9, or N / blank (None: not applicable / not
+    reported); the field's padding blanks and quotes are stripped and ``n`` is read as N. Anything else (``6.5``,
+    ``1e0``, ``+6``, ``07``) is a bad value: the row is dropped with its reason."""
     v = _clean(value)
     if v in ("", "N", "n"):
         return None
-    try:
-        r = float(v)
-    except ValueError:
-        raise _RowProblem(_BAD, f"not a condition rating ({lo:g}–{hi:g} or N)", column, v) from None
-    if not lo <= r <= hi or math.isnan(r):
+    if len(v) == 1 and v in NBI_CONDITION_CODES:
+        return float(v)
+    raise _RowProblem(_BAD, "not an NBI condition code (one character: 0–9, or N)", column, v)
+
+
+def _rating(value: str, column: str, lo: float = 0.0, hi: float = 9.0, codes: bool = True) -> float | None:
+    """A condition rating, or None for N / blank (not applicable / not reported). ``codes``: an NBI code
+    (:func:`_nbi_code`; a mapped table may also write it as a whole number ``7.0``, as pandas writes a column with
+    blanks); else an index (a spreadsheet number, :data:`SPREADSHEET_NUMBER`) in ``lo``–``hi``."""
+    v = _clean(value)
+    if codes:
+        return _nbi_code(v[:-2] if re.fullmatch(r"[0-9]\.0", v) else v, column)
+    if v in ("", "N", "n"):
+        return None
+    r = spreadsheet_number(v)
+    if r is None:
+        raise _RowProblem(_BAD, _not_a_number(v, f"not a condition rating ({lo:g}–{hi:g} or N)"), column, v)
+    if not lo <= r <= hi:
         raise _RowProblem(_BAD, f"condition rating outside {lo:g}–{hi:g}", column, v)
     return r
 
 
 def _number(value: str, column: str, what: str, *, required: bool = True, minimum: float | None = 0.0
             ) -> float | None:
+    """A field written as a spreadsheet writes a number (:func:`spreadsheet_number`), ≥ ``minimum``; None for a
+    blank where not ``required``.
+
+    Raises:
+        _RowProblem: blank where required, another spelling (``1_000``, ``nan``, ``+5``), below ``minimum``.
+    """
     v = _clean(value)
     if v == "":
         if required:
             raise _RowProblem(_BAD, f"missing {what}", column, v)
         return None
-    try:
-        x = float(v)
-    except ValueError:
-        raise _RowProblem(_BAD, f"{what} is not a number", column, v) from None
-    if not math.isfinite(x):
+    x = spreadsheet_number(v)
+    if x is None:
+        raise _RowProblem(_BAD, _not_a_number(v, f"{what} is not a number"), column, v)
+    if not math.isfinite(x):  # 1e999
         raise _RowProblem(_BAD, f"{what} is not finite", column, v)
     if minimum is not None and x < minimum:
         why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
         raise _RowProblem(_BAD, why, column, v)
     return x
+
+
+def _digits(value: str, column: str, what: str, most: int) -> float:
+    """An NBI numeric item coded as 1 to ``most`` ASCII digits (item 27 year built: 4; item 29 ADT: 6).
+
+    Raises:
+        _RowProblem: blank, or any other spelling (``1_000``, ``1e3``, ``2,000``, ``+5``).
+    """
+    v = _clean(value)
+    if v == "":
+        raise _RowProblem(_BAD, f"missing {what}", column, v)
+    if not re.fullmatch(f"[0-9]{{1,{most}}}", v):
+        raise _RowProblem(_BAD, f"{what} is not coded as the NBI codes it (1 to {most} digits)", column, v)
+    return float(v)
 
 
 MAX_DECK_AREA_M2 = 99_999.9 * 999.9
@@ -267,11 +295,14 @@ EARLIEST_YEAR_BUILT = 1700
 """Years built before this are not a year (0, 0000, a two-digit year): the row is dropped by both readers."""
 
 
-def _year_built(value: str, column: str, year: int) -> float:
-    """Year built (item 27, or a mapped column) checked as one rule for every reader: EARLIEST_YEAR_BUILT …
-    the inventory year, else the row is dropped as malformed."""
-    built = _number(value, column, "year built")
+def _year_built(value: str, column: str, year: int, nbi: bool = False) -> float:
+    """Year built (item 27, or a mapped column) checked as one rule for every reader: a whole year
+    EARLIEST_YEAR_BUILT … the inventory year, else the row is dropped as malformed; ``nbi``: coded as the NBI
+    codes item 27 (four digits)."""
+    built = _digits(value, column, "year built", 4) if nbi else _number(value, column, "year built")
     assert built is not None
+    if built != int(built):
+        raise _RowProblem(_BAD, "year built is not a whole year", column, _clean(value))
     if built < EARLIEST_YEAR_BUILT or built > year:
         raise _RowProblem(_BAD, f"year built outside {EARLIEST_YEAR_BUILT}–{year} (inventory year)", column,
                           _clean(value))
@@ -423,8 +454,6 @@ def _years_since(age: float, year: int | None, reconstructed: float | None, buil
 
 
 def _optional_number(value: str) -> float | None:
-    try:
-        x = float(_clean(value))
-    except ValueError:
-        return None
-    return x if math.isfinite(x) else None
+    """An optional field's number (:func:`spreadsheet_number`), None where blank, finite or another spelling."""
+    x = spreadsheet_number(_clean(value))
+    return x if x is not None and math.isfinite(x) else None

@@ -14,13 +14,19 @@ the cores this process may run on (``os.sched_getaffinity``) and probes the lear
 of them (two interleaved rounds, the best of each), keeping the fastest (fewer threads when within 10 %,
 since other work shares the machine). Both choices are cached per machine (CPU model, allowed cores, torch
 version, ``ONEDNN_MAX_CPU_ISA``, network shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default
-``~/.cache/bridgefleet``) and re-probed only when asked. The threads chosen stay torch's: Numba's kernels run on its
-own pool (``bridgefleet/__init__.py`` sets ``NUMBA_THREADING_LAYER=workqueue``), not on the OpenMP runtime whose
-thread count torch reads.
+``~/.cache/bridgefleet``) with when and under what load they were measured (the 1-minute load average and the
+machine's cores), and re-probed when asked (``--reprobe``), when the cached choice is older than
+:data:`CACHE_MAX_AGE_DAYS`, or when the machine's load now differs from the load at the probe by
+:data:`LOAD_CHANGE_SHARE` of its cores or more (at least :data:`LOAD_CHANGE_MIN`): a probe taken while another job
+ran (1 thread 31.4 ms an update, 2 threads 47.4 ms) must not decide every later run on the idle machine. The
+choice, with its probe's time and load, is written to summary.json. The threads chosen stay torch's: Numba's
+kernels run on its own pool (``bridgefleet/__init__.py`` sets ``NUMBA_THREADING_LAYER=workqueue``), not on the
+OpenMP runtime whose thread count torch reads.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
@@ -41,6 +47,16 @@ hints)."""
 FEWER_THREADS_TOLERANCE = 1.10
 """Fewer threads are kept unless more are at least 10 % faster (a shared machine's other work needs cores)."""
 
+CACHE_MAX_AGE_DAYS = 7.0
+"""A cached choice older than this is probed again (the machine, its neighbours and its jobs change)."""
+
+LOAD_CHANGE_SHARE = 0.25
+"""A cached choice is probed again when the 1-minute load average differs from the one at its probe by this share
+of the machine's cores (``os.cpu_count``) or more ..."""
+
+LOAD_CHANGE_MIN = 1.0
+"""... and by at least this much (one busy core), so a small machine's noise does not re-probe every run."""
+
 
 @dataclass
 class HardwareChoice:
@@ -51,6 +67,9 @@ class HardwareChoice:
     threads: int
     threads_reason: str
     probe_ms: dict[str, float]  # ms per learner update of each probed setting
+    probed_at: str | None = None  # when the probe ran, ISO 8601 UTC (None: nothing probed)
+    probe_load: float | None = None  # the machine's 1-minute load average then (None: unknown on this OS)
+    probe_cores: int | None = None  # the machine's cores then (os.cpu_count), the scale of the load
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,6 +120,33 @@ def thread_candidates(cores: int) -> list[int]:
     if out[-1] != cores:
         out.append(cores)
     return out
+
+
+def machine_load() -> float | None:
+    """The machine's 1-minute load average (runnable processes), None where the OS has none (Windows)."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return None
+
+
+def stale(cached: dict, now: float, load: float | None, cores: int) -> str | None:
+    """Why a cached choice (:meth:`HardwareChoice.to_dict`) must be probed again now, or None when it stands: no
+    probe time recorded (a cache of an older version), older than :data:`CACHE_MAX_AGE_DAYS`, or a load that
+    differs from the probe's by :data:`LOAD_CHANGE_SHARE` × ``cores`` (at least :data:`LOAD_CHANGE_MIN`)."""
+    try:
+        then = datetime.datetime.fromisoformat(cached["probed_at"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return "the cached choice records no probe time"
+    days = (now - then) / 86400.0
+    if not 0.0 <= days <= CACHE_MAX_AGE_DAYS:
+        return f"the cached choice was probed {days:.1f} days ago (at most {CACHE_MAX_AGE_DAYS:g})"
+    before = cached.get("probe_load")
+    limit = max(LOAD_CHANGE_MIN, LOAD_CHANGE_SHARE * cores)
+    if load is not None and isinstance(before, int | float) and abs(load - before) >= limit:
+        return (f"the machine's load is {load:.2f} now against {before:.2f} at the probe ({cores} cores; a change of "
+                f"{limit:g} or more re-probes)")
+    return None
 
 
 def cpu_model() -> str:
@@ -162,9 +208,14 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
                           key, str(amp), amp_name, str(threads)])
     needs_probe = probe is not None and (threads == "auto" or (amp == "auto" and amp_name == "bf16"))
     cached = _read_cache().get(cache_key) if needs_probe and not reprobe else None
-    if cached is not None:
+    now, load, machine_cores = time.time(), machine_load(), os.cpu_count() or cores
+    again = stale(cached, now, load, machine_cores) if cached is not None else None
+    if cached is not None and again is None:
         field = "threads_reason" if threads == "auto" else "amp_reason"  # what the probe chose
-        return HardwareChoice(**{**cached, field: cached[field] + " (cached; --reprobe)"})
+        known = {k: v for k, v in cached.items() if k in HardwareChoice.__dataclass_fields__}
+        at = "unknown load" if cached.get("probe_load") is None else f"load {cached['probe_load']:.2f}"
+        return HardwareChoice(**{**known, field: f"{cached[field]} (cached: probed {cached['probed_at']} at {at} "
+                                 f"on {cached.get('probe_cores')} cores; --reprobe)"})
     n = threads if threads != "auto" else 1
     if threads == "auto":
         if probe is None:
@@ -192,6 +243,11 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
         amp_name, amp_reason = _keep_faster("bf16", n, probe, probe_ms, amp_reason)
     choice = HardwareChoice(amp_name, amp_reason, int(n), threads_reason, probe_ms)
     if needs_probe:
+        choice.probed_at = datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat(timespec="seconds")
+        choice.probe_load, choice.probe_cores = load, machine_cores
+        if again is not None:
+            field = "threads_reason" if threads == "auto" else "amp_reason"
+            setattr(choice, field, f"{getattr(choice, field)} (probed again: {again})")
         _write_cache(cache_key, choice)
     return choice
 
