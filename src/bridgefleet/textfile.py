@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 LEGACY_NAMES = {"latin-1": "Latin-1", "cp1252": "Windows-1252"}
 """Legacy encodings a format may fall back to: codec → the name a message uses."""
@@ -125,3 +126,22 @@ def _first_field(raw: bytes, codec: str) -> str | None:
     name = re.split(r"[,;\t\r\n]", head, maxsplit=1)[0].strip().strip("'\"")
     # Only a plausible column name is worth quoting; decoded binary is a long run of arbitrary characters.
     return name if name and len(name) <= 40 and name.isprintable() else None
+
+
+def read_text(path: str | Path, legacy: str, what: str = "the format") -> Decoded:
+    """The text of the file at ``path`` decoded by :func:`decode_text`.
+
+    Raises:
+        ValueError: one line naming the file: it cannot be read, or its bytes are neither UTF-8 nor ``legacy``
+            text (with the line).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return decode_text(raw, legacy, what)
+    except TextEncodingError as exc:
+        where = f", line {exc.line}" if exc.line else ""
+        raise ValueError(f"{path}{where}: {exc.what}") from None

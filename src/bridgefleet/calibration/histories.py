@@ -18,6 +18,7 @@ import numpy as np
 
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.inventory.rows import named_twice
+from bridgefleet.textfile import read_text
 
 YEARS = (1900, 2100)
 """The inspection years a history may hold: calendar years (a year 5 or 4005 is a typo or another unit)."""
@@ -137,7 +138,7 @@ class Pairs:
 
 
 def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
-    """Read a history CSV (UTF-8 or Latin-1) into do-nothing pairs.
+    """Read a history CSV (UTF-8, else Windows-1252: :func:`bridgefleet.textfile.read_text`) into do-nothing pairs.
 
     Raises:
         ConfigError: one line naming the file, row and column: a missing column, a value that is not a number
@@ -145,13 +146,9 @@ def read_history(path: str | Path, mapping: HistoryMapping) -> Pairs:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
+        text = read_text(path, "cp1252", "a spreadsheet CSV").text
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     rows = list(csv.reader(text.splitlines()))
     if not rows:
         raise ConfigError(f"{path}: empty file; expected a header row with {', '.join(mapping.columns.values())}")

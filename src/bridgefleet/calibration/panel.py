@@ -13,11 +13,14 @@ column.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from bridgefleet.textfile import read_text
 
 COMPONENTS = ("deck", "superstructure", "substructure", "culvert")
 """Rating columns in order (NBI items 58, 59, 60, 62)."""
@@ -119,7 +122,8 @@ class Pairs:
 
 
 def _open(path: Path) -> tuple[csv.DictReader, object]:
-    f = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115 (closed by the caller)
+    """A dict reader of the CSV at ``path`` (UTF-8, else Windows-1252: :func:`bridgefleet.textfile.read_text`)."""
+    f = io.StringIO(read_text(path, "cp1252", "a spreadsheet CSV").text, newline="")
     return csv.DictReader(f), f
 
 

@@ -20,6 +20,7 @@ S. Vasserman and V. Bolotnyy, StanCon 2018, MIT licence) and the Ontario MTO "Br
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from bridgefleet.calibration.panel import COMPONENTS, OPEN_END, Panel, Works
+from bridgefleet.textfile import read_text
 
 N_RATINGS = 10
 """Ratings 0–9 (NBI items 58–62, FHWA Coding Guide)."""
@@ -465,8 +467,7 @@ def read_ontario_rehabs(path: str | Path, max_gap: int = MAX_GAP_YEARS) -> dict[
         ValueError (file, row, column): a required column missing; a BCI that is not a number 0–100.
     """
     path = Path(path)
-    with path.open(encoding="latin-1", newline="") as f:
-        rows = list(csv.reader(f))
+    rows = list(csv.reader(io.StringIO(read_text(path, "cp1252", "a spreadsheet CSV").text, newline="")))
     if len(rows) < 2:
         raise ValueError(f"{path}: row 2: expected two header lines")
     head = [h.strip().upper() for h in rows[1]]
