@@ -79,13 +79,18 @@ def test_dc_to_fleet_max_urban(dc: Inventory) -> None:
     assert profile["aadt"][:20].min() >= profile["aadt"][20:].max()
     assert profile["cluster"][:243].tolist() == ["urban"] * 243 and profile["cluster"][243] == "rural"
     assert sorted(profile["bridge_id"].tolist()) == sorted(dc.bridge_id.tolist())
-    for arr in (*[profile[k] for k in ("deck_area", "aadt", "cost_factor")], *state.values()):
+    for arr in (*[profile[k] for k in ("deck_area", "aadt", "cost_factor")],
+                *[state[k] for k in ("condition", "age", "ysm", "rate")]):
         assert arr.dtype == np.float32 and arr.shape == (244,)
+    assert state["components"].dtype == np.int8 and state["components"].shape == (244, 3)
+    assert (profile["kind"] == 0).all()  # no culvert in DC's file
     # Columns stay consistent: every bridge's state travels with its id.
     pos = {b: i for i, b in enumerate(dc.bridge_id.tolist())}
     idx = [pos[b] for b in profile["bridge_id"].tolist()]
     # Whole NBI ratings start in the middle of their band on the continuous scale (r + 0.5, cap 9).
     np.testing.assert_array_equal(state["condition"], np.minimum(dc.condition[idx] + 0.5, 9.0))
+    # The component model's slots travel with it; their lowest is the NBI condition (23 CFR 490.409).
+    np.testing.assert_array_equal(state["components"].min(axis=1), dc.condition[idx])
     assert dc.to_fleet()[:2] == (243, 1)
 
 
@@ -472,3 +477,11 @@ def test_the_summary_gives_fhwas_deck_area_shares_beside_the_counts(tmp_path: Pa
     text = summarize(inv)
     assert "good 1 (33.3 %), fair 1 (33.3 %), poor 1 (33.3 %)" in text
     assert "by deck area of all bridges (FHWA's measure, 23 CFR 490.407): good 10.0 %, fair 20.0 %, poor 70.0 %" in text
+
+
+def test_the_component_slots_are_items_58_to_60_and_a_culverts_item_62(tmp_path) -> None:
+    from bridgefleet.inventory.rows import component_levels
+
+    assert component_levels(7, 5, 6, None) == ((7, 5, 6), False)
+    assert component_levels(None, 6, 8, None) == ((9, 6, 8), False)  # no deck (N): never the lowest
+    assert component_levels(None, None, None, 4) == ((4, 9, 9), True)  # a culvert

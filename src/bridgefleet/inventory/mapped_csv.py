@@ -41,6 +41,7 @@ from bridgefleet.inventory.rows import (
     _year_built,
     _years_since,
     check_inventory_year,
+    component_levels,
     nhs_item_104,
     spreadsheet_number,
 )
@@ -316,7 +317,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         bid = _clean(f[col[m["id"]]])
         if not bid:
             raise _RowProblem(_BAD, "missing bridge id", str(m["id"]), bid)
-        ratings = [rated(f[col[c]], c) for c in conds]
+        listed = [rated(f[col[c]], c) for c in conds]
+        ratings = list(listed)
         for key in ("condition", "culvert_condition"):  # every coded item counts (23 CFR 490.411)
             if key in columns or key in constants:
                 ratings.append(value(f, key))
@@ -325,6 +327,12 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
             named = ", ".join(conds) or where("condition")
             raise _RowProblem("no condition rating", f"{named} are all N or blank", bad=False)
         condition = (min(ratings) - lo) / (hi - lo) * 9.0
+        # Three listed columns are deck, superstructure, substructure (in that order) for the component model;
+        # otherwise one rating stands for all three (_inventory's default).
+        culvert = value(f, "culvert_condition") if sources["culvert_condition"] is not None else None
+        levels = (component_levels(*((r - lo) / (hi - lo) * 9.0 if r is not None else None for r in listed),
+                                   None if culvert is None else (culvert - lo) / (hi - lo) * 9.0)
+                  if len(listed) == 3 else (None, False))
         built = recon = None
         if sources["age"] is not None:
             age = value(f, "age")
@@ -358,7 +366,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                        cost_factor, _clean(get(f, "county")), _clean(get(f, "owner")),
                        "" if state_code is None else f"{int(state_code):02d}",
                        **_truck_detour(truck, get(f, "detour_km"), share),
-                       nhs=nhs_of(_clean(f[col[nhs_col]]) if nhs_col else ""))
+                       nhs=nhs_of(_clean(f[col[nhs_col]]) if nhs_col else ""), components=levels[0],
+                       culvert=levels[1])
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [decoded.describe(), f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]

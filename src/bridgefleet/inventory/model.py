@@ -102,7 +102,7 @@ class _RowProblem(Exception):
 
 
 _ARRAYS = ("bridge_id", "urban", "condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor",
-           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km", "nhs")
+           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km", "nhs", "culvert")
 
 
 @dataclass
@@ -134,6 +134,10 @@ class Inventory:
         nhs: float32 (N,), National Highway System membership: 1.0 on the NHS, 0.0 not, NaN where not coded
             (NBI item 104 ``HIGHWAY_SYSTEM_104`` 1 / 0, or the mapping's ``nhs`` rule); FHWA's deck-area measures
             (23 CFR 490.407) count NHS bridges. :attr:`on_nhs` is the boolean view.
+        components: int8 (N, 3), the component model's slots: deck, superstructure, substructure (items 58–60;
+            N held at 9), or for a culvert (items 58–60 all N) item 62 and 9, 9; where a mapped CSV gives one
+            rating, it for all three. None: the condition's whole rating for all three.
+        culvert: bool (N,), the bridge is a culvert (items 58–60 all N, item 62 coded); None: none is.
         source: path of the file read.
         dropped: (line number, reason) of every data row not kept; a reason reads ``"category: ..."``.
         year: inventory (reference) year used for ages, or None when ages were given directly.
@@ -163,6 +167,8 @@ class Inventory:
     truck_share: np.ndarray | None = None
     detour_km: np.ndarray | None = None
     nhs: np.ndarray | None = None
+    components: np.ndarray | None = None
+    culvert: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -181,6 +187,13 @@ class Inventory:
             value = getattr(self, name)
             setattr(self, name, np.full(self.kept, np.nan, np.float32) if value is None
                     else np.asarray(value, dtype=np.float32))
+        self.culvert = (np.zeros(self.kept, bool) if self.culvert is None
+                        else np.asarray(self.culvert, dtype=bool))
+        whole = np.minimum(np.floor(self.condition), 9).astype(np.int8)
+        self.components = (np.repeat(whole[:, None], 3, axis=1) if self.components is None
+                           else np.asarray(self.components, dtype=np.int8))
+        if self.components.shape != (self.kept, 3):
+            raise ValueError(f"Inventory.components has shape {self.components.shape}, expected ({self.kept}, 3)")
         for name in _ARRAYS:
             if getattr(self, name).shape != (self.kept,):
                 raise ValueError(f"Inventory.{name} has shape {getattr(self, name).shape}, "
@@ -209,8 +222,8 @@ class Inventory:
         """The bridges where ``mask`` (bool (N,)) is True; ``dropped`` and ``notes`` are kept."""
         mask = np.asarray(mask, dtype=bool)
         arrays = {name: getattr(self, name)[mask] for name in _ARRAYS}
-        return Inventory(**arrays, source=self.source, dropped=list(self.dropped), year=self.year,
-                         notes=list(self.notes))
+        return Inventory(**arrays, components=self.components[mask], source=self.source, dropped=list(self.dropped),
+                         year=self.year, notes=list(self.notes))
 
     def filter(self, county: str | int | None = None, owner: str | int | None = None) -> Inventory:
         """Bridges of one county (NBI item 3) and/or one owner (NBI item 22).
@@ -274,7 +287,8 @@ class Inventory:
             fleet with no NHS bridge).
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
-            year), float32 (B,).
+            year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`). profile ``kind`` int64 (B,):
+            1 for a culvert.
 
         Raises:
             InventoryError: ``max_urban`` < 1, or one agent would get no bridge.
@@ -309,8 +323,10 @@ class Inventory:
             "detour_km": np.where(np.isnan(self.detour_km[order]), DEFAULT_DETOUR_KM,
                                   self.detour_km[order]).astype(np.float32),
             "nhs": self.on_nhs[order],
+            "kind": self.culvert[order].astype(np.int64),  # the component model's bridge kind: 1 a culvert
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
+        state["components"] = self.components[order].copy()
         # An NBI rating r (a whole number) covers [r, r + 1) on the simulator's continuous scale: start at
         # the middle, so a bridge rated exactly 7 or 5 does not fall a band with the first tenth of a point.
         whole = state["condition"] == np.floor(state["condition"])

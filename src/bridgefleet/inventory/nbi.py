@@ -32,6 +32,7 @@ from bridgefleet.inventory.rows import (
     _year_built,
     _years_since,
     check_inventory_year,
+    component_levels,
     nhs_item_104,
 )
 
@@ -144,8 +145,9 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                               "(2 = route under)", "RECORD_TYPE_005A", rt, bad=rt not in ("2",))
         # 23 CFR 490.411: a bridge is poor when any coded item among 58, 59, 60 and 62 is ≤ 4, so its rating
         # is the lowest of every coded one (N / blank skipped), item 62 included.
-        rated = [r for c in ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060",
-                             "CULVERT_COND_062") if (r := _nbi_code(get(f, c), c)) is not None]
+        items = [_nbi_code(get(f, c), c) for c in ("DECK_COND_058", "SUPERSTRUCTURE_COND_059",
+                                                   "SUBSTRUCTURE_COND_060", "CULVERT_COND_062")]
+        rated = [r for r in items if r is not None]
         if not rated:
             raise _RowProblem("no condition rating", "items 58, 59, 60 and 62 are all N", bad=False)
         fc_raw = _clean(get(f, "FUNCTIONAL_CLASS_026"))
@@ -162,7 +164,8 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
                        _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")),
                        **_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01),
-                       nhs=nhs_item_104(get(f, "HIGHWAY_SYSTEM_104")))
+                       nhs=nhs_item_104(get(f, "HIGHWAY_SYSTEM_104")),
+                       **dict(zip(("components", "culvert"), component_levels(*items), strict=True)))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)
     return _inventory(path, bridges, dropped, year, notes)

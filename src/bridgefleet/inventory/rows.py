@@ -343,6 +343,18 @@ class _Bridge:
     truck_share: float = float("nan")
     detour_km: float = float("nan")
     nhs: float = float("nan")
+    components: tuple[int, int, int] | None = None
+    culvert: bool = False
+
+
+def component_levels(deck: float | None, sup: float | None, sub: float | None, culvert: float | None
+                     ) -> tuple[tuple[int, int, int], bool]:
+    """The component model's three slots of a bridge (whole ratings; :mod:`bridgefleet.sim.components`) and
+    whether it is a culvert: deck, superstructure, substructure (items 58–60; an item coded N is not applicable,
+    held at 9), or, where all three are N, the culvert rating (item 62) in the deck slot and 9, 9."""
+    if deck is None and sup is None and sub is None and culvert is not None:
+        return (int(culvert), 9, 9), True
+    return tuple(9 if r is None else int(r) for r in (deck, sup, sub)), False  # type: ignore[return-value]
 
 
 def nhs_item_104(value: str) -> float:
@@ -413,6 +425,10 @@ def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]
     if len(states) > 1:
         notes.append(f"{len(states)} states in the file: bridge ids are 'state code:structure number'")
     cond = np.array([b.condition for b in bridges], dtype=np.float32)
+    whole = np.minimum(np.floor(cond), 9).astype(np.int8)
+    comps = np.array([b.components if b.components is not None else (w, w, w) for b, w in zip(bridges, whole,
+                                                                                             strict=True)],
+                     dtype=np.int8).reshape(-1, 3)
     return Inventory(
         bridge_id=np.array(ids, dtype=str),
         urban=np.array([b.urban for b in bridges], dtype=bool),
@@ -427,7 +443,8 @@ def _inventory(path: Path, bridges: list[_Bridge], dropped: list[tuple[int, str]
         owner=np.array([b.owner for b in bridges], dtype=str),
         state=np.array([b.state for b in bridges], dtype=str),
         line=np.array([b.line for b in bridges], dtype=np.int64),
-        source=str(path), dropped=dropped, year=year, notes=notes,
+        source=str(path), dropped=dropped, year=year, notes=notes, components=comps,
+        culvert=np.array([b.culvert for b in bridges], dtype=bool),
         latitude=np.array([b.latitude for b in bridges], dtype=np.float64),
         truck_share=np.array([b.truck_share for b in bridges], dtype=np.float32),
         detour_km=np.array([b.detour_km for b in bridges], dtype=np.float32),
