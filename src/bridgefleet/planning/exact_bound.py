@@ -1,0 +1,249 @@
+"""The Lagrangian upper bound on the finite model: budgets priced, every bridge's exact DP, column generation.
+
+A fleet policy must keep every sample path within the agencies' budgets. Relaxing that to the expected spend
+and pricing each budget row with a multiplier μ_row ≥ 0 (present-value reward units per USD) splits the
+fleet into single-bridge problems (Hawkins 2003; Adelman & Mersereau 2008, "Relaxations of weakly coupled
+stochastic dynamic programs", Operations Research 56(3)):
+
+    L(μ) = Σ_b V_b(μ) + Σ_rows μ_row · budget_row,
+
+V_b(μ) the exact optimum of bridge b alone (:func:`bridgefleet.planning.exact_dp.solve`) when each USD it
+spends in year t costs, on top of ``cost_lambda``, the sum of the multipliers of the rows that year enters,
+divided by γ^t (the DP's prices are in year-t units). Rows are (agency, year): spend of year t ≤ budget of
+year t, or with carry-over the cumulative spend of years ≤ t ≤ the cumulative budget.
+
+Why the bound is a bound: take any fleet policy that keeps every path within budget, and any μ ≥ 0. Its
+value is Σ_t γ^t E[reward]; adding Σ_row μ_row (budget_row − E[spend_row]) ≥ 0 cannot lower it, and the
+sum splits by bridge into rewards less priced spend, each at most V_b(μ) since bridge b's part of the fleet
+policy is one (history-dependent, randomised) policy of its own MDP, which the single-bridge optimum
+dominates. So every μ ≥ 0 gives L(μ) ≥ the fleet optimum (weak duality), whatever the budget; no action is
+dropped. A row whose (cumulative) budget is 0 forces zero spend in its years; its limit μ → ∞ is taken
+exactly: positive-cost actions are forbidden there (the DP's inf price) and the row leaves the sum.
+
+The best μ comes from column generation: the Dantzig–Wolfe master LP chooses a mixture of each bridge's
+policies found so far (columns: value without the budget price, expected spend per year) within the expected
+budgets; its duals are the next μ, each DP solve at them adds at most one column per bridge (those of
+positive reduced cost), and it stops when min L (an upper bound) and the master's value (a lower bound on
+min_μ L) agree within ``tol``. The master is solved by HiGHS (``highspy``) from its last basis.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from bridgefleet.planning.exact_dp import FleetModel, policy_value, solve
+
+
+class Mixture(NamedTuple):
+    """The master LP's columns (N of them) and weights, for a planner to round.
+
+    Attributes:
+        bridge: int64 (N,), whose column.
+        iteration: int64 (N,), the iteration whose prices (``ExactBound.iteration_price``) give the column's
+            policy again through :func:`~bridgefleet.planning.exact_dp.solve`; −1: do nothing.
+        reward: float64 (N,), the policy's value without the budget price (reward units, present value).
+        spend: float64 (N, T) USD, its expected spend per year.
+        weight: float64 (N,), the master's weights (each bridge's sum to 1).
+    """
+
+    bridge: np.ndarray
+    iteration: np.ndarray
+    reward: np.ndarray
+    spend: np.ndarray
+    weight: np.ndarray
+
+
+class ExactBound(NamedTuple):
+    """What :func:`lagrangian_bound` returns.
+
+    Attributes:
+        bound: min over the prices tried of L(μ), reward units: an upper bound on any budget-feasible fleet
+            policy's value.
+        price: float64 (G, T), the best prices per agency and year in the DP's units (reward units per USD in
+            year-t units, added to ``cost_lambda``); inf where the (cumulative) budget is 0.
+        row_price: float64 (G, T), the multipliers μ of the budget rows (present-value reward units per USD;
+            cumulative rows under carry-over); 0 on rows whose budget is 0 (they are enforced, not priced).
+        values: float64 (B,), V_b at the best prices.
+        spend: float64 (B, T) USD, the expected spend of the bridges' optimal policies at the best prices.
+        master_value: the last master LP's value (≤ min_μ L(μ) ≤ bound).
+        iterations: DP solves.
+        history: float64 (iterations, 2), L(μ) and the master value after each solve.
+        iteration_price: float64 (iterations, G, T), the prices (DP units) of each solve.
+        mixture: :class:`Mixture`.
+        dp_seconds, lp_seconds: wall time in the DP solves and in HiGHS.
+    """
+
+    bound: float
+    price: np.ndarray
+    row_price: np.ndarray
+    values: np.ndarray
+    spend: np.ndarray
+    master_value: float
+    iterations: int
+    history: np.ndarray
+    iteration_price: np.ndarray
+    mixture: Mixture
+    dp_seconds: float
+    lp_seconds: float
+
+
+class _Master:
+    """max Σ r_k w_k s.t. Σ_k coef_k w_k ≤ 1 (budget rows scaled by their right-hand sides), Σ_{k of b} w_k = 1,
+    w ≥ 0, as a HiGHS minimisation kept warm between solves."""
+
+    def __init__(self, n_rows: int, b_n: int):
+        self.n_rows, self.b_n = n_rows, b_n
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("presolve", "off")
+        self.h.setOptionValue("simplex_strategy", 4)  # primal: added columns keep the basis primal feasible
+        lower = np.concatenate([np.full(n_rows, -highspy.kHighsInf), np.ones(b_n)])
+        upper = np.ones(n_rows + b_n)
+        self.h.addRows(n_rows + b_n, lower, upper, 0, np.zeros(n_rows + b_n, dtype=np.int32),
+                       np.zeros(0, dtype=np.int32), np.zeros(0))
+
+    def add(self, reward: np.ndarray, coef: np.ndarray, bridge: np.ndarray) -> None:
+        """Columns of value ``reward`` (k,), scaled row entries ``coef`` (k, M), of bridges ``bridge`` (k,)."""
+        k = len(reward)
+        coef = np.where(np.abs(coef) < 1e-12, 0.0, coef)
+        conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(self.b_n, k))
+        a = sp.vstack([sp.csc_matrix(coef.T), conv], format="csc")
+        self.h.addCols(k, -reward, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz,
+                       a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """(value, scaled row duals ≥ 0 (M,), convexity duals (B,), weights)."""
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            self.h.clearSolver()
+            self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"master LP: {self.h.modelStatusToString(self.h.getModelStatus())}")
+        sol = self.h.getSolution()
+        dual = -np.asarray(sol.row_dual)
+        return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
+                dual[self.n_rows :], np.asarray(sol.col_value))
+
+
+def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
+                     price_poor: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 500,
+                     smoothing: float = 0.5, warm: int = 600, seed: int = 0,
+                     callback: Callable[[int, float, float], None] | None = None) -> ExactBound:
+    """The Lagrangian upper bound of the fleet under per-agency budgets, minimised over the prices.
+
+    Args:
+        model: the fleet (see :class:`~bridgefleet.planning.exact_dp.FleetModel`).
+        agency: int (B,) in 0 … G−1, each bridge's agency.
+        budget: float64 (G, T) USD per agency and year, ≥ 0.
+        carry_over: unspent money carries over (cumulative rows) if True, else each year stands alone.
+        price_poor: float64 (B, T), passed to the DP (reward units per poor year); None: zeros.
+        tol: stop when bound − master value ≤ tol × max(1, |bound|).
+        max_iter: the most DP solves (the bound stays valid if it stops there, only looser).
+        smoothing: α of Wentges' dual smoothing: the DP is solved at α μ_best + (1 − α) μ_master (falling back
+            to μ_master when that adds no column); 0: plain Kelley column generation.
+        warm: in a fleet of more bridges, first solve the bound of a random sub-fleet of ``warm`` bridges (budget
+            scaled per agency by its share of the replacement cost, the dearest action) to tolerance 1e-4; its
+            prices are the fleet's first. 0: none. Any prices give a valid bound; this only saves DP solves.
+        seed: the sub-fleet's draw.
+        callback: called after each DP solve with (iteration, L(μ), master value).
+
+    Returns:
+        :class:`ExactBound`.
+
+    Raises:
+        ValueError: bad agency or budget shapes or values, and see :meth:`FleetModel.check`.
+        RuntimeError: HiGHS finds no optimum of the master LP.
+    """
+    model.check()
+    agency = np.asarray(agency, dtype=np.int64)
+    budget = np.asarray(budget, dtype=np.float64)
+    b_n = len(model.kind)
+    if budget.ndim != 2 or agency.shape != (b_n,) or (agency < 0).any() or (agency >= budget.shape[0]).any():
+        raise ValueError(f"agency (B,) = ({b_n},) must index the rows of budget (G, T); got {agency.shape}, "
+                         f"{budget.shape}")
+    if not np.isfinite(budget).all() or (budget < 0).any():
+        raise ValueError("budget: finite and ≥ 0")
+    g_n, t_n = budget.shape
+    disc = model.gamma ** np.arange(t_n)
+    rhs = np.cumsum(budget, axis=1) if carry_over else budget
+    forbid = rhs <= 0.0
+    active = np.flatnonzero(~forbid.ravel())
+    scale = rhs.ravel()[active]
+
+    def dp_price(mu: np.ndarray) -> np.ndarray:
+        per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if carry_over else mu
+        return np.where(forbid, np.inf, per_year / disc)
+
+    def rows(spend: np.ndarray, bridge: np.ndarray) -> np.ndarray:
+        """Scaled row entries (k, M) of columns with ``spend`` (k, T)."""
+        s = np.cumsum(spend, axis=1) if carry_over else spend
+        full = np.zeros((len(bridge), g_n, t_n))
+        full[np.arange(len(bridge)), agency[bridge]] = s
+        return full.reshape(len(bridge), -1)[:, active] / scale
+
+    mu_warm = None
+    if 0 < warm < b_n:
+        pick = np.sort(np.random.default_rng(seed).choice(b_n, warm, replace=False))
+        dear = np.asarray(model.cost).max(1)
+        share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
+                          for g in range(g_n)])
+        sub = FleetModel(**{**model.__dict__, **{f: np.asarray(getattr(model, f))[pick]
+                                                 for f in ("kind", "utility", "cost", "start")}})
+        mu_warm = lagrangian_bound(sub, agency[pick], budget * share[:, None], carry_over,
+                                   price_poor=None if price_poor is None else np.asarray(price_poor)[pick],
+                                   tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, warm=0).row_price
+    master = _Master(len(active), b_n)
+    nothing = policy_value(model, 0, price_poor=price_poor, horizon=t_n)
+    every = np.arange(b_n)
+    cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
+    master.add(nothing.reward, rows(nothing.spend, every), every)
+    lp_s = time.perf_counter()
+    m_val, dual, pi, _ = master.solve()
+    lp_s = time.perf_counter() - lp_s
+    dp_s = 0.0
+    mu_master = np.zeros((g_n, t_n))
+    mu_master.ravel()[active] = dual / scale
+    mu_eval = mu_master if mu_warm is None else mu_warm
+    best = (np.inf, mu_eval, None)
+    history, prices = [], []
+    for it in range(max_iter):
+        price = dp_price(mu_eval)
+        began = time.perf_counter()
+        sol = solve(model, price[agency], price_poor, keep_policy=False)
+        dp_s += time.perf_counter() - began
+        lval = float(sol.value.sum() + (mu_eval * rhs).ravel()[active].sum())
+        prices.append(price)
+        if lval < best[0]:
+            best = (lval, mu_eval, sol)
+        # reduced cost at the master's duals (the DP's columns are priced at mu_eval)
+        coef = rows(sol.spend, every)
+        rc = sol.reward - coef @ dual - pi
+        new = rc > 1e-9 * np.maximum(1.0, np.abs(sol.reward))
+        if new.any():
+            idx = np.flatnonzero(new)
+            master.add(sol.reward[idx], coef[idx], idx)
+            cols.append((idx, np.full(len(idx), it), sol.reward[idx], sol.spend[idx]))
+            began = time.perf_counter()
+            m_val, dual, pi, _ = master.solve()
+            lp_s += time.perf_counter() - began
+            mu_master = np.zeros((g_n, t_n))
+            mu_master.ravel()[active] = dual / scale
+        history.append((lval, m_val))
+        if callback is not None:
+            callback(it, lval, m_val)
+        if best[0] - m_val <= tol * max(1.0, abs(best[0])):
+            break
+        if not new.any() and mu_eval is mu_master:
+            break  # the master's duals price no column in: L(μ_master) = master value
+        mu_eval = mu_master if not new.any() else smoothing * best[1] + (1.0 - smoothing) * mu_master
+    _, _, _, weight = master.solve()
+    bound, mu, sol = best
+    bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
+    return ExactBound(bound, dp_price(mu), mu, sol.value, sol.spend, m_val, len(history), np.array(history),
+                      np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s, lp_s)
