@@ -18,7 +18,7 @@ def _stochastic(rng: np.random.Generator, shape: tuple[int, ...], zero: float = 
 
 
 def random_model(rng: np.random.Generator, b_n: int, r_n: int = 3, a_n: int = 3, *, int_cost: bool = False,
-                 culvert: bool = True) -> FleetModel:
+                 culvert: bool = True, coupling: float = 0.0) -> FleetModel:
     """A random fleet: kind 0 bridges, kind 1 culverts (slots 1–2 at the top, identity there)."""
     k_n = 2
     P = _stochastic(rng, (k_n, 3, r_n, r_n))
@@ -42,30 +42,61 @@ def random_model(rng: np.random.Generator, b_n: int, r_n: int = 3, a_n: int = 3,
     return FleetModel(P=P, P_protected=_stochastic(rng, (k_n, r_n, r_n)), lapse=float(rng.random() * 0.5),
                       treat=treat, protect=protect, lowest_only=rng.random(a_n) < 0.5, kind=kind,
                       utility=np.sort(rng.random((b_n, r_n)), axis=1), cost=cost, cost_lambda=0.1, gamma=0.9,
-                      start=start, poor_top=r_n // 2)
+                      start=start, poor_top=r_n // 2, coupling=coupling)
+
+
+def _together(rows: list[np.ndarray]) -> dict[tuple[int, int, int], float]:
+    """The three components' next levels when one uniform u draws all three (inverse CDF of each row), by
+    walking u over [0, 1) between every row's cumulative breakpoints."""
+    cums = [np.cumsum(r) for r in rows]
+    cuts = sorted({0.0, 1.0, *[float(x) for c in cums for x in c[:-1]]})
+    out: dict[tuple[int, int, int], float] = {}
+    for lo, hi in itertools.pairwise(cuts):
+        u = (lo + hi) / 2
+        key = tuple(int(min(np.searchsorted(c, u, side="right"), len(c) - 1)) for c in cums)
+        out[key] = out.get(key, 0.0) + hi - lo
+    return out
 
 
 def dense_transitions(model: FleetModel, b: int) -> tuple[np.ndarray, np.ndarray]:
-    """Naive S×S matrices per action, M[a, s, s'] (treatment → deterioration → lapse), built state by state;
-    and the lowest level of each state (S,)."""
+    """Naive S×S matrices per action, M[a, s, s'] (treatment → deterioration → lapse), built state by state: the
+    treatment slot by slot, then a year's move (independent with 1 − coupling, together with coupling); and the
+    lowest level of each state (S,)."""
     r_n, a_n = model.levels, len(model.protect)
     k = model.kind[b]
+    w = model.coupling
     states = [(r0, r1, r2, p) for p in range(2) for r0 in range(r_n) for r1 in range(r_n) for r2 in range(r_n)]
+    index = {s: i for i, s in enumerate(states)}
     n = len(states)
+    move = np.zeros((2, n, n))  # by the flag after the action: deterioration and lapse
+    for q in range(2):
+        for i, (y0, y1, y2, _) in enumerate(states):
+            rows = [(model.P_protected[k] if (c == 0 and q == 1) else model.P[k, c])[y] for c, y in
+                    enumerate((y0, y1, y2))]
+            joint = {key: (1 - w) * rows[0][key[0]] * rows[1][key[1]] * rows[2][key[2]] for key in
+                     itertools.product(range(r_n), repeat=3)}
+            for key, pr in _together(rows).items():
+                joint[key] += w * pr
+            for key, pr in joint.items():
+                for p2 in range(2):
+                    lap = (1.0 if p2 == 0 else 0.0) if q == 0 else (model.lapse if p2 == 0 else 1.0 - model.lapse)
+                    move[q, i, index[(*key, p2)]] += pr * lap
     m = np.zeros((a_n, n, n))
     for a in range(a_n):
         for i, (r0, r1, r2, p) in enumerate(states):
             lv = [r0, r1, r2]
             q = p if model.protect[a] == 2 else int(model.protect[a])
             low = int(np.argmin(lv))
+            post = np.zeros(n)
             for j, (s0, s1, s2, p2) in enumerate(states):
+                if p2 != 0:
+                    continue
                 pr = 1.0
                 for c, (x, y) in enumerate(zip(lv, (s0, s1, s2), strict=True)):
                     tr = model.treat[k, a, c] if (not model.lowest_only[a] or c == low) else np.eye(r_n)
-                    det = model.P_protected[k] if (c == 0 and q == 1) else model.P[k, c]
-                    pr *= tr[x] @ det[:, y]
-                lap = (1.0 if p2 == 0 else 0.0) if q == 0 else (model.lapse if p2 == 0 else 1.0 - model.lapse)
-                m[a, i, j] = pr * lap
+                    pr *= tr[x, y]
+                post[j] = pr
+            m[a, i] = post @ move[q]
     return m, np.array([min(s[:3]) for s in states])
 
 
@@ -83,12 +114,14 @@ def dense_backward(model: FleetModel, b: int, price: np.ndarray, price_poor: np.
     return v, pol
 
 
-def test_dp_equals_dense_backward_induction():
+@pytest.mark.parametrize("coupling", [0.0, 0.45, 1.0])
+def test_dp_equals_dense_backward_induction(coupling):
     """(a) Every state of two random kinds (each state a start), prices and a poor price: values, actions,
-    spend and the share poor against dense S×S backward induction and a dense forward pass."""
+    spend and the share poor against dense S×S backward induction and a dense forward pass; the components
+    moving independently, together in 45 % of years, and always together."""
     rng = np.random.default_rng(1)
     r_n, t_n = 3, 4
-    base = random_model(rng, 2, r_n, a_n=4)
+    base = random_model(rng, 2, r_n, a_n=4, coupling=coupling)
     s_n = 2 * r_n**3
     all_states = np.array([(r0, r1, r2, p) for p in range(2) for r0 in range(r_n) for r1 in range(r_n)
                            for r2 in range(r_n)])
@@ -194,7 +227,7 @@ def test_bound_above_joint_optimum_on_random_fleets():
         b_n = 3 if three else 2
         t_n = 3 if three else int(rng.integers(3, 6))
         a_n = 2 if three else int(rng.integers(2, 4))
-        model = random_model(rng, b_n, 3, a_n=a_n, int_cost=True)
+        model = random_model(rng, b_n, 3, a_n=a_n, int_cost=True, coupling=0.4 * (i % 3 == 0))
         g_n = 1 if three else int(rng.integers(1, 3))
         agency = rng.integers(0, g_n, b_n)
         top = int(rng.choice([0, 1, 2, 4, 8]))

@@ -71,6 +71,7 @@ class FleetModel:
     gamma: float
     start: np.ndarray
     poor_top: int = 4
+    coupling: float = 0.0
 
     @property
     def levels(self) -> int:
@@ -104,8 +105,8 @@ class FleetModel:
                 raise ValueError(f"{name}: rows must be probability distributions")
         if (np.asarray(self.cost) < 0).any() or (np.asarray(self.cost)[:, 0] != 0).any():
             raise ValueError("cost: must be ≥ 0, and 0 for action 0 (do nothing)")
-        if not 0.0 <= self.lapse <= 1.0 or not 0.0 < self.gamma <= 1.0:
-            raise ValueError("lapse must lie in [0, 1] and gamma in (0, 1]")
+        if not 0.0 <= self.lapse <= 1.0 or not 0.0 < self.gamma <= 1.0 or not 0.0 <= self.coupling <= 1.0:
+            raise ValueError("lapse and coupling must lie in [0, 1] and gamma in (0, 1]")
         st = np.asarray(self.start)
         if (not np.isin(self.protect, (0, 1, 2)).all() or not np.isin(self.kind, np.arange(k_n)).all()
                 or not np.isin(st[:, :3], np.arange(r_n)).all() or not np.isin(st[:, 3], (0, 1)).all()):
@@ -124,7 +125,10 @@ class Bank(NamedTuple):
     (M, R·R)) and their transposes (``t_*``); ``flag`` int64 (M,): 1 identity, 2 rank one (equal rows), else 0;
     ``det`` int64 (K, 4): P[k, 0 … 2], P_protected[k]; ``tr`` int64 (K, A, 3); ``how`` int64 (K, A): 0 identity,
     1 one slot (``ax``), 2 rank one on every slot, 3 lowest only, 4 other; per level triple (R³,): ``low`` the
-    lowest slot (ties: the lowest index), ``mn`` the lowest level, ``dig`` (R³, 3) the levels."""
+    lowest slot (ties: the lowest index), ``mn`` the lowest level, ``dig`` (R³, 3) the levels; the years the
+    components move together (``coupling`` w): ``cnext`` int64 and ``clen`` float64 (K, 2, R³, 3R), from each level
+    triple under flag q the next triples of the comonotone move (one uniform for the three rows) and their
+    probabilities (interval lengths; zero-length entries point at the triple itself)."""
 
     ptr: np.ndarray
     idx: np.ndarray
@@ -140,6 +144,47 @@ class Bank(NamedTuple):
     low: np.ndarray
     mn: np.ndarray
     dig: np.ndarray
+    cnext: np.ndarray
+    clen: np.ndarray
+    coup: float
+
+
+def comonotone(rows: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The comonotone joint move of three components: one uniform u draws each component's next level from its
+    row (inverse CDF), so the three move together.
+
+    Args:
+        rows: float64 (3, R, R), each slot's one-year matrix; levels: int64 (N, 3) level triples.
+
+    Returns:
+        (next, prob): int64 (N, 3R) the next triples' index r0·R² + r1·R + r2 and float64 (N, 3R) their
+        probabilities (the lengths of u's intervals between the rows' cumulative breakpoints; they sum to 1).
+    """
+    r_n = rows.shape[1]
+    cum = np.stack([np.cumsum(rows[c][levels[:, c]], axis=1) for c in range(3)], axis=1)  # (N, 3, R)
+    cum[..., -1] = 1.0
+    cuts = np.sort(cum.reshape(len(levels), -1), axis=1)  # (N, 3R), the last is 1
+    lo = np.concatenate([np.zeros((len(levels), 1)), cuts[:, :-1]], axis=1)
+    mid = (lo + cuts) / 2.0
+    nxt = np.zeros(mid.shape, dtype=np.int64)
+    for c in range(3):
+        level = np.minimum((mid[:, :, None] >= cum[:, c, None, :]).sum(axis=2), r_n - 1)
+        nxt += level * r_n ** (2 - c)
+    return nxt, cuts - lo
+
+
+def _coupled(model: FleetModel, r_n: int, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``cnext``, ``clen`` of :class:`Bank` (shape (K, 2, R³, 3R))."""
+    k_n = np.shape(model.P)[0]
+    nxt = np.zeros((k_n, 2, r_n**3, 3 * r_n), dtype=np.int64)
+    ln = np.zeros((k_n, 2, r_n**3, 3 * r_n))
+    for k in range(k_n):
+        for q in range(2):
+            rows = np.asarray(model.P[k], float).copy()
+            if q == 1:
+                rows[0] = model.P_protected[k]
+            nxt[k, q], ln[k, q] = comonotone(rows, lv)
+    return nxt, ln
 
 
 def _csr(mats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -172,9 +217,38 @@ def make_bank(model: FleetModel) -> Bank:
     how = np.select([np.asarray(model.lowest_only)[None, :] & (moved > 0), moved == 0, moved == 1, (f == 2).all(2)],
                     [3, 0, 1, 2], 4).astype(np.int64)
     lv = np.stack(np.unravel_index(np.arange(r_n**3), (r_n,) * 3), axis=1).astype(np.int64)
+    cnext, clen = _coupled(model, r_n, lv)
     return Bank(*_csr(mats), *_csr(np.ascontiguousarray(mats.transpose(0, 2, 1))), flag, det, tr, how,
                 np.argmax(f != 1, axis=2).astype(np.int64), np.argmin(lv, axis=1).astype(np.int64),
-                lv.min(axis=1).astype(np.int64), lv)
+                lv.min(axis=1).astype(np.int64), lv, cnext, clen, float(model.coupling))
+
+
+@nb.njit(cache=True, nogil=True)
+def _pull(src, dst, w, nxt, ln):  # pragma: no cover - compiled
+    """dst = (1 − w) dst + w Σ_j ln[s, j] src[nxt[s, j]]: the expectation of a year's move when the components
+    move together with probability w (dst holds the independent one)."""
+    if w == 0.0:
+        return
+    for s in range(dst.shape[0]):
+        acc = 0.0
+        for j in range(nxt.shape[1]):
+            acc += ln[s, j] * src[nxt[s, j]]
+        dst[s] = (1.0 - w) * dst[s] + w * acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _push(src, dst, w, nxt, ln):  # pragma: no cover - compiled
+    """The transpose of :func:`_pull`: dst = (1 − w) dst + w (src's mass moved together)."""
+    if w == 0.0:
+        return
+    for s in range(dst.shape[0]):
+        dst[s] *= 1.0 - w
+    for s in range(src.shape[0]):
+        m = src[s]
+        if m == 0.0:
+            continue
+        for j in range(nxt.shape[1]):
+            dst[nxt[s, j]] += w * m * ln[s, j]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -226,7 +300,7 @@ def _chain(src, out, buf, m0, m1, m2, flag, ptr, idx, w, r_n):  # pragma: no cov
 
 @nb.njit(cache=True, nogil=True)
 def _backward(b, k, utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w, flag, det,
-              tr, how, ax, low, mn, dig, pol, v):  # pragma: no cover - compiled
+              tr, how, ax, low, mn, dig, cnext, clen, coup, pol, v):  # pragma: no cover - compiled
     """Backward induction of bridge b (kind k) into ``pol`` (T, S) int8 (the best action, the first of equal
     values); V_0 into ``v`` (S,)."""
     t_n = price.shape[1]
@@ -250,6 +324,8 @@ def _backward(b, k, utility, cost, price, price_poor, poor_top, lam, gamma, laps
             x[1, s] = (1.0 - lapse) * (end + gamma * v[r3 + s]) + lapse * x0
         _chain(x[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
         _chain(x[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
+        _pull(x[0], d[0], coup, cnext[k, 0], clen[k, 0])
+        _pull(x[1], d[1], coup, cnext[k, 1], clen[k, 1])
         vc[:] = -np.inf
         for a in range(a_n):
             if cost[b, a] != 0.0 and price[b, t] == np.inf:
@@ -302,7 +378,8 @@ def _backward(b, k, utility, cost, price, price_poor, poor_top, lam, gamma, laps
 
 @nb.njit(cache=True, nogil=True)
 def _forward(b, k, s0, utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w, t_ptr,
-             t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, pol, spend, poor, dist):  # pragma: no cover - compiled
+             t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, cnext, clen, coup, pol, spend, poor,
+             dist):  # pragma: no cover - compiled
     """Push bridge b's start state s0 through the policy ``pol`` (T, S): its expected spend and share poor per
     year into spend[b], poor[b] (T,), the year-t distributions into dist[t] (S,) when dist has rows; returns
     (Σ γ^t E[reward without the budget price], Σ γ^t price × spend)."""
@@ -372,6 +449,8 @@ def _forward(b, k, s0, utility, cost, price, price_poor, poor_top, lam, gamma, l
                     used[a, q] = False
         _chain(post[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, t_ptr, t_idx, t_w, r_n)
         _chain(post[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, t_ptr, t_idx, t_w, r_n)
+        _push(post[0], d[0], coup, cnext[k, 0], clen[k, 0])
+        _push(post[1], d[1], coup, cnext[k, 1], clen[k, 1])
         ep = 0.0
         eu = 0.0
         for s in range(r3):
@@ -396,8 +475,8 @@ def _forward(b, k, s0, utility, cost, price, price_poor, poor_top, lam, gamma, l
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def _fleet(kind, s0, utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w, t_ptr,
-           t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, fixed, solve_it, keep_pol, pol_out, value, reward, spend,
-           poor, slot, dist):  # pragma: no cover - compiled
+           t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, cnext, clen, coup, fixed, solve_it, keep_pol, pol_out,
+           value, reward, spend, poor, slot, dist):  # pragma: no cover - compiled
     """Every bridge: the backward pass (``solve_it``: optimise; else take ``fixed`` (T, B, S)) and the forward
     pass; the policy into pol_out (T, B, S) if ``keep_pol``; bridge b's distributions into dist[:, slot[b]]
     where slot[b] ≥ 0."""
@@ -410,14 +489,15 @@ def _fleet(kind, s0, utility, cost, price, price_poor, poor_top, lam, gamma, lap
         v = np.empty(s_n)
         if solve_it:
             _backward(b, kind[b], utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w,
-                      flag, det, tr, how, ax, low, mn, dig, pol, v)
+                      flag, det, tr, how, ax, low, mn, dig, cnext, clen, coup, pol, v)
             value[b] = v[s0[b]]
         else:
             for t in range(t_n):
                 pol[t] = fixed[t, b]
         dd = dist[:, slot[b]] if slot[b] >= 0 else no_dist[:, 0]
         r, ch = _forward(b, kind[b], s0[b], utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr,
-                         idx, w, t_ptr, t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, pol, spend, poor, dd)
+                         idx, w, t_ptr, t_idx, t_w, flag, det, tr, how, ax, low, mn, dig, cnext, clen, coup, pol, spend,
+                         poor, dd)
         reward[b] = r
         if not solve_it:
             value[b] = r - ch
