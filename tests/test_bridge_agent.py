@@ -288,7 +288,7 @@ def test_updates_a_year_sample_each_stored_transition_min_samples_per_transition
         cfg = resolve_config("sarsa", None, {**fleet, "threads": 1})
         trainer = BridgeTrainer(cfg, tmp_path / f"p{len(fleet)}", progress=False)
         assert trainer.updates_per_step == pytest.approx(updates)
-    with pytest.raises(ValueError, match="min_samples_per_transition = -1: must be >= 0"):
+    with pytest.raises(ValueError, match=r"min_samples_per_transition = -1: must be in \[0, 1,000\]"):
         TrainConfig.from_dict({**TINY, "min_samples_per_transition": -1})
     for bad in (0, 2_001):  # TINY: a replay of 20,000 and episodes of 10 years hold at most 2,000 episodes
         with pytest.raises(ValueError, match=rf"replay_episodes = {bad}: must be >= 1 and at most buffer_capacity / "

@@ -13,6 +13,9 @@ from bridgefleet.config import ConfigError
 from bridgefleet.inventory.load import InventoryError, read_csv_inventory, read_nbi
 from bridgefleet.sweep.space import load_space
 
+CF = "must be in (0, 100] (the state's unit cost over DC's)"
+AS = "must be in (0, 1,000,000] (the multiplier turning deck_area, or length × width, into m²)"
+
 TABLE = ("id,cond,built,area,aadt\n" + "".join(f"B{i},7,{1950 + i},100,1000\n" for i in range(12))
          + "C,6,{built},150,800\n")
 MAPPING = {"id": "id", "condition": "cond", "year_built": "built", "year": 2019, "deck_area": "area",
@@ -26,12 +29,12 @@ def _table(tmp_path: Path, built: str = "1990") -> Path:
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("cost_factor", ".nan", "mapping key 'cost_factor' = nan: must be a finite number > 0"),
-    ("cost_factor", "-1", "mapping key 'cost_factor' = -1: must be a finite number > 0"),
-    ("cost_factor", ".inf", "mapping key 'cost_factor' = inf: must be a finite number > 0"),
-    ("area_scale", ".nan", "mapping key 'area_scale' = nan: must be a finite number > 0"),
-    ("area_scale", "0", "mapping key 'area_scale' = 0: must be a finite number > 0"),
-    ("year", "2019.5", "mapping key 'year' = 2019.5: must be a whole number"),
+    ("cost_factor", ".nan", f"mapping key 'cost_factor' = nan: {CF}"),
+    ("cost_factor", "-1", f"mapping key 'cost_factor' = -1: {CF}"),
+    ("cost_factor", ".inf", f"mapping key 'cost_factor' = inf: {CF}"),
+    ("area_scale", ".nan", f"mapping key 'area_scale' = nan: {AS}"),
+    ("area_scale", "0", f"mapping key 'area_scale' = 0: {AS}"),
+    ("year", "2019.5", "mapping key 'year' = 2019.5: must be a whole number in [1, 9,999] (a year)"),
 ])
 def test_mapping_constants_nan_infinite_or_out_of_range_are_refused_naming_the_key(tmp_path, key, value, message):
     m = tmp_path / "mapping.yaml"
@@ -80,7 +83,8 @@ def _space(tmp_path, space):
     ({"double": {"uniform": [0, 1]}},
      "field 'double' = 0.0 (uniform draws any number in [0, 1]): training option double = 0.0: must be true or "
      "false"),
-    ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be > 0"),
+    ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be in (0, 1] (Adam's "
+     "learning rate; default 1e-4)"),
     ({"weight_average": {"uniform": [0.5, 1.0]}},
      "field 'weight_average' = 1.0 (uniform draws any number in [0.5, 1.0]): training option weight_average = 1.0: "
      "must be in (0, 1), or left out"),

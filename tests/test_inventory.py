@@ -293,16 +293,16 @@ def test_negative_area(tmp_path: Path) -> None:
     check(exc, p, 2, "DECK_AREA")
 
 
-def test_a_deck_area_no_nbi_record_can_code_is_refused(tmp_path: Path) -> None:
-    # Items 49 × 52 code at most 99,999.9 m × 999.9 m: 1e30 m² (a unit or entry error) names its line and value,
-    # from DECK_AREA and from length × width alike.
+def test_a_deck_area_no_bridge_has_is_refused(tmp_path: Path) -> None:
+    # A million m² at most (the largest deck, the Lake Pontchartrain Causeway's, is about 800,000 m²): 1e30 m² (a
+    # unit or entry error) names its line and value, from DECK_AREA and from length × width alike.
     p = write(tmp_path, nbi_text([{"DECK_AREA": "1e30"}]))
-    with pytest.raises(InventoryError, match="is more than NBI items 49 × 52 can code") as exc:
+    with pytest.raises(InventoryError, match=r"deck area 1e30 m²: must be in \(0, 1,000,000\] m²") as exc:
         read_nbi(p)
     check(exc, p, 2, "DECK_AREA")
     assert "'1e30'" in str(exc.value)
-    p = write(tmp_path, nbi_text([{"DECK_AREA": "", "STRUCTURE_LEN_MT_049": "99999.9", "DECK_WIDTH_MT_052": "1500"}]))
-    with pytest.raises(InventoryError, match="149,999,850 m² is more than") as exc:
+    p = write(tmp_path, nbi_text([{"DECK_AREA": "", "STRUCTURE_LEN_MT_049": "99999.9", "DECK_WIDTH_MT_052": "999"}]))
+    with pytest.raises(InventoryError, match="deck area 99,899,900 m²: must be in") as exc:
         read_nbi(p)
     check(exc, p, 2, "STRUCTURE_LEN_MT_049")
 

@@ -218,7 +218,7 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
     assert loaded.n_urban == 10 and loaded.annual_budget_usd == 282_000.0 and not loaded.carry_over_budget
     cfg.write_text("model: plan-2024\n")
     with pytest.raises(ConfigError, match=r"unknown fleet model 'plan-2024' \(did you mean 'plan-2025'\?\); known: "
-                       "default, bands-2026, plan-2025"):
+                       "default, components-2026, bands-2026, plan-2025"):
         FleetConfig.from_yaml(cfg)
     assert main(["evaluate", "--config", str(cfg), "--episodes", "2", "--no-bound"]) == 2
     assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err

@@ -271,7 +271,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         cfg = resolve_config(args.preset, args.config, overrides)
         if args.out is not None:
             check_writable_folder(args.out, "--out")  # before minutes of training
-        run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe)
+        run_dir, summary = train(cfg, args.out, progress=not args.quiet, reprobe=args.reprobe,
+                                 config_file=args.config)
     print(f"run directory: {run_dir}")
     hw = summary["hardware"]
     print(f"  precision            {hw['amp']} ({hw['amp_reason']})")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bridgefleet.config import quantities
 from bridgefleet.config.names import unknown_names
 
 # Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day (re-exported by
@@ -254,88 +254,50 @@ class FleetConfig:
         return self.budgets_usd[1]
 
     def validate(self) -> None:
+        """Check every field: its type, and each number against its physical range and unit
+        (:data:`bridgefleet.config.quantities.FLEET`), so it stays finite where it is used; and the budget sized
+        from a synthetic fleet.
+
+        Raises:
+            ConfigError: one line naming the field as a fleet YAML writes it, the value and the range.
+        """
         def bad(name: str, why: str) -> ConfigError:
-            return ConfigError(f"FleetConfig.{name} = {getattr(self, name)!r}: {why}")
+            return ConfigError(f"{name} = {getattr(self, name)!r}: {why}")
 
         for name in ("carry_over_budget", "fixed_fleet"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "must be true or false")
+        for name in quantities.FLEET:  # 1e300 and 5e6 in a YAML file are numbers (YAML 1.2), not text
+            setattr(self, name, quantities.yaml_number(getattr(self, name)))
         for name in ("n_urban", "n_rural", "horizon_years", "fleet_seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise bad(name, "must be an integer")
-        if self.n_urban < 1:
-            raise bad("n_urban", "must be at least 1")
-        if self.n_rural < 1:
-            raise bad("n_rural", "must be at least 1")
-        if self.horizon_years < 1:
-            raise bad("horizon_years", "must be at least 1")
-        for name in (
-            "annual_budget_usd", "urban_budget_share", "deterioration_cv", "ysm_acceleration",
-            "new_structure_rate", "target_condition", "critical_rating", "critical_penalty",
-            "aadt_reference", "aadt_exponent", "cost_lambda", "discount", "inventory_budget_usd_per_m2",
-            "budget_share_of_replacement", "poor_user_cost_usd_per_aadt", "shock_probability", "shock_mean_drop",
-            "new_structure_rating",
-        ):
+        if self.max_urban is not None and (isinstance(self.max_urban, bool) or not isinstance(self.max_urban, int)):
+            raise bad("max_urban", "must be a positive integer or null")
+        for name, limits in quantities.FLEET.items():
             value = getattr(self, name)
-            if value is None and name in ("annual_budget_usd", "urban_budget_share", "inventory_budget_usd_per_m2"):
+            if value is None and name in _OPTIONAL_NUMBERS:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise bad(name, "must be a finite number")
-        if self.annual_budget_usd is not None and self.annual_budget_usd < 0:
-            raise bad("annual_budget_usd", "must be ≥ 0 USD")
-        if self.urban_budget_share is not None and not 0.0 <= self.urban_budget_share <= 1.0:
-            raise bad("urban_budget_share", "must be in [0, 1]")
-        if self.budget_share_of_replacement < 0:
-            raise bad("budget_share_of_replacement", "must be ≥ 0 (a share of the replacement value per year)")
-        if self.poor_user_cost_usd_per_aadt < 0:
-            raise bad("poor_user_cost_usd_per_aadt", "must be ≥ 0 USD per vehicle/day")
-        factors = self.rating_rate_factors
-        if len(factors) != 9 or any(not math.isfinite(f) or f < 0 for f in factors):
-            raise bad("rating_rate_factors", "must be 9 finite, non-negative multipliers (ratings 0–1, …, 8–9)")
-        if not 0.0 <= self.shock_probability < 1.0:
-            raise bad("shock_probability", "must be in [0, 1) per year")
-        if self.shock_mean_drop < 0:
-            raise bad("shock_mean_drop", "must be ≥ 0 rating points")
-        if len(self.initial_rating) != 3 or not all(math.isfinite(x) for x in self.initial_rating) \
-                or self.initial_rating[2] < 0:
-            raise bad("initial_rating", "must be 3 finite numbers (intercept, loss per year, sd ≥ 0), rating points")
-        if not 0.0 < self.new_structure_rating <= 9.0:
-            raise bad("new_structure_rating", "must be a rating in (0, 9]")
-        if self.deterioration_cv < 0:
-            raise bad("deterioration_cv", "must be ≥ 0")
-        if self.ysm_acceleration < 0:
-            raise bad("ysm_acceleration", "must be ≥ 0")
-        if self.new_structure_rate < 0:
-            raise bad("new_structure_rate", "must be ≥ 0 rating points per year")
-        for name in ("target_condition", "critical_rating"):
-            if not 0.0 <= getattr(self, name) <= 9.0:
-                raise bad(name, "must be a rating in [0, 9]")
-        if self.critical_penalty < 0:
-            raise bad("critical_penalty", "must be ≥ 0")
-        if self.aadt_reference <= 0:
-            raise bad("aadt_reference", "must be > 0 vehicles/day")
-        if self.inventory_budget_usd_per_m2 is not None and self.inventory_budget_usd_per_m2 < 0:
-            raise bad("inventory_budget_usd_per_m2", "must be ≥ 0 USD/m²")
+            _check_numbers(name, value, limits)
+        for name, size in (("rating_rate_factors", 9), ("unit_costs_usd_per_m2", 5)):
+            if len(getattr(self, name)) != size:
+                raise bad(name, f"must be {size} numbers")
+        if self.unit_costs_usd_per_m2[0] != 0.0:
+            raise bad("unit_costs_usd_per_m2", "action 0 (do nothing) must cost 0")
+        if len(self.initial_rating) != 3:
+            raise bad("initial_rating", "must be 3 numbers (intercept, loss per year, sd), rating points")
+        for i, limits in enumerate(quantities.INITIAL_RATING):
+            _check_numbers(f"initial_rating[{i}]", self.initial_rating[i], limits)
         for name in ("county", "owner", "inventory_mapping", "inventory", "component_model"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 setattr(self, name, str(value))
-        if self.cost_lambda < 0:
-            raise bad("cost_lambda", "must be ≥ 0")
-        if not 0.0 < self.discount <= 1.0:
-            raise bad("discount", "must be in (0, 1]")
-        costs = self.unit_costs_usd_per_m2
-        if len(costs) != 5 or any(not math.isfinite(c) or c < 0 for c in costs):
-            raise bad("unit_costs_usd_per_m2", "must be 5 finite, non-negative USD/m² values")
-        if costs[0] != 0.0:
-            raise bad("unit_costs_usd_per_m2", "action 0 (do nothing) must cost 0")
-        if self.max_urban is not None and (not isinstance(self.max_urban, int) or self.max_urban < 1):
-            raise bad("max_urban", "must be a positive integer or null")
         if self.inventory is None:
             for name in ("max_urban", "county", "owner", "inventory_mapping"):
                 if getattr(self, name) is not None:
                     raise bad(name, "applies only to an inventory fleet: set 'inventory' (--inventory) too")
+            _check_sized_budget(self)
         if self.extra:
             raise bad("extra", "unknown keys")
 
@@ -435,6 +397,42 @@ class FleetConfig:
         if model is not None:
             data = {**fleet_mapping(data or {}, str(path)), "model": model}
         return cls.from_dict(data or {}, source=str(path))
+
+
+_OPTIONAL_NUMBERS = ("annual_budget_usd", "urban_budget_share", "inventory_budget_usd_per_m2", "max_urban")
+"""FleetConfig's numbers that may be None (left out: sized from the fleet, or no limit)."""
+
+
+def _check_numbers(name: str, value: Any, limits: quantities.Quantity) -> None:
+    """``value`` (a number, or a list of them: each) is ``limits``' quantity.
+
+    Raises:
+        ConfigError: ``name = value: must be in [low, high] unit (why)``, naming ``name`` as a fleet YAML writes it.
+    """
+    for i, x in enumerate(value if isinstance(value, tuple | list) else [value]):
+        why = limits.problem(x)
+        if why is not None:
+            shown = name if not isinstance(value, tuple | list) else f"{name}[{i}]"
+            raise ConfigError(f"{shown} = {quantities.shown_value(x)}: {why}", name)
+
+
+def _check_sized_budget(config: FleetConfig) -> None:
+    """A synthetic fleet's budget sized from its replacement value stays a budget a user can have.
+
+    Raises:
+        ConfigError: above :data:`~bridgefleet.config.quantities.MAX_BUDGET_USD`, naming the keys that size it.
+    """
+    if config.annual_budget_usd is not None:
+        return
+    total = config.budget_share_of_replacement * sum(config.replacement_value_usd)
+    if not total <= quantities.MAX_BUDGET_USD:
+        share = config.budget_share_of_replacement
+        raise ConfigError(
+            f"the annual budget sized from the fleet, budget_share_of_replacement {share:g} × the replacement value "
+            f"of its {config.n_bridges:,} bridges at unit_costs_usd_per_m2[4] = {config.unit_costs_usd_per_m2[4]:g} "
+            f"USD/m², is USD {total:,.0f} a year, more than the USD "
+            f"{quantities.shown(quantities.MAX_BUDGET_USD)} a budget may be: lower one of them, or give "
+            "annual_budget_usd", "budget_share_of_replacement")
 
 
 def fleet_mapping(data: Any, source: str) -> dict[str, Any]:

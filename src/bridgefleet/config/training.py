@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config import ConfigError, FleetConfig, quantities
 from bridgefleet.config.learner import LearnerConfig
 from bridgefleet.config.names import unknown_names
 from bridgefleet.config.seeds import TEST_FLEETS, TEST_SEED, VALIDATION_SEED, training_seeds_hit
@@ -212,6 +212,7 @@ class TrainConfig:
                 isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0 for x in levels):
             raise ConfigError(f"training option teacher_levels = {levels!r}: must be a list of numbers > 0 (multiples "
                               "of the sized budget)", "teacher_levels")
+        _check_real("teacher_levels", levels)
         self.teacher_levels = tuple(float(x) for x in levels)
         if self.budget_scale_range is not None:
             r = self.budget_scale_range
@@ -221,6 +222,7 @@ class TrainConfig:
             if not ok:
                 raise ConfigError(f"training option budget_scale_range = {r!r}: must be two numbers [lo, hi] with "
                                   "0 <= lo <= hi, or left out", "budget_scale_range")
+            _check_real("budget_scale_range", r)
             self.budget_scale_range = (float(r[0]), float(r[1]))
         for name in ("urban_hidden", "rural_hidden", "bridge_hidden"):
             widths = getattr(self, name)
@@ -232,12 +234,18 @@ class TrainConfig:
                      "rating_ramps", "input_scaling", "budget_level_feature"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
+        for name in quantities.TRAINING:  # 1e-4 in a YAML file is a number (YAML 1.2), not text
+            setattr(self, name, quantities.yaml_number(getattr(self, name)))
         for name in ("lr", "updates_per_step", "grad_clip", "per_alpha", "per_beta_start", "eps_start", "eps_end",
                      "eps_decay_fraction", "lr_end_fraction", "lr_drop_factor", "greedy_bootstrap",
                      "min_samples_per_transition", "margin_weight", "fit_warmup"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
+        for name in quantities.TRAINING:  # each number in its range (quantities.TRAINING: the unit and why)
+            value = getattr(self, name)
+            if value is not None and (name != "reward_scale" or isinstance(value, int | float)):
+                _check_real(name, value)
         for name in ("episodes", "num_envs", "batch_size", "buffer_capacity", "replay_episodes", "n_step",
                      "learning_starts", "eval_every", "eval_episodes", "checkpoint_every", "target_sync_every", "seed",
                      "eval_seed", "dagger_rounds", "fit_epochs", "refit_epochs", "teacher_rows",
@@ -245,6 +253,9 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
+            if abs(value) > quantities.MAX_COUNT:  # the counters are 64-bit; the ranges below say the rest
+                raise ConfigError(f"training option {name} = {quantities.shown_value(value)}: must be at most "
+                                  f"{quantities.shown(quantities.MAX_COUNT)} in size", name)
         whole = isinstance(self.threads, int) and not isinstance(self.threads, bool)
         most_episodes = max(1, self.buffer_capacity // self.fleet.horizon_years)  # one bridge's trajectory each
         checks = {  # option: (valid, what it must be)
@@ -252,7 +263,7 @@ class TrainConfig:
             "target_sync_every": (self.target_sync_every >= 1, ">= 1"), "episodes": (self.episodes >= 1, ">= 1"),
             "num_envs": (self.num_envs >= 1, ">= 1"), "batch_size": (self.batch_size >= 1, ">= 1"),
             "buffer_capacity": (self.buffer_capacity >= self.batch_size, f">= batch_size ({self.batch_size})"),
-            "updates_per_step": (self.updates_per_step > 0, "> 0"), "n_step": (self.n_step >= 1, ">= 1"),
+            "n_step": (self.n_step >= 1, ">= 1"),
             "replay_episodes": (1 <= self.replay_episodes <= most_episodes,
                                 f">= 1 and at most buffer_capacity / horizon_years ({most_episodes:,}), so that an "
                                 "episode stores at least one bridge's whole trajectory"),
@@ -264,16 +275,9 @@ class TrainConfig:
                 isinstance(self.reward_scale, int | float) and not isinstance(self.reward_scale, bool)
                 and math.isfinite(self.reward_scale) and self.reward_scale > 0), "a number > 0 or auto"),
             "learning_starts": (self.learning_starts >= 0, ">= 0"),
-            "lr": (self.lr > 0, "> 0"), "grad_clip": (self.grad_clip > 0, "> 0"),
-            "per_alpha": (0 <= self.per_alpha <= 1, "in [0, 1]"),
-            "per_beta_start": (0 <= self.per_beta_start <= 1, "in [0, 1]"),
-            "eps_start": (0 <= self.eps_start <= 1, "in [0, 1]"), "eps_end": (0 <= self.eps_end <= 1, "in [0, 1]"),
             "loss": (self.loss in ("mse", "huber"), "mse or huber"),
             "compile": (self.compile in ("off", "default", "reduce-overhead", "max-autotune"),
                         "off, default, reduce-overhead or max-autotune"),
-            "eps_decay_fraction": (0 < self.eps_decay_fraction <= 1, "in (0, 1]"),
-            "lr_end_fraction": (0 < self.lr_end_fraction <= 1, "in (0, 1]"),
-            "lr_drop_factor": (0 < self.lr_drop_factor <= 1, "in (0, 1]"),
             "schedule_episodes": (self.schedule_episodes is None or (isinstance(self.schedule_episodes, int)
                                                                      and self.schedule_episodes >= 1),
                                   "a whole number >= 1, or left out"),
@@ -283,15 +287,7 @@ class TrainConfig:
             "dagger_rounds": (self.dagger_rounds >= 0, ">= 0"), "fit_epochs": (self.fit_epochs >= 1, ">= 1"),
             "refit_epochs": (self.refit_epochs >= 1, ">= 1"), "teacher_rows": (self.teacher_rows >= 1, ">= 1"),
             "teacher_rows_kept": (self.teacher_rows_kept >= 1, ">= 1"),
-            "margin_weight": (self.margin_weight >= 0, ">= 0"), "fit_warmup": (0 <= self.fit_warmup < 1, "in [0, 1)"),
-            "polyak_tau": (self.polyak_tau is None or (isinstance(self.polyak_tau, int | float)
-                                                       and 0 < self.polyak_tau <= 1), "in (0, 1], or left out"),
             "threads": (self.threads == "auto" or (whole and self.threads >= 1), "a whole number >= 1 or auto"),
-            "greedy_bootstrap": (0 <= self.greedy_bootstrap <= 1, "in [0, 1]"),
-            "min_samples_per_transition": (self.min_samples_per_transition >= 0, ">= 0"),
-            "weight_average": (self.weight_average is None or (
-                isinstance(self.weight_average, int | float) and not isinstance(self.weight_average, bool)
-                and 0 < self.weight_average < 1), "in (0, 1), or left out"),
         }
         for name, (ok, need) in checks.items():
             if not ok:
@@ -422,6 +418,23 @@ class TrainConfig:
             return cls(**data)
         except TypeError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+def _check_real(name: str, value: Any) -> None:
+    """A real-valued training option (a number, or each number of a list) in its range
+    (:data:`bridgefleet.config.quantities.TRAINING`).
+
+    Raises:
+        ConfigError: ``training option NAME = VALUE: must be in [low, high] (why)``.
+    """
+    limits = quantities.TRAINING[name]
+    many = isinstance(value, list | tuple)
+    for i, x in enumerate(value if many else [value]):
+        why = limits.problem(x)
+        if why is not None:
+            left_out = ", or left out" if name in ("polyak_tau", "weight_average", "budget_scale_range") else ""
+            raise ConfigError(f"training option {name}{f'[{i}]' if many else ''} = {quantities.shown_value(x)}: "
+                              f"{why}{left_out}", name)
 
 
 LR_DROP_TOLERANCE = 0.01

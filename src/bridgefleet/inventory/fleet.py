@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.quantities import MAX_BUDGET_USD
 from bridgefleet.inventory.model import BUNDLED, BUNDLED_MAPPINGS
 from bridgefleet.sim import model
 
@@ -41,6 +42,7 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
         size = profile["deck_area"].astype(np.float64) * profile["cost_factor"]
         per_year = config.budget_share_of_replacement * config.unit_costs_usd_per_m2[4]
     budget = per_year * float(size.sum())
+    _check_sized_budget(config, budget, float(size.sum()), n_urban + n_rural)
     share = float(size[:n_urban].sum() / size.sum())
     if any(f != 1.0 for f in config.rating_rate_factors):
         state = {**state, "rate": np.full_like(state["rate"], model.MEAN_RATE)}
@@ -81,9 +83,27 @@ def one_fleet(config: FleetConfig, seed: int) -> tuple[FleetConfig, tuple[dict, 
     return resolve_fleet(config)
 
 
-MAX_BUDGET_USD = 1e15
-"""The most USD a year a budget may be (a thousand trillion; the planner's sums over years and bridges of larger
-amounts overflow float64 with the costs they carry)."""
+def _check_sized_budget(config: FleetConfig, budget: float, size: float, n_bridges: int) -> None:
+    """The annual budget sized from an inventory (``size``: its deck area in m², or its replacement value at USD 1
+    a m², summed over its ``n_bridges`` bridges) stays a budget a user can have; the message names the keys and
+    files that size it, not internal fields.
+
+    Raises:
+        ValueError: above :data:`MAX_BUDGET_USD` (or not finite).
+    """
+    if budget <= MAX_BUDGET_USD:
+        return
+    if config.inventory_budget_usd_per_m2 is not None:
+        how = (f"inventory_budget_usd_per_m2 {config.inventory_budget_usd_per_m2:g} USD/m² × the {size:,.0f} m² of "
+               "deck")
+        fix = "lower inventory_budget_usd_per_m2"
+    else:
+        how = (f"budget_share_of_replacement {config.budget_share_of_replacement:g} × the replacement value, USD "
+               f"{config.unit_costs_usd_per_m2[4] * size:,.0f} (deck area × cost factor × unit_costs_usd_per_m2[4] "
+               f"= {config.unit_costs_usd_per_m2[4]:g} USD/m²)")
+        fix = "lower budget_share_of_replacement, or check the inventory's deck areas and cost factor"
+    raise ValueError(f"{config.inventory}: the annual budget sized from its {n_bridges:,} bridges, {how}, is USD "
+                     f"{budget:,.0f} a year, more than the USD {MAX_BUDGET_USD:,.0f} a budget may be: {fix}")
 
 
 def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:

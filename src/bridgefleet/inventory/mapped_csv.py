@@ -15,6 +15,7 @@ import yaml
 
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.config.names import unknown_names
+from bridgefleet.config.quantities import INVENTORY, shown_value, yaml11_text_number, yaml_number
 from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED_MAPPINGS,
@@ -87,8 +88,9 @@ COLUMN_OR_CONSTANT = ("condition", "culvert_condition", "age", "year_built", "ye
 """Mapping keys that name a column or give a constant for every bridge: a YAML number (``aadt: 10000``) or
 ``{value: V}`` is a constant, a text (``aadt: ADT_029``) or ``{column: C}`` a column."""
 
-_OPTIONAL_RANGE = {"truck_share": (0.0, 1.0), "truck_percent": (0.0, 100.0), "detour_km": (0.0, 199.0)}
-"""Inputs whose bad cell falls back to the model's default; a constant of them must be in this range."""
+_OPTIONAL_RANGE = ("truck_share", "truck_percent", "detour_km")
+"""Inputs whose bad cell falls back to the model's default; a constant of them must be in its range
+(:data:`bridgefleet.config.quantities.INVENTORY`)."""
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,10 @@ def _source(m: Mapping[str, Any], key: str, source: str) -> str | Constant | Non
             return Constant(str(v).strip())
     elif v is None:
         return None
-    elif isinstance(v, str):
+    elif isinstance(v, str) and not yaml11_text_number(v):
         return v
-    elif isinstance(v, int | float) and not isinstance(v, bool):
-        return Constant(str(v))
+    elif isinstance(v, int | float | str) and not isinstance(v, bool):  # aadt: 1e4 is a number to a user
+        return Constant(str(v).strip())
     raise InventoryError(f"mapping key {key!r} = {m.get(key)!r}: give a column name ({key}: COLUMN) or a value for "
                          f"every bridge ({key}: 10000, or {key}: {{value: 10000}})", source)
 
@@ -190,23 +192,20 @@ def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float
                          f"least one value, or {{value: 1}} / {{value: 0}} for every bridge, got {rule!r}", source)
 
 
-def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None, positive: bool = False,
-              whole: bool = False) -> float:
-    """A mapping's constant (cost_factor, area_scale, …) as a finite number, > 0 where ``positive``, a whole
-    number where ``whole``.
+def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None) -> float:
+    """A mapping's constant (cost_factor, area_scale, state_code, year, an end of condition_scale) as the quantity
+    :data:`bridgefleet.config.quantities.INVENTORY` names ``key``: in its range, unit and the precision it is used
+    in (a cost factor of 1e300 would be infinite in the 32-bit arrays, one of 1e-300 zero).
 
     Raises:
-        InventoryError: one line naming the key and the value (NaN, infinite, text, out of range).
+        InventoryError: one line naming the key, the value and the range (NaN, infinite, text, out of range).
     """
-    value = m.get(key, default)
-    try:
-        x = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        x = math.nan
-    if not math.isfinite(x) or (positive and x <= 0) or (whole and x != int(x)):
-        need = "a whole number" if whole else "a finite number"
-        raise InventoryError(f"mapping key {key!r} = {value!r}: must be {need}{' > 0' if positive else ''}", source)
-    return x
+    value = yaml_number(m.get(key, default))  # 1e300: a number to YAML 1.2, text to PyYAML
+    x = spreadsheet_number(value.strip()) if isinstance(value, str) else value  # "1,000", quoted in the YAML
+    why = INVENTORY[key].problem(x)
+    if why is not None:
+        raise InventoryError(f"mapping key {key!r} = {shown_value(value)}: {why}", source)
+    return float(x)
 
 
 def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path, *,
@@ -255,16 +254,15 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                              "high > low", msource)
     cluster_col, cluster_of = _cluster_rule(m["cluster"], msource)
     nhs_col, nhs_of = _nhs_rule(m.get("nhs"), msource)
-    area_scale = _constant(m, "area_scale", msource, default=1.0, positive=True)
-    state_code = None if m.get("state_code") is None else int(_constant(m, "state_code", msource, whole=True,
-                                                                             positive=True))
-    cost_factor = (_constant(m, "cost_factor", msource, positive=True) if m.get("cost_factor") is not None
+    area_scale = _constant(m, "area_scale", msource, default=1.0)
+    state_code = None if m.get("state_code") is None else int(_constant(m, "state_code", msource))
+    cost_factor = (_constant(m, "cost_factor", msource) if m.get("cost_factor") is not None
                    else state_cost_factor(state_code))
     if state_code is not None and m.get("cost_factor") is None and state_code not in UNIT_COST_USD_PER_FT2:
         warnings.warn(f"{msource}: state_code {state_code}: no 2017 unit cost is bundled for it (known: "
                       f"{', '.join(map(str, sorted(UNIT_COST_USD_PER_FT2)))}), so its cost factor is 1.0 (the "
                       "232 USD/ft² reference); give cost_factor: to set the state's", stacklevel=2)
-    year = None if m.get("year") is None else int(_constant(m, "year", msource, whole=True))
+    year = None if m.get("year") is None else int(_constant(m, "year", msource))
     if year is not None:
         check_inventory_year(year, "mapping's year:", path)
     conds: list[str] = []
@@ -287,13 +285,14 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         "culvert_condition": rated,
         "age": lambda v, c: _age(v, c, year),
         "year_built": lambda v, c: _number(v, c, "year built") if year is None else _year_built(v, c, year),
-        "ysm": lambda v, c: _number(v, c, "years since maintenance"),
-        "deck_area": lambda v, c: _number(v, c, "deck area"),
-        "length": lambda v, c: _number(v, c, "structure length"),
-        "width": lambda v, c: _number(v, c, "deck width"),
-        "aadt": lambda v, c: _number(v, c, "traffic (AADT)"),
+        "ysm": lambda v, c: _number(v, c, "years since maintenance", limits="ysm"),
+        "deck_area": lambda v, c: _number(v, c, "deck area"),  # in m² once × area_scale (_deck_area)
+        "length": lambda v, c: _number(v, c, "structure length", limits="length"),
+        "width": lambda v, c: _number(v, c, "deck width", limits="width"),
+        "aadt": lambda v, c: _number(v, c, "traffic (AADT)", limits="aadt"),
     }
     _check_constants(constants, convert, msource)
+    _check_constant_area(constants, area_scale, msource, sources["deck_area"] is not None)
 
     header, rows, decoded = _read_rows(path, quotechar='"', legacy="cp1252", what="a spreadsheet CSV")
     needed = [m["id"], *conds, *columns.values()] + [c for c in (cluster_col, nhs_col) if c]
@@ -392,15 +391,42 @@ def _check_constants(constants: dict[str, str], convert: Mapping[str, Callable[[
             if key in convert:
                 if convert[key](text, key) is None:
                     raise _RowProblem(_BAD, "not applicable (N) or blank: no value for any bridge")
-            elif key in _OPTIONAL_RANGE or key == "year_reconstructed":
-                x = _optional_number(text)
-                low, high = _OPTIONAL_RANGE.get(key, (0.0, math.inf))
-                if x is None or not low <= x <= high:
-                    raise _RowProblem(_BAD, f"must be a number in {low:g}–{high:g}")
+            elif key in _OPTIONAL_RANGE:
+                why = INVENTORY[key].problem(_optional_number(text))
+                if why is not None:
+                    raise _RowProblem(_BAD, why)
+            elif key == "year_reconstructed":
+                if _optional_number(text) is None:
+                    raise _RowProblem(_BAD, "must be a year")
             elif not _clean(text):
                 raise _RowProblem(_BAD, "blank")
         except _RowProblem as p:
             raise InventoryError(f"mapping key {key!r} = {text!r}: {p.detail}", source) from None
+
+
+def _check_constant_area(constants: Mapping[str, str], area_scale: float, source: str, deck_area: bool) -> None:
+    """A deck area the constants give every bridge (``deck_area``, or ``length`` and ``width`` where the mapping has
+    no ``deck_area``), × area_scale, is one a bridge may have: refused in one line naming the keys, not a dropped
+    row per bridge.
+
+    Raises:
+        InventoryError: above :data:`bridgefleet.inventory.rows.MAX_DECK_AREA_M2` m², naming the keys and values.
+    """
+    keys = [k for k in ((("deck_area",),) if deck_area else (("length", "width"),)) if all(x in constants for x in k)]
+    if not keys:
+        return
+    area = area_scale
+    for k in keys[0]:
+        area *= spreadsheet_number(_clean(constants[k])) or 0.0
+    if area <= 0.0:
+        return  # a 0 is each row's "no deck area"
+    try:
+        _deck_area(area, "", "")
+    except _RowProblem as p:
+        given = " × ".join(f"{k!r} = {constants[k]}" for k in keys[0])
+        scale = f" × area_scale {area_scale:g}" if area_scale != 1.0 else ""
+        raise InventoryError(f"mapping key{'s' if len(keys[0]) > 1 else ''} {given}{scale}: {p.detail}",
+                             source) from None
 
 
 def _constant_hint(path: Path, header: list[str], columns: Mapping[str, str]) -> None:

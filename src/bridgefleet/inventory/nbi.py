@@ -210,11 +210,12 @@ def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:
     if area:
         return _deck_area(area, "DECK_AREA", _clean(get(f, "DECK_AREA")))
     length = _number(get(f, "STRUCTURE_LEN_MT_049"), "STRUCTURE_LEN_MT_049", "structure length",
-                     required=False) or 0.0
-    width = _number(get(f, "DECK_WIDTH_MT_052"), "DECK_WIDTH_MT_052", "deck width", required=False) or 0.0
+                     required=False, limits="length") or 0.0
+    width = _number(get(f, "DECK_WIDTH_MT_052"), "DECK_WIDTH_MT_052", "deck width", required=False,
+                    limits="width") or 0.0
     if width == 0.0:
         width = _number(get(f, "APPR_WIDTH_MT_032"), "APPR_WIDTH_MT_032", "approach roadway width",
-                        required=False) or 0.0
+                        required=False, limits="width") or 0.0
     if length * width <= 0.0:
         raise _RowProblem("no deck area", "DECK_AREA, item 49 × item 52 and item 49 × item 32 are all 0 or "
                           "blank", "STRUCTURE_LEN_MT_049", _clean(get(f, "STRUCTURE_LEN_MT_049")), bad=False)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgefleet.config.quantities import INVENTORY, shown
 from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED,
@@ -235,13 +236,15 @@ def _rating(value: str, column: str, lo: float = 0.0, hi: float = 9.0, codes: bo
     return r
 
 
-def _number(value: str, column: str, what: str, *, required: bool = True, minimum: float | None = 0.0
-            ) -> float | None:
-    """A field written as a spreadsheet writes a number (:func:`spreadsheet_number`), ≥ ``minimum``; None for a
-    blank where not ``required``.
+def _number(value: str, column: str, what: str, *, required: bool = True, minimum: float | None = 0.0,
+            limits: str | None = None) -> float | None:
+    """A field written as a spreadsheet writes a number (:func:`spreadsheet_number`), ≥ ``minimum`` and, where
+    ``limits`` names one, in its quantity's range (:data:`bridgefleet.config.quantities.INVENTORY`: the precision and
+    unit it is used in); None for a blank where not ``required``.
 
     Raises:
-        _RowProblem: blank where required, another spelling (``1_000``, ``nan``, ``+5``), below ``minimum``.
+        _RowProblem: blank where required, another spelling (``1_000``, ``nan``, ``+5``), below ``minimum``, out of
+            the range.
     """
     v = _clean(value)
     if v == "":
@@ -256,6 +259,19 @@ def _number(value: str, column: str, what: str, *, required: bool = True, minimu
     if minimum is not None and x < minimum:
         why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
         raise _RowProblem(_BAD, why, column, v)
+    return x if limits is None else _in_range(x, limits, what, column, v)
+
+
+def _in_range(x: float, key: str, what: str, column: str | None, value: str | None) -> float:
+    """``x`` if it is the quantity :data:`bridgefleet.config.quantities.INVENTORY` names ``key`` (its range, in the
+    unit and precision it is used in).
+
+    Raises:
+        _RowProblem: a bad value naming ``what``, ``x``, the range and its unit (the row is dropped with it).
+    """
+    why = INVENTORY[key].problem(x)
+    if why is not None:
+        raise _RowProblem(_BAD, f"{what} {shown(x)}: {why}", column, value)
     return x
 
 
@@ -273,21 +289,23 @@ def _digits(value: str, column: str, what: str, most: int) -> float:
     return float(v)
 
 
-MAX_DECK_AREA_M2 = 99_999.9 * 999.9
-"""The largest deck area an NBI record can code, m²: item 49 (structure length, 6 digits in tenths of a metre)
-× item 52 (deck width, 4 digits in tenths of a metre; FHWA's Recording and Coding Guide, 1995). A larger one is
-a unit or entry error: the row is dropped."""
+MAX_DECK_AREA_M2 = INVENTORY["deck_area"].high
+"""The largest deck area a bridge may have, m² (a million; the largest deck, the Lake Pontchartrain Causeway's, is
+about 800,000 m²): a larger one is a unit or entry error, and the row is dropped with its reason
+(:data:`bridgefleet.config.quantities.INVENTORY`)."""
 
 
 def _deck_area(area: float, column: str, value: str) -> float:
-    """``area`` (m²) if an NBI record could code it.
+    """``area`` (m², however it was computed: DECK_AREA, length × width, × area_scale) if a bridge may have it
+    (:data:`MAX_DECK_AREA_M2`, and above 0 as the 32-bit float it is stored in).
 
     Raises:
-        _RowProblem: above :data:`MAX_DECK_AREA_M2`, naming the column and its value.
+        _RowProblem: out of range, naming the column and its value, the area and the range.
     """
-    if area > MAX_DECK_AREA_M2:
-        raise _RowProblem(_BAD, f"deck area {area:,.0f} m² is more than NBI items 49 × 52 can code "
-                          f"({MAX_DECK_AREA_M2:,.0f} m²)", column, value)
+    why = INVENTORY["deck_area"].problem(area)
+    if why is not None:
+        size = f"{area:,.0f}" if abs(area) < 1e15 else shown(area)
+        raise _RowProblem(_BAD, f"deck area {size} m²: {why}", column, value)
     return area
 
 
@@ -371,8 +389,8 @@ def _truck_detour(truck: str, detour: str, truck_scale: float) -> dict[str, floa
     t = _optional_number(truck)
     share = t * truck_scale if t is not None else math.nan
     d = _optional_number(detour)
-    return {"truck_share": share if 0 <= share <= 1 else math.nan,
-            "detour_km": float(d) if d is not None and 0 <= d <= 199 else math.nan}
+    return {"truck_share": share if INVENTORY["truck_share"].problem(share) is None else math.nan,
+            "detour_km": d if d is not None and INVENTORY["detour_km"].problem(d) is None else math.nan}
 
 
 def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,

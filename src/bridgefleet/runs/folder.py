@@ -11,7 +11,9 @@ Rules (docs/learner.md, "Runs, checkpoints and resume"):
 - one writer per folder: a live run holds an OS file lock on it (``.bridgefleet.lock``, released by the system
   when the process ends, however it ends), and a second ``train``, ``--resume`` or sweep trial into it is
   refused in one line naming the holder's PID;
-- a resume refuses a config.yaml edited since the checkpoint (only ``episodes`` and ``device`` may change).
+- a resume refuses a config.yaml edited since the checkpoint (only ``episodes`` and ``device`` may change);
+- inputs.json records the SHA-256 of each file the run read (inventory, mapping, component model, --config): a
+  resume on a changed fleet file is refused, evaluate, plan and report warn (:mod:`bridgefleet.runs.inputs`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from bridgefleet.outputs import write_csv, write_text
 from bridgefleet.runs.checkpoints import checkpoints
 from bridgefleet.runs.log import Metrics
 
-RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "training_curve.png", "final.pt")
+RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "training_curve.png", "final.pt", "inputs.json")
 RUN_DIRS = ("checkpoints", "tb")
 LOCK = ".bridgefleet.lock"
 """The run folder's lock file (an OS lock on it, held while a run writes); its holder's PID is in LOCK.pid."""

@@ -15,6 +15,7 @@ from bridgefleet.agents.learner import DQNLearner, resolve_device
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import resolve_fleet
+from bridgefleet.runs import inputs
 from bridgefleet.runs.checkpoints import checkpoints, newest_intact, note
 
 __all__ = ["load_agents", "load_policy", "warn_untrained_budget"]
@@ -40,6 +41,7 @@ def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, 
         note(f"warning: {run_dir}: its network was never updated (training stopped before the replay held a batch), "
              f"so its policy is untrained and its decisions arbitrary; train more: bridgefleet train --resume "
              f"{run_dir} --episodes N")
+    inputs.warn_changed(run_dir)  # an input file edited since the run was trained: one line, and go on
     data = dict(state["config"])
     data["device"] = device
     data["compile"] = "off"

@@ -11,6 +11,7 @@ from typing import Any
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.inventory.fleet import absolute_files
+from bridgefleet.runs import inputs
 from bridgefleet.runs.checkpoints import checkpoints, load_replay, newest_intact, note, replay_path
 from bridgefleet.runs.folder import (
     RunInterrupted,
@@ -31,9 +32,11 @@ __all__ = ["resume", "train"]
 
 
 def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True,
-          reprobe: bool = False, on_eval: OnEval | None = None
+          reprobe: bool = False, on_eval: OnEval | None = None, config_file: str | Path | None = None
           ) -> tuple[Path, dict[str, Any]]:
     """Train from scratch into ``out`` (default runs/<preset>-<time>); returns (run dir, summary).
+    The SHA-256 of each file the run reads (its inventory, mapping, component model, and ``config_file``, the
+    ``--config`` its options came from) is recorded in the folder's inputs.json (:mod:`bridgefleet.runs.inputs`).
     ``reprobe``: measure precision and threads again instead of using this machine's cached choice;
     ``on_eval(episodes, seconds, mean evaluation return)`` is called after each evaluation (a sweep reports it).
     The device, inventory and agent split are checked before the folder is made; a run that fails before
@@ -52,6 +55,7 @@ def train(cfg: TrainConfig, out: str | Path | None = None, progress: bool = True
     try:
         with hold(run_dir):  # one writer per folder: a second train, resume or trial is refused here
             start(run_dir, cfg)
+            inputs.record(run_dir, cfg.fleet, config_file)
             _note_rounding(cfg)
             trainer = _trainer(cfg, run_dir, progress, reprobe)
             trainer.on_eval = on_eval
@@ -111,6 +115,7 @@ def resume(run_dir: str | Path, progress: bool = True, episodes: int | None = No
     Raises:
         FileNotFoundError: no config.yaml, or checkpoints exist but none is intact.
         ValueError: the run has already trained ``episodes``.
+        ConfigError: an input file of its fleet changed since the run started (one line naming it).
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -143,6 +148,8 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
         note(f"note: {run_dir / 'config.yaml'}: {', '.join(unread)} {'has' if len(unread) == 1 else 'have'} no "
              f"effect in this run (agent: {cfg.agent}, no teacher) and {'is' if len(unread) == 1 else 'are'} left "
              "out of it")
+    if checkpoints(run_dir):  # its fleet files edited since it started: refused, not resumed on another fleet
+        inputs.check_resume(run_dir)
     preflight(cfg)
     found = newest_intact(checkpoints(run_dir)[::-1])  # onto the CPU; the learners move it
     if found is None and checkpoints(run_dir):
@@ -163,10 +170,14 @@ def _resume(run_dir: Path, progress: bool, episodes: int | None, reprobe: bool, 
         raise ValueError(f"{run_dir} has already trained {done} episodes and {asked}: pass --episodes N "
                          f"(N > {done}) to train further")
     _note_rounding(cfg)
+    kept = None
     if found is None:
         note(f"note: {run_dir} stopped before its first checkpoint; training starts again from episode 0")
+        kept = inputs.recorded(run_dir)  # its --config entry: the file config.yaml was written from
         clear(run_dir)
     write_config(run_dir, cfg)
+    if kept is not None:  # started again: the files as they are now
+        inputs.record(run_dir, cfg.fleet, keep=kept)
     trainer = _trainer(cfg, run_dir, progress, reprobe)
     trainer.on_eval = on_eval
     if found is None:
