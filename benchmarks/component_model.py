@@ -66,7 +66,14 @@ def _rows(p: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
+TINY = 1e-4
+"""Transition probabilities below this a year are set to 0 (mostly drops of three or more levels in a year, which
+the generator's matrix exponential spreads thinly over every level): each row keeps its few real entries, which is
+what makes the exact DP fast; the largest entry takes the remainder."""
+
+
 def _matrix(p: np.ndarray) -> list:
+    p = np.where(p < TINY, 0.0, p)
     rows = [_Row(round(float(v), 6) for v in row) for row in p]
     for row in rows:  # rounding: the largest entry takes the rest, so each row sums to 1 exactly enough
         k = int(np.argmax(row))

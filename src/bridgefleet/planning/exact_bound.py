@@ -133,7 +133,7 @@ class _Master:
 
 def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
                      price_poor: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 500,
-                     smoothing: float = 0.5, warm: int = 600, seed: int = 0,
+                     smoothing: float = 0.5, warm: int = 600, seed: int = 0, start: np.ndarray | None = None,
                      callback: Callable[[int, float, float], None] | None = None) -> ExactBound:
     """The Lagrangian upper bound of the fleet under per-agency budgets, minimised over the prices.
 
@@ -151,6 +151,8 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             scaled per agency by its share of the replacement cost, the dearest action) to tolerance 1e-4; its
             prices are the fleet's first. 0: none. Any prices give a valid bound; this only saves DP solves.
         seed: the sub-fleet's draw.
+        start: float64 (G, T), row multipliers μ to solve the DP at first (e.g. a like fleet's ``row_price``),
+            instead of ``warm``'s; any gives a valid bound, good ones save DP solves.
         callback: called after each DP solve with (iteration, L(μ), master value).
 
     Returns:
@@ -187,8 +189,10 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         full[np.arange(len(bridge)), agency[bridge]] = s
         return full.reshape(len(bridge), -1)[:, active] / scale
 
-    mu_warm = None
-    if 0 < warm < b_n:
+    mu_warm = None if start is None else np.where(forbid, 0.0, np.asarray(start, dtype=np.float64))
+    if mu_warm is not None and mu_warm.shape != (g_n, t_n):
+        raise ValueError(f"start: shape {mu_warm.shape}, expected {(g_n, t_n)}")
+    if mu_warm is None and 0 < warm < b_n:
         pick = np.sort(np.random.default_rng(seed).choice(b_n, warm, replace=False))
         dear = np.asarray(model.cost).max(1)
         share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)

@@ -106,9 +106,9 @@ class Bank(NamedTuple):
     ``det`` int64 (K, 4): P[k, 0 … 2], P_protected[k]; ``tr`` int64 (K, A, 3); ``how`` int64 (K, A): 0 identity,
     1 one slot (``ax``), 2 rank one on every slot, 3 lowest only, 4 other; per level triple (R³,): ``low`` the
     lowest slot (ties: the lowest index), ``mn`` the lowest level, ``dig`` (R³, 3) the levels; the years the
-    components move together (``coupling`` w): ``cnext`` int64 and ``clen`` float64 (K, 2, R³, 3R), from each level
+    components move together (``coupling`` w): ``cnext`` int64 and ``clen`` float64 (K, 2, R³, J), from each level
     triple under flag q the next triples of the comonotone move (one uniform for the three rows) and their
-    probabilities (interval lengths; zero-length entries point at the triple itself)."""
+    probabilities (interval lengths, positive ones first; J of them)."""
 
     ptr: np.ndarray
     idx: np.ndarray
@@ -154,7 +154,8 @@ def comonotone(rows: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _coupled(model: FleetModel, r_n: int, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``cnext``, ``clen`` of :class:`Bank` (shape (K, 2, R³, 3R))."""
+    """``cnext``, ``clen`` of :class:`Bank` (shape (K, 2, R³, J)): each triple's comonotone moves of positive
+    probability first, J the most any triple has (the kernels' work per state)."""
     k_n = np.shape(model.P)[0]
     nxt = np.zeros((k_n, 2, r_n**3, 3 * r_n), dtype=np.int64)
     ln = np.zeros((k_n, 2, r_n**3, 3 * r_n))
@@ -164,7 +165,10 @@ def _coupled(model: FleetModel, r_n: int, lv: np.ndarray) -> tuple[np.ndarray, n
             if q == 1:
                 rows[0] = model.P_protected[k]
             nxt[k, q], ln[k, q] = comonotone(rows, lv)
-    return nxt, ln
+    order = np.argsort(ln == 0.0, axis=-1, kind="stable")
+    j = max(1, int((ln > 0.0).sum(-1).max()))
+    return (np.ascontiguousarray(np.take_along_axis(nxt, order, -1)[..., :j]),
+            np.ascontiguousarray(np.take_along_axis(ln, order, -1)[..., :j]))
 
 
 def _csr(mats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,271 @@
+"""The ``lagrangian`` planner on the component model: the exact bound's prices, each bridge's exact values, a
+knapsack a year.
+
+At year 0 the planner computes the Lagrangian bound of the fleets it sees (:func:`bridgefleet.planning.exact_bound.
+lagrangian_bound`: every bridge's exact DP at the best price of each agency's money in each year). Each year it
+values each action of each bridge at the bridge's state now,
+
+    Q(x, a) = −cost_lambda · cost_a + E[reward at the year's end + γ V_{t+1}(next state) | x, a],
+
+V_{t+1} the bridge's exact value at the relaxation's prices (tables kept for a window of years and recomputed from
+the horizon when the simulation leaves it), and funds the actions with the most benefit Q(x, a) − Q(x, do nothing)
+within each agency's money (:func:`bridgefleet.planning.knapsack.allocate`): this year's budget is kept exactly, the
+later years' through their prices. Same interface as :class:`bridgefleet.planning.planner.LagrangianPlanner`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from bridgefleet.planning.exact_bound import ExactBound, lagrangian_bound
+from bridgefleet.planning.exact_dp import _backward, _chain, _pull
+from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
+from bridgefleet.planning.knapsack import allocate
+from bridgefleet.sim import model as sim_model
+from bridgefleet.sim.simulator import FleetSimulator
+
+WINDOW_MB = 256.0
+"""Memory for the value tables of a window of years, MB (float32 (W, B, S))."""
+GROUP_BRIDGES = 2000
+"""The most bridges of a fleet model's fleets priced together (each fleet's bound is its own)."""
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _tables(kind, utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w, flag, det, tr,
+            how, ax, low, mn, dig, cnext, clen, coup, stop, keep_lo, out):  # pragma: no cover - compiled
+    """V_t of every bridge for t in [keep_lo, keep_lo + W) into out (W, B, S) float32, solving back to ``stop``."""
+    b_n = kind.shape[0]
+    t_n = price.shape[1]
+    s_n = 2 * mn.shape[0]
+    for b in nb.prange(b_n):
+        pol = np.zeros((t_n, s_n), dtype=np.int8)
+        v = np.empty(s_n)
+        keep = np.empty((out.shape[0], s_n), dtype=np.float32)
+        _backward(b, kind[b], utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w,
+                  flag, det, tr, how, ax, low, mn, dig, cnext, clen, coup, pol, v, stop, keep_lo, keep)
+        for j in range(out.shape[0]):
+            out[j, b] = keep[j]
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def _q_now(kind, state, t, vnext, utility, cost, price_poor, poor_top, lam, gamma, lapse, protect, lowest_only, ptr,
+           idx, w, flag, det, tr, low, mn, dig, cnext, clen, coup, q_out):  # pragma: no cover - compiled
+    """q_out[b, a] = Q(x_b, a) of year t without this year's price (−cost_lambda · cost) for every bridge b in
+    its state ``state[b]``, from V_{t+1} ``vnext`` (B, S) float32."""
+    b_n = kind.shape[0]
+    a_n = protect.shape[0]
+    r3 = mn.shape[0]
+    r_n = utility.shape[1]
+    stride = (r_n * r_n, r_n, 1)
+    for b in nb.prange(b_n):
+        k = kind[b]
+        x = np.empty((2, r3))
+        d = np.empty((2, r3))
+        buf = np.empty(r3)
+        pp = price_poor[b, t]
+        for s in range(r3):
+            m = mn[s]
+            end = utility[b, m] - (pp if m <= poor_top else 0.0)
+            x0 = end + gamma * vnext[b, s]
+            x[0, s] = x0
+            x[1, s] = (1.0 - lapse) * (end + gamma * vnext[b, r3 + s]) + lapse * x0
+        _chain(x[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
+        _chain(x[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
+        _pull(x[0], d[0], coup, cnext[k, 0], clen[k, 0])
+        _pull(x[1], d[1], coup, cnext[k, 1], clen[k, 1])
+        p = state[b] // r3
+        s = state[b] % r3
+        for a in range(a_n):
+            q = p if protect[a] == 2 else protect[a]
+            # the post-treatment triple: each slot's row (a delta where the action leaves the slot alone)
+            lo = np.empty(3, dtype=np.int64)
+            hi = np.empty(3, dtype=np.int64)
+            mat = np.empty(3, dtype=np.int64)
+            for c in range(3):
+                mm = tr[k, a, c]
+                mat[c] = mm
+                if flag[mm] == 1 or (lowest_only[a] and c != low[s]):
+                    lo[c] = -1
+                    hi[c] = 0
+                else:
+                    rc = dig[s, c]
+                    lo[c] = ptr[mm, rc]
+                    hi[c] = ptr[mm, rc + 1]
+            acc = 0.0
+            for k0 in range(lo[0], hi[0]) if lo[0] >= 0 else range(-1, 0):
+                y0 = dig[s, 0] if k0 < 0 else idx[mat[0], k0]
+                w0 = 1.0 if k0 < 0 else w[mat[0], k0]
+                for k1 in range(lo[1], hi[1]) if lo[1] >= 0 else range(-1, 0):
+                    y1 = dig[s, 1] if k1 < 0 else idx[mat[1], k1]
+                    w1 = 1.0 if k1 < 0 else w[mat[1], k1]
+                    for k2 in range(lo[2], hi[2]) if lo[2] >= 0 else range(-1, 0):
+                        y2 = dig[s, 2] if k2 < 0 else idx[mat[2], k2]
+                        w2 = 1.0 if k2 < 0 else w[mat[2], k2]
+                        acc += w0 * w1 * w2 * d[q, y0 * stride[0] + y1 * stride[1] + y2]
+            q_out[b, a] = acc - lam * cost[b, a]
+
+
+@dataclass
+class PlannerBound:
+    """The bound of each of E fleets (what ``evaluate`` and ``bound`` print).
+
+    Attributes:
+        values: float64 (E,), an upper bound on the expected discounted return of any budget-feasible policy of
+            each fleet under the component model, reward units.
+        parts: the :class:`ExactBound` of each group of fleets priced together.
+        seconds: wall time, s.
+    """
+
+    values: np.ndarray
+    parts: list[ExactBound]
+    seconds: float
+
+    @property
+    def mean(self) -> float:
+        return float(self.values.mean())
+
+
+def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np.ndarray, np.ndarray]:
+    """The finite model of the bridges of fleets ``fleets`` (int (F,) rows of ``sim``) as it is now, with the
+    simulator's reward (:func:`bridgefleet.sim.kernels.rewards`) as each bridge's utility by the lowest rating.
+
+    Returns:
+        (model of F × B bridges, agency int64 (F·B,) = 2 f + (0 urban, 1 rural), budget float64 (2F, T) USD a year).
+    """
+    cfg, cm = sim.config, sim.components_model
+    f_n, b_n = len(fleets), sim.n_bridges
+    m = np.arange(10, dtype=np.float64)
+    p, st = sim.profile, sim.state
+    weight = sim.weight[fleets].astype(np.float64).reshape(-1, 1)
+    target = p.target_condition[fleets].astype(np.float64).reshape(-1, 1)
+    short = np.maximum(cfg.critical_rating - m, 0.0)
+    user = sim.user_cost[fleets].reshape(-1, 1) * (m < sim_model.POOR_BELOW)
+    utility = ((m - target) - cfg.critical_penalty * short**2) * weight - cfg.cost_lambda * user
+    cost = np.stack([sim_model.action_cost(np.full((f_n, b_n), a), p.select(fleets), sim.unit_costs)
+                     for a in range(cm.n_actions)], axis=-1).reshape(-1, cm.n_actions)
+    start = np.concatenate([sim.components[fleets].reshape(-1, 3).astype(np.int64),
+                            sim.protected[fleets].reshape(-1, 1).astype(np.int64)], axis=1)
+    del st
+    model = FleetModel(P=cm.deterioration, P_protected=cm.deck_protected, lapse=cm.lapse, treat=cm.treatment,
+                       protect=cm.protect.astype(np.int64), lowest_only=cm.lowest_only,
+                       kind=np.tile(sim.kind, f_n), utility=utility, cost=cost, cost_lambda=cfg.cost_lambda,
+                       gamma=cfg.discount, start=start, poor_top=int(sim_model.POOR_BELOW) - 1,
+                       coupling=cm.coupling)
+    rural = (np.arange(b_n) >= sim.n_urban).astype(np.int64)
+    agency = (2 * np.arange(f_n)[:, None] + rural[None, :]).reshape(-1)
+    budget = np.repeat(sim.fleet_annual_budget[fleets].reshape(-1, 1), cfg.horizon_years, axis=1)
+    return model, agency, budget
+
+
+class ExactPlanner:
+    """A per-bridge policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy` on the component model:
+    returns requests int64 (E, B) (module docstring).
+
+    Args:
+        tol: the price search stops when the bound is within this share of the master LP's value.
+        max_iter: DP solves of the price search.
+        window_mb: memory for the value tables of a window of years, MB.
+        progress: print the price search's progress.
+    """
+
+    def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False):
+        self.tol, self.max_iter, self.window_mb, self.progress = tol, max_iter, window_mb, progress
+        self.bound: PlannerBound | None = None
+        self._key: tuple | None = None
+
+    def prepare(self, sim: FleetSimulator) -> PlannerBound:
+        """Prices and bound of the fleets of ``sim`` as they are now (year 0); one fleet when the fleet is fixed."""
+        if sim.components_model is None:
+            raise ValueError("the exact planner needs the component model (FleetConfig.component_model)")
+        t0 = time.perf_counter()
+        e_n = 1 if sim.fixed is not None else sim.num_envs
+        per = max(1, GROUP_BRIDGES // sim.n_bridges)
+        values, parts, prices = np.empty(e_n), [], []
+        # The first fleet alone, then the others in groups from its prices (fleets of one fleet model are alike).
+        groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
+        like = None
+        for fleets in groups:
+            model, agency, budget = fleet_model(sim, fleets)
+            res = lagrangian_bound(model, agency, budget, sim.config.carry_over_budget, tol=self.tol,
+                                   max_iter=self.max_iter, warm=0,
+                                   start=None if like is None else np.tile(like, (len(fleets), 1)))
+            like = res.row_price[:2] if like is None else like
+            parts.append(res)
+            row_value = (res.row_price * _row_budget(budget, sim.config.carry_over_budget)).reshape(len(fleets), -1)
+            values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.sum(1)
+            prices.append(res.price[agency])  # (F·B, T) DP units
+        self.bound = PlannerBound(values, parts, time.perf_counter() - t0)
+        self._model, self._agency, _ = fleet_model(sim, np.arange(e_n))
+        self._price = np.concatenate(prices)
+        self._bank = make_bank(self._model)
+        self._window: tuple[int, int] = (0, 0)
+        self._tables_: np.ndarray | None = None
+        self._one = sim.fixed is not None
+        return self.bound
+
+    def _tables(self, t: int) -> np.ndarray:
+        """V_{t+1} of every bridge, float32 (B_all, S), from the window's tables (solved again from the horizon
+        when ``t + 1`` is outside it)."""
+        lo, hi = self._window
+        if not lo <= t + 1 < hi:
+            m, bank = self._model, self._bank
+            b_n, s_n, t_n = len(m.kind), m.states, self._price.shape[1]
+            width = int(max(1, min(t_n - t, self.window_mb * 2**20 // (4 * b_n * s_n))))
+            out = np.empty((width, b_n, s_n), dtype=np.float32)
+            _tables(m.kind.astype(np.int64), np.ascontiguousarray(m.utility), np.ascontiguousarray(m.cost),
+                    np.ascontiguousarray(self._price), np.zeros_like(self._price), int(m.poor_top),
+                    float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
+                    bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.how, bank.ax, bank.low, bank.mn,
+                    bank.dig, bank.cnext, bank.clen, bank.coup, t + 1, t + 1, out)
+            self._window, self._tables_ = (t + 1, t + 1 + width), out
+        return self._tables_[t + 1 - self._window[0]]
+
+    def benefits(self, sim: FleetSimulator) -> np.ndarray:
+        """Each action's benefit over doing nothing now, float64 (E, B, A) in return units, without this year's
+        price (the knapsack keeps this year's budget); prepares on a simulator at year 0 of fleets it has not seen.
+
+        Raises:
+            ValueError: fleets at different years, or a year beyond the horizon.
+        """
+        t = int(sim.t.max())
+        if int(sim.t.min()) != t:
+            raise ValueError("the exact planner needs every fleet at the same year")
+        key = (id(sim), sim.num_envs, sim.components.tobytes() if t == 0 else None)
+        if t == 0 and key != self._key:
+            self.prepare(sim)
+            self._key = key
+        if t >= self._price.shape[1]:
+            raise ValueError(f"year {t} is beyond the {self._price.shape[1]}-year horizon the prices were computed for")
+        m, bank = self._model, self._bank
+        e_n, b_n = sim.num_envs, sim.n_bridges
+        r_n = m.levels
+        st = np.concatenate([sim.components.reshape(-1, 3).astype(np.int64),
+                             sim.protected.reshape(-1, 1).astype(np.int64)], axis=1)
+        state = state_index(st, r_n)
+        index = (np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n))
+        vnext = self._tables(t)
+        q = np.empty((e_n * b_n, m.cost.shape[1]))
+        _q_now(m.kind[index].astype(np.int64), state, t, vnext[index], m.utility[index], m.cost[index],
+               np.zeros((e_n * b_n, self._price.shape[1])), int(m.poor_top), float(m.cost_lambda), float(m.gamma),
+               float(m.lapse), np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr,
+               bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen,
+               bank.coup, q)
+        return (q - q[:, :1]).reshape(e_n, b_n, -1)
+
+    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+        ben = self.benefits(sim)
+        e_n, b_n = sim.num_envs, sim.n_bridges
+        index = np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n)
+        cost = self._model.cost[index].reshape(e_n, b_n, -1)
+        out = np.zeros((e_n, b_n), dtype=np.int64)
+        allocate(ben, np.ascontiguousarray(cost), (np.arange(b_n) >= sim.n_urban).astype(np.int64), sim.budget, out)
+        return out
+
+
+def _row_budget(budget: np.ndarray, carry_over: bool) -> np.ndarray:
+    """The budget of each row, USD (G, T): each year's, or with carry-over the cumulative budget to it."""
+    return np.cumsum(budget, axis=1) if carry_over else budget
