@@ -121,7 +121,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"{gain / fleet.cost_lambda:+,.0f} of cost-equivalent (PV), {gain / fleet.cost_lambda / n_bridges:+,.0f} "
               f"per bridge ({agents.mean_return:.2f} vs {best.mean_return:.2f}, {args.episodes} episodes, "
               f"seed {args.seed})")
-    if bound is not None:
+    if bound is not None and fleet.component_model is not None:
+        print(f"\nupper bound (exact on the component model's finite states): no budget-feasible policy can expect "
+              f"more than {bound[0]:.2f} on these fleets (Lagrangian relaxation of the budgets, every bridge's DP "
+              "exact; `bridgefleet bound` gives the prices of money); a policy above it by more than its 95 % CI "
+              "would be a defect")
+    elif bound is not None:
         print(f"\nupper bound (grid estimate): no budget-feasible policy can expect much more than {bound[0]:.2f} on "
               "these fleets (Lagrangian relaxation of the budgets on a rating grid, whose error has no sign; "
               "`bridgefleet bound --certify-step 0.02` gives a bound that holds for the simulator's model, and the "
@@ -192,6 +197,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
                                                         "money_units": "USD a year"}))
         return 0
     cfg, fleet = resolve_fleet(_fleet_config(args))
+    if cfg.component_model is not None:
+        return _exact_bound(args, cfg, fleet)
     if args.certify_step is not None:
         check_certify_step(cfg, args.certify_step)  # before the price search
     sim = FleetSimulator(cfg, args.episodes, fleet)
@@ -239,6 +246,44 @@ def cmd_bound(args: argparse.Namespace) -> int:
                                               "mean": certified[0], "ci95": certified[1],
                                               "per_fleet": b.certified.tolist(), "grid_step": args.certify_step}},
                                 "price_usd": b.price_cost.tolist(), "price_treatment": b.price_count.tolist()})
+    return 0
+
+
+def _exact_bound(args: argparse.Namespace, cfg, fleet) -> int:
+    """``bound`` on the component model: the exact Lagrangian bound (no grid, no certificate needed)."""
+    import numpy as np
+
+    from bridgefleet.planning.exact_planner import ExactPlanner
+    from bridgefleet.sim.simulator import FleetSimulator
+    from bridgefleet.stats import ci95
+
+    given = [f"--{k.replace('_', '-')}" for k in ("grid_step", "certify_step", "max_poor_deck_area", "ray_address")
+             if getattr(args, k, None) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: the component model's bound is exact on its finite states (no grid, no "
+                         "certificate) and does not price the poor deck-area rule yet; leave them out")
+    sim = FleetSimulator(cfg, args.episodes, fleet)
+    sim.reset(None, [args.seed + i for i in range(args.episodes)])
+    b = ExactPlanner(max_iter=args.bound_iters).prepare(sim)
+    iters = sum(p.iterations for p in b.parts)
+    what = "the fixed fleet" if len(b.values) == 1 else f"{len(b.values)} fleets seeded {args.seed} …"
+    print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}, "
+          f"component model {cfg.component_model}:")
+    print(f"  {b.mean:.2f} ± {ci95(b.values):.2f} (95 % CI over fleets); {iters} DP solves, {b.seconds:.1f} s; exact "
+          "on the model's finite states: every budget-feasible policy's expected return is at most this")
+    print(f"  per bridge: {b.mean / sim.n_bridges:.3f} reward units; one reward unit = USD "
+          f"{1 / cfg.cost_lambda:,.0f} of cost-equivalent (1/λ)")
+    disc = cfg.discount ** np.arange(cfg.horizon_years)
+    price = np.mean([p.row_price[:2] if len(b.values) > 1 else p.row_price for p in b.parts], axis=0)
+    price = np.cumsum(price[:, ::-1], axis=1)[:, ::-1] if cfg.carry_over_budget else price
+    print("\nprices of money (first fleet group, per year, undiscounted): reward units per USD 1,000")
+    print(f"{'year':>4} {'urban /kUSD':>12} {'rural /kUSD':>12}")
+    for t in range(cfg.horizon_years):
+        print(f"{t + 1:>4} {price[0, t] / disc[t] * 1e3:>12.3f} {price[1, t] / disc[t] * 1e3:>12.3f}")
+    if args.json:
+        _write_json(args.json, {"bound": {"mean": b.mean, "ci95": ci95(b.values), "per_fleet": b.values.tolist(),
+                                          "dp_solves": iters, "seconds": b.seconds, "exact": True},
+                                "component_model": cfg.component_model})
     return 0
 
 

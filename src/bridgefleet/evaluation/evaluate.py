@@ -287,11 +287,16 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     Raises:
         ValueError: ``episodes`` < 1, a negative or non-finite ``budget_scale``, or a ``bound_step`` off (0, 1].
     """
+    from bridgefleet.planning.exact_planner import ExactPlanner
     from bridgefleet.planning.planner import LagrangianPlanner
     from bridgefleet.planning.transitions import grid_points
 
     if episodes < 1:
         raise ValueError(f"--episodes {episodes}: must be at least 1")
+    exact = config.component_model is not None
+    if exact and (bound_step is not None or max_poor_deck_area is not None):
+        raise ValueError("the component model's bound is exact (no grid) and its planner does not price the poor "
+                         "deck-area rule yet: leave out the bound step and the rule")
     if bound_step is not None:
         grid_points(bound_step, "bound step")
     config, fleet = resolve_fleet(config)
@@ -305,6 +310,11 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     # Fleets of a fleet model (each episode its own fleet, each bridge its own deterioration case) in groups of
     # at most PLANNER_BRIDGES bridges: the planner's DP weights grow with the distinct cases (about 1 GB per
     # 2,000 bridges at step 0.05). Each fleet's prices and plan are its own, so the groups give the same figures.
+    if exact:  # one planner: it prices the fleets in groups itself
+        lagr = ExactPlanner(progress=progress)
+        results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
+        values = lagr.bound.values if sim.fixed is None else np.full(episodes, lagr.bound.values[0])
+        return results, BoundEstimate(float(values.mean()), ci95(values), values)
     per = episodes if sim.fixed is not None else max(1, PLANNER_BRIDGES // sim.n_bridges)
     parts, bounds = [], []
     for lo in range(0, episodes, per):

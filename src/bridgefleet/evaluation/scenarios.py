@@ -272,6 +272,10 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             ``bisect`` < 0, ``certify_step`` outside (0, 1], a fleet whose sized budget is 0 (the levels are
             multiples of it).
     """
+    if fleet_cfg.component_model is not None:
+        raise ValueError("scenarios runs on the continuous fleet models (default, bands-2026, plan-2025) for now: the "
+                         "component model's least budget and rule-aware planner are not built yet; `evaluate "
+                         "--fleet-model components-2026 --budget-scale S` and `plan --policy lagrangian` run on it")
     if not 0.0 < rule <= 1.0:
         raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
                          "expectation: sudden damage can leave any bridge poor)")

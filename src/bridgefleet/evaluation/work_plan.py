@@ -18,6 +18,7 @@ from bridgefleet.outputs import counted, figure_out, write_csv
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.folder import run_inputs
 from bridgefleet.runs.load import load_policy, warn_untrained_budget
+from bridgefleet.sim import components
 from bridgefleet.sim.model import ACTION_NAMES, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -45,6 +46,10 @@ class Plan:
         basis: str: which bridges the deck-area shares count (NHS bridges where the inventory codes them).
         fleet: str: which fleet the plan is for (the inventory file, or one fleet of the model and its seed).
         samples: int: the deterioration samples the means are over.
+        action_names: the names of the fleet model's actions (the component model's treatments, or the
+            continuous models' :data:`~bridgefleet.sim.model.ACTION_NAMES`).
+        work_code: str (Y, B) or None: the SNBI work code (``Works`` item BW03) of the modal action, the treated
+            component's in its first sample that took it ('' for do nothing); the component model only.
     """
 
     bridge_id: np.ndarray
@@ -62,6 +67,8 @@ class Plan:
     basis: str = "all bridges"
     fleet: str = ""
     samples: int = 1
+    action_names: tuple[str, ...] = ACTION_NAMES
+    work_code: np.ndarray | None = None
 
     @property
     def years(self) -> int:
@@ -118,7 +125,10 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
             fleet = fleet.replace(max_urban=max_urban)
         plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
     write_plan(plan, out)
-    if policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
+    if policy == "lagrangian" and plan.work_code is not None and plan.deck_shares[:, 2].max() > FHWA_RULE:
+        print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; the component "
+              "model's planner does not plan to FHWA's rule yet (a higher --budget-scale lowers it)")
+    elif policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
         print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; it was not "
               f"asked to meet FHWA's rule (--max-poor-deck-area {FHWA_RULE:g} plans to it, as `scenarios` does)")
     return out
@@ -132,11 +142,15 @@ def plan_files(out: Path) -> tuple[Path, Path, Path]:
 def write_plan(plan: Plan, out: Path) -> None:
     """``out`` (CSV, a row per bridge and year), the yearly summary (:func:`summary_rows`) in
     ``<out stem>_summary.csv`` and on stdout, and the figure beside them."""
+    codes = plan.work_code is not None
+
     def rows():
-        yield ["year", "bridge_id", "cluster", "action", "action_share", "cost_usd", "expected_condition"]
+        yield ["year", "bridge_id", "cluster", "action", *(["snbi_work_code"] if codes else []), "action_share",
+               "cost_usd", "expected_condition"]
         for y in range(plan.years):
             for j in range(len(plan.bridge_id)):  # output rows, not simulation
-                yield [y + 1, plan.bridge_id[j], plan.cluster[j], ACTION_NAMES[plan.action[y, j]],
+                yield [y + 1, plan.bridge_id[j], plan.cluster[j], plan.action_names[plan.action[y, j]],
+                       *([plan.work_code[y, j]] if codes else []),
                        f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -198,11 +212,17 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
     Raises:
         ValueError: an unknown policy, bad ``samples``/``years`` or budget.
     """
+    from bridgefleet.planning.exact_planner import ExactPlanner
     from bridgefleet.planning.planner import LagrangianPlanner
     from bridgefleet.sim.heuristics import get_policy
 
     _check(years, samples)
-    decide = LagrangianPlanner(max_poor_deck_area=max_poor) if policy == "lagrangian" else get_policy(policy)
+    exact = fleet_cfg.component_model is not None
+    if exact and policy == "lagrangian" and max_poor is not None:
+        raise ValueError("--max-poor-deck-area: the component model's planner does not plan to the rule yet; leave it "
+                         "out (the plan's summary gives the share of deck area poor each year)")
+    planner = ExactPlanner() if exact else LagrangianPlanner(max_poor_deck_area=max_poor)
+    decide = planner if policy == "lagrangian" else get_policy(policy)
     fleet_cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)
     fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
     if policy == "lagrangian" and max_poor is not None:
@@ -283,6 +303,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     b = sim.n_bridges
     urban = np.arange(b) < sim.n_urban
     n_act = len(ACTION_NAMES)
+    cm = sim.components_model
+    work = np.full((years, b), "", dtype=object) if cm is not None else None
     out = {k: np.zeros((years, b)) for k in ("action_share", "cost_usd", "condition")}
     action = np.zeros((years, b), dtype=np.int64)
     spend = np.zeros((years, 2))
@@ -291,9 +313,13 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the plan
     for y in range(years):
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
+        before = sim.components.copy() if cm is not None else None
         res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
         counts = np.stack([(res.actions == a).sum(0) for a in range(n_act)])  # (5, B)
         action[y] = counts.argmax(0)
+        if work is not None:  # the modal action's work code, in its first sample that took it
+            first = (res.actions == action[y]).argmax(0)
+            work[y] = components.work_codes(cm, res.actions, before)[first, np.arange(b)]
         out["action_share"][y] = counts[action[y], np.arange(b)] / samples
         out["cost_usd"][y] = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area
                                       * sim.profile.cost_factor, 0.0).mean(0)
@@ -304,7 +330,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
                 shares, deck, name, sim.fhwa_basis,
-                ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples)
+                ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples,
+                cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str))
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

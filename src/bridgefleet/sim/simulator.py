@@ -29,6 +29,16 @@ scaled); the urban observation is these for every urban bridge and the budget fr
 _SCALES = np.array([COND_SCALE, AGE_SCALE, YSM_SCALE, RATE_SCALE])
 
 
+def draw_fleet(rng: np.random.Generator, config: FleetConfig) -> tuple[dict, dict]:
+    """One synthetic fleet of ``config`` (:func:`bridgefleet.sim.model.draw_synthetic_fleet`); with the component
+    model, each bridge's three ratings drawn after it (:func:`bridgefleet.sim.components.initial_components`), so
+    the continuous models' fleets stay as they were."""
+    fleet = model.draw_synthetic_fleet(rng, config.n_urban, config.n_rural, config.initial_rating)
+    if config.component_model is not None:
+        fleet[1]["components"] = components.initial_components(fleet[1]["age"], rng.random(config.n_bridges))
+    return fleet
+
+
 def urban_obs_dim(n_urban: int) -> int:
     """Urban observation width: :data:`URBAN_FEATURES` per urban bridge and the budget fraction (81 for 20)."""
     return n_urban * URBAN_FEATURES + 1
@@ -79,8 +89,7 @@ class FleetSimulator:
         self.n_bridges = config.n_bridges
         self.unit_costs = np.asarray(config.unit_costs_usd_per_m2, dtype=np.float64)
         if fleet is None and config.fixed_fleet:
-            fleet = model.draw_synthetic_fleet(np.random.default_rng(config.fleet_seed), config.n_urban,
-                                               config.n_rural, config.initial_rating)
+            fleet = draw_fleet(np.random.default_rng(config.fleet_seed), config)
         self.fixed = fleet
         if fleet is not None:
             n = len(fleet[0]["deck_area"])
@@ -154,10 +163,7 @@ class FleetSimulator:
                 self.rngs[i] = np.random.default_rng(seed)
             rng = self.rngs[i]
             if self.fixed is None:
-                fleets.append(model.draw_synthetic_fleet(rng, cfg.n_urban, cfg.n_rural, cfg.initial_rating))
-                if self.components_model is not None:  # after the continuous draw, which stays as it was
-                    s = fleets[-1][1]
-                    s["components"] = components.initial_components(s["age"], rng.random(self.n_bridges))
+                fleets.append(draw_fleet(rng, cfg))
             self._draw_noise(i, rng)
         # One assignment per field for all reset fleets, not one per fleet (a fixed fleet broadcasts).
         for part, names, target in ((0, ("deck_area", "aadt", "cost_factor", "target_condition", "truck_share",

@@ -44,6 +44,7 @@ from bridgefleet.config.training import TrainConfig, cosine_share
 from bridgefleet.evaluation.evaluate import best_heuristic, evaluate_heuristics, evaluate_policy
 from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.columns import ColumnPool
+from bridgefleet.planning.exact_planner import ExactPlanner
 from bridgefleet.planning.planner import LagrangianPlanner
 from bridgefleet.runs.checkpoints import save_rolling
 from bridgefleet.runs.log import Metrics, progress_bar, tensorboard
@@ -151,7 +152,7 @@ class DistillTrainer:
         self.sim = FleetSimulator(self.fleet_cfg, self.paths, self.fleet)
         # the same fleets in every round (new sample paths): each level's prices are computed once, each search
         # starting from the policies the searches at the other levels found (the pool)
-        self.teachers: dict[float, LagrangianPlanner] = {}
+        self.teachers: dict[float, LagrangianPlanner | ExactPlanner] = {}
         self.pool = ColumnPool()
         self.rng = np.random.default_rng(cfg.seed)
         self.episodes_done = 0
@@ -213,7 +214,9 @@ class DistillTrainer:
         policy = BridgePolicy(self.net.eval(), self.device, distilled=True)
         parts = []
         for level in cfg.teacher_levels:
-            if level not in self.teachers:
+            if level not in self.teachers and self.fleet_cfg.component_model is not None:
+                self.teachers[level] = ExactPlanner()  # the component model's planner: exact values, no grid
+            elif level not in self.teachers:
                 self.teachers[level] = LagrangianPlanner(max_iter=TEACHER_MAX_ITER, tol=TEACHER_TOL, pool=self.pool,
                                                          like=next(reversed(self.teachers.values()), None))
             teacher = self.teachers[level]
