@@ -1,0 +1,79 @@
+"""The component model end to end: the exact DP against the simulator, the planner against its bound, the CLI."""
+
+import numpy as np
+import pytest
+
+from bridgefleet.cli import main
+from bridgefleet.config import FleetConfig
+from bridgefleet.evaluation.evaluate import evaluate_policy
+from bridgefleet.planning.exact_dp import policy_value
+from bridgefleet.planning.exact_planner import ExactPlanner, fleet_model
+from bridgefleet.sim.simulator import FleetSimulator
+
+SMALL = {"n_urban": 3, "n_rural": 3, "horizon_years": 6}
+
+
+def test_the_exact_dp_gives_the_simulators_expected_return_of_a_fixed_policy():
+    # Do nothing on one fixed fleet: the DP's exact expected discounted return against 4,000 simulated paths of
+    # the simulator's own draws (components moving together in w of years, protection lapsing): two independent
+    # implementations of the model.
+    cfg = FleetConfig.named("components-2026", fixed_fleet=True, fleet_seed=3, **SMALL)
+    n = 4000
+    sim = FleetSimulator(cfg, n)
+    sim.reset(None, list(range(n)))
+    model, _, _ = fleet_model(sim, np.array([0]))
+    exact = policy_value(model, 0, horizon=cfg.horizon_years).reward.sum()
+    ret = np.zeros(n)
+    for t in range(cfg.horizon_years):
+        ret += cfg.discount**t * sim.step_requests(np.zeros((n, sim.n_bridges), np.int64)).reward
+    assert abs(ret.mean() - exact) < 3 * ret.std() / np.sqrt(n)
+    # and replacing every bridge in year 0 (a budget that pays it)
+    sim = FleetSimulator(cfg.replace(annual_budget_usd=1e9), n)
+    sim.reset(None, list(range(n)))
+    model, _, _ = fleet_model(sim, np.array([0]))
+    policy = np.zeros((cfg.horizon_years, model.states), np.int64)
+    policy[0] = 4
+    exact = policy_value(model, policy[:, None, :], horizon=cfg.horizon_years).reward.sum()
+    ret = np.zeros(n)
+    for t in range(cfg.horizon_years):
+        ret += cfg.discount**t * sim.step_requests(np.full((n, sim.n_bridges), 4 if t == 0 else 0)).reward
+    assert abs(ret.mean() - exact) < 3 * ret.std() / np.sqrt(n)
+
+
+def test_the_planner_stays_below_its_bound_and_reaches_it_when_money_is_no_object():
+    cfg = FleetConfig.named("components-2026", **SMALL)
+    for budget, slack in ((None, None), (1e9, 0.02)):
+        planner = ExactPlanner(tol=1e-6)
+        res = evaluate_policy(planner, cfg.replace(annual_budget_usd=budget), 64, 7, "lagrangian")
+        bound = planner.bound.values
+        assert res.mean_return <= bound.mean() + res.ci95
+        if slack is not None:  # no budget binds: the bound is the bridges' exact optimum, which the planner follows
+            assert res.mean_return >= bound.mean() - slack * abs(bound.mean()) - res.ci95
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["bound", "--fleet-model", "components-2026", "--grid-step", "0.05"],
+     "--grid-step: the component model's bound is exact"),
+    (["scenarios", "--fleet-model", "components-2026", "--out", "{tmp}/s"],
+     "scenarios runs on the continuous fleet models"),
+    (["plan", "--policy", "lagrangian", "--fleet-model", "components-2026", "--max-poor-deck-area", "0.1", "--out",
+      "{tmp}/p.csv"], "--max-poor-deck-area: the component model's planner does not plan to the rule yet"),
+])
+def test_what_the_component_model_does_not_do_yet_is_refused_in_one_line(tmp_path, capsys, argv, message):
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_plan_names_the_treatments_with_their_snbi_work_codes(tmp_path):
+    out = tmp_path / "plan.csv"
+    assert main(["plan", "--policy", "condition_based", "--fleet-model", "components-2026", "--years", "5",
+                 "--budget-scale", "4", "--out", str(out)]) == 0
+    rows = [line.split(",") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0][:6] == ["year", "bridge_id", "cluster", "action", "snbi_work_code", "action_share"]
+    pairs = {(r[3], r[4]) for r in rows[1:]}
+    assert ("do_nothing", "") in pairs
+    codes = {"deck_preservation": {"DK4"}, "component_rehabilitation": {"DK2", "SP2", "SB2"},
+             "major_rehabilitation": {"DK1"}, "replacement": {"BR01"}}
+    assert len(pairs) > 2 and all(code in codes[name] for name, code in pairs if name != "do_nothing")
