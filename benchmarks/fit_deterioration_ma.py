@@ -33,6 +33,7 @@ import numpy as np
 import yaml
 from scipy import stats
 
+from bridgefleet.calibration.component_fit import MASSACHUSETTS_SOURCE, arrays
 from bridgefleet.calibration.markov import KINDS, GeneratorFit, age_band_test, fit_generator
 from bridgefleet.calibration.panel import COMPONENTS, Pairs, inspection_pairs, read_panel, read_works
 
@@ -45,16 +46,9 @@ TEST_FIRST = 2011
 """Held-out pairs start in or after this year."""
 MIN_ROW = 30
 MIN_CULVERT = 1000
-SOURCE = ("Massachusetts NBI component ratings 2000-2016 and MassDOT bridge projects (S. Vasserman and V. Bolotnyy, "
-          "StanCon 2018, github.com/shoshievass/bridgeConditions commit 24208ee0, MIT licence); NBI items 58-60, 62 "
-          "(FHWA via MassDOT)")
+SOURCE = MASSACHUSETTS_SOURCE
 STRUCTURES = {"down1": (False, False), "down1+up": (True, False), "down1+down2": (False, True),
               "down1+down2+up": (True, True)}
-
-
-def arrays(p: Pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(from, to, dt) of pairs."""
-    return p.from_rating.astype(int), p.to_rating.astype(int), p.interval_years.astype(float)
 
 
 def evidence(panel, works, comp: str, pairs: Pairs) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import yaml
 
 from bridgefleet.calibration import treatment_fit as tf
+from bridgefleet.calibration.component_fit import OVERLAY_YEARS, PRESERVATION_SOURCES
 from bridgefleet.calibration.panel import COMPONENTS, read_panel, read_works
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -28,21 +29,6 @@ OVERLAY_COST = 70.0
 SEAL_YEARS = 4.5
 """Deck sealers reapplied after 4–5 years: Iowa DOT TR-717, "Use of Polymer Overlays or Sealers on New Bridges"
 (2017), https://publications.iowa.gov/26124/."""
-OVERLAY_YEARS = 20.9
-"""Preventive epoxy concrete overlays serve 20.9 years on average (18–22 at 95 %): Virginia Transportation
-Research Council report 20-R6, "Performance of Bridge Deck Overlays in Virginia: Phase II: Service Life
-Performance" (2019), survival analysis of 133 overlaid decks, https://vtrc.virginia.gov/reports/all-reports/20-r6/."""
-PRESERVATION_SOURCES = [
-    "Iowa DOT TR-717 (2017): sealers applied 3-6 months after construction, reapplied after 4-5 years; polymer "
-    "overlays on decks in good to moderate condition (https://publications.iowa.gov/26124/)",
-    "VTRC 20-R6 (2019): preventive epoxy concrete overlays serve 20.9 years (18-22, 95 %) "
-    "(https://vtrc.virginia.gov/reports/all-reports/20-r6/)",
-    "Bektas, 'Establishing data-driven life-cycle benefits of bridge maintenance' (IABMAS 2024, Minnesota): decks "
-    "with recorded repair and maintenance had significantly longer Markov transition times at ratings 7, 6, 5 "
-    "(https://www.taylorfrancis.com/chapters/oa-edit/10.1201/9781003483755-217)",
-    "FHWA Bridge Preservation Guide (FHWA-HIF-11042, 2011; 2018 edition): preservation 'prevents, delays or "
-    "reduces deterioration' rather than raising condition",
-]
 SNBI = {0: ["0"], 1: ["DK5", "DK4"], 2: ["DK2", "DK3", "SP2", "SP3", "SB2", "SB3", "CU2", "CU3"],
         3: ["DK1", "SP2", "SB2"], 4: ["BR01"]}
 NAMES = {0: "do_nothing", 1: "deck_preservation", 2: "component_rehabilitation", 3: "major_rehabilitation",

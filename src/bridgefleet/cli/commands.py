@@ -453,10 +453,52 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate_panel(args: argparse.Namespace) -> int:
+    """``calibrate --panel``: the component model fitted to a yearly component-rating panel (and its work
+    records); prints the observed-against-fitted tables; with --out writes the component model beside it and the
+    fleet YAML (each atomically, after the fit and its check: nothing is written on a refusal)."""
+    from bridgefleet.calibration.component_fit import dump_yaml, fit_files, fit_record, report
+    from bridgefleet.outputs import write_text
+    from bridgefleet.sim.components import from_mapping
+
+    for name, flag in (("history", "HISTORY.csv"), ("mapping", "--mapping"), ("gap", "--gap")):
+        if getattr(args, name) is not None:
+            raise ConfigError(f"{flag} fits the continuous model from inspection histories: not with --panel (the "
+                              "component model)")
+    out = comp = None
+    if args.out:
+        reads = [(args.panel, "the panel")] + ([(args.works, "the works file")] if args.works else [])
+        out = check_writable_file(args.out, "--out", reads=reads)
+        comp = out.with_name(f"{out.stem}.components{out.suffix or '.yaml'}")
+        check_writable_file(comp, f"--out's component model {comp}", reads=reads)
+    fit = fit_files(args.panel, args.works)
+    model = {**fit.model, "fit": {"panel": str(args.panel), "works": args.works, **fit_record(fit)}}
+    print(f"{args.panel}: component model fitted" + (f" with the work records of {args.works}" if args.works else
+                                                     " without work records (every pair counts)"))
+    print(report(fit))
+    if out is None or comp is None:
+        return 0
+    from_mapping(model, str(comp))  # the model as written must load
+    cmd = f"bridgefleet calibrate --panel {args.panel}" + (f" --works {args.works}" if args.works else "")
+    write_text(comp, f"# The component model fitted by `{cmd}`\n# (docs/fleet-model.md, 'Calibrating to your "
+                     f"own panel'); {out.name} uses it.\n" + dump_yaml(model))
+    write_text(out, f"# Fleet model fitted by `{cmd}`; use with --config on evaluate, plan, bound, train.\n"
+                    "# component_model is read from this file's folder.\n"
+               + dump_yaml({"model": "components-2026", "component_model": comp.name}))
+    print(f"wrote {comp} (the component model) and {out} (the fleet, for --config)")
+    return 0
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
     from bridgefleet.calibration.histories import HistoryMapping, read_history
 
+    if args.panel is not None:
+        return _calibrate_panel(args)
+    if args.works is not None:
+        raise ConfigError("--works: give it with --panel (the work records of a component-rating panel)")
+    if args.history is None:
+        raise ConfigError("give a HISTORY.csv (the continuous model) or --panel PANEL.csv (the component model)")
     if args.out:
         reads = [(args.history, "the history table")] + ([(args.mapping, "the mapping")] if args.mapping else [])
         check_writable_file(args.out, "--out", reads=reads)  # before the fit

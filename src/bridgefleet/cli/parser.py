@@ -227,15 +227,32 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(b)
     b.set_defaults(func=cmd_bench)
 
-    c = sub.add_parser("calibrate", help="fit the deterioration to an agency's inspection histories",
-                       description="Fit the fleet model's deterioration (a rate per rating point, years since "
-                       "maintenance, noise, sudden damage) to inspection histories by maximum likelihood; print "
-                       "observed vs modelled; write a fleet-model YAML for --config (docs/fleet-model.md).")
-    c.add_argument("history", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index with "
-                   "--mapping); optional year built and work flag")
-    c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci)")
-    c.add_argument("--gap", type=WHOLE, help="only pairs this many years apart (default: every gap)")
-    c.add_argument("--out", help="write the fitted fleet model here (YAML)")
+    c = sub.add_parser("calibrate", help="fit the fleet model to an agency's inspection histories or its yearly "
+                       "component-rating panel",
+                       description="Two modes. HISTORY.csv: fit the continuous fleet model's deterioration (a rate "
+                       "per rating point, years since maintenance, noise, sudden damage) to inspection histories by "
+                       "maximum likelihood; print observed vs modelled; --out writes a fleet-model YAML for --config. "
+                       "--panel PANEL.csv [--works WORKS.csv]: fit the component model (components-2026: deck, "
+                       "superstructure, substructure, culvert ratings as Markov chains, their coupling, treatments "
+                       "fitted to the recorded work) to yearly component ratings in the Massachusetts layout; print "
+                       "observed-against-fitted tables; --out FLEET.yaml writes FLEET.yaml for --config and the "
+                       "component model FLEET.components.yaml beside it (docs/fleet-model.md, 'Calibrating to your "
+                       "own panel'). NBI files of successive years matched on structure number are not read yet: "
+                       "put them in the panel layout first.")
+    c.add_argument("history", nargs="?", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index "
+                   "with --mapping); optional year built and work flag (the continuous model; not with --panel)")
+    c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci); HISTORY mode")
+    c.add_argument("--gap", type=WHOLE, help="only pairs this many years apart (default: every gap); HISTORY mode")
+    c.add_argument("--panel", metavar="PANEL.csv", help="yearly component ratings, one row per bridge and year, "
+                   "columns bdept_bridge_id, year, num_obs_in_year, year_built, deck, superstructure, substructure, "
+                   "culvert (NBI items 58-60, 62: 0-9, N or blank; 0 read as missing), area_sf_col (m2), nhs (0/1): "
+                   "fit the component model")
+    c.add_argument("--works", metavar="WORKS.csv", help="with --panel: the work records, columns bdept_bridge_id, "
+                   "project_init_year, project_end_year, spending_usd_per_bridge; without them every pair counts but "
+                   "those rising two levels or more (read as unrecorded work) and the bundled model's treatments "
+                   "are kept")
+    c.add_argument("--out", help="write the fitted fleet model here (YAML; with --panel also the component model "
+                   "beside it, NAME.components.yaml)")
     c.set_defaults(func=cmd_calibrate)
 
     i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")

@@ -387,13 +387,27 @@ class FleetConfig:
     def from_yaml(cls, path: str | Path, model: str | None = None) -> FleetConfig:
         """Load from a YAML file (a mapping of field names to values, optionally under a ``fleet:`` key), or a
         fleet model's name (:data:`FLEET_MODELS`) where no such file exists; ``model`` (a fleet model's name)
-        replaces the file's ``model:``, the file's other values change it."""
+        replaces the file's ``model:``, the file's other values change it.
+
+        A relative ``component_model`` path (not a bundled model's name) that names a file in the YAML file's folder
+        is read from there (``bridgefleet calibrate --panel`` writes ``fleet.yaml`` and ``fleet.components.yaml``
+        side by side), so the config works from any working directory; otherwise it stays as given (relative to
+        the working directory, as before)."""
         if str(path) in FLEET_MODELS and not Path(path).exists():
             data: Any = {"model": str(path)}
         else:
             data = read_yaml(path)
             if isinstance(data, dict) and "fleet" in data:
                 data = data["fleet"]
+            if isinstance(data, dict) and isinstance(data.get("component_model"), str):
+                import os
+
+                from bridgefleet.sim.components import BUNDLED
+
+                given = data["component_model"]
+                beside = Path(path).parent / given
+                if given not in BUNDLED and not Path(given).is_absolute() and beside.is_file():
+                    data = {**data, "component_model": os.path.abspath(beside)}
         if model is not None:
             data = {**fleet_mapping(data or {}, str(path)), "model": model}
         return cls.from_dict(data or {}, source=str(path))
