@@ -191,7 +191,7 @@ class ExactPlanner:
         for fleets in groups:
             model, agency, budget = fleet_model(sim, fleets)
             res = lagrangian_bound(model, agency, budget, sim.config.carry_over_budget, tol=self.tol,
-                                   max_iter=self.max_iter, warm=0,
+                                   max_iter=self.max_iter,  # a large first fleet starts from a sample's prices
                                    start=None if like is None else np.tile(like, (len(fleets), 1)))
             like = res.row_price[:2] if like is None else like
             parts.append(res)
