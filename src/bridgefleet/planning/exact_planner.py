@@ -139,7 +139,7 @@ def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np
     cfg, cm = sim.config, sim.components_model
     f_n, b_n = len(fleets), sim.n_bridges
     m = np.arange(10, dtype=np.float64)
-    p, st = sim.profile, sim.state
+    p = sim.profile
     weight = sim.weight[fleets].astype(np.float64).reshape(-1, 1)
     target = p.target_condition[fleets].astype(np.float64).reshape(-1, 1)
     short = np.maximum(cfg.critical_rating - m, 0.0)
@@ -149,7 +149,6 @@ def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np
                      for a in range(cm.n_actions)], axis=-1).reshape(-1, cm.n_actions)
     start = np.concatenate([sim.components[fleets].reshape(-1, 3).astype(np.int64),
                             sim.protected[fleets].reshape(-1, 1).astype(np.int64)], axis=1)
-    del st
     model = FleetModel(P=cm.deterioration, P_protected=cm.deck_protected, lapse=cm.lapse, treat=cm.treatment,
                        protect=cm.protect.astype(np.int64), lowest_only=cm.lowest_only,
                        kind=np.tile(sim.kind, f_n), utility=utility, cost=cost, cost_lambda=cfg.cost_lambda,
