@@ -402,11 +402,9 @@ class FleetConfig:
             if isinstance(data, dict) and isinstance(data.get("component_model"), str):
                 import os
 
-                from bridgefleet.sim.components import BUNDLED
-
                 given = data["component_model"]
                 beside = Path(path).parent / given
-                if given not in BUNDLED and not Path(given).is_absolute() and beside.is_file():
+                if given not in BUNDLED_COMPONENT_MODELS and not Path(given).is_absolute() and beside.is_file():
                     data = {**data, "component_model": os.path.abspath(beside)}
         if model is not None:
             data = {**fleet_mapping(data or {}, str(path)), "model": model}
@@ -463,6 +461,9 @@ def fleet_mapping(data: Any, source: str) -> dict[str, Any]:
     return dict(data)
 
 
+BUNDLED_COMPONENT_MODELS = {
+    "massachusetts-2026": Path(__file__).resolve().parents[1] / "calibration" / "massachusetts-2026.yaml"}
+"""Bundled component models by name (``FleetConfig.component_model``; :mod:`bridgefleet.sim.components` reads them)."""
 POSTED_GIVEN_POOR = 0.30
 """Share of poor bridges (lowest rating ≤ 4) that are load posted or closed: 3 of DC's 10 in the 2019 NBI (item 41
 P, R, D, E or K; 95 % Wilson interval 0.11–0.60); FHWA's "poor" does not mean posted. The component model charges

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import ConfigError, read_yaml
+from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS
 
 R = 10
 """Rating levels 0–9 (NBI Coding Guide items 58–62)."""
@@ -42,7 +43,7 @@ NOT_APPLICABLE = 9
 """The level of a slot a culvert does not have: never deteriorates, never treated, never the lowest below 9."""
 PROTECT = {"clear": 0, "set": 1, "keep": 2}
 """What an action does to the deck-protection flag."""
-BUNDLED = {"massachusetts-2026": Path(__file__).resolve().parents[1] / "calibration" / "massachusetts-2026.yaml"}
+BUNDLED = BUNDLED_COMPONENT_MODELS
 """Bundled component models by name."""
 INITIAL_TABLE = Path(__file__).resolve().parents[1] / "data" / "initial-components.csv"
 """Indiana's 2019 NBI bridges counted by age decade and (deck, superstructure, substructure) rating
