@@ -113,6 +113,26 @@ def _chain(src, out, buf, m0, m1, m2, flag, ptr, idx, w, r_n):  # pragma: no cov
 
 
 @nb.njit(cache=True, nogil=True)
+def expected_next(b, k, utility, pp, poor_top, gamma, lapse, v_next, ptr, idx, w, flag, det, mn, cnext, clen, coup, x,
+                  d, buf):  # pragma: no cover - compiled
+    """d[q, s] = E[the year-end reward + γ V_{t+1}(next state) | the levels s after the action, flag q] of bridge b
+    (kind k) from V_{t+1} ``v_next`` (S,): the year's move (independent components, together with probability
+    ``coup``) and the flag's lapse; ``pp`` the year's poor price; x (2, R³) and buf (R³,) scratch."""
+    r3 = mn.shape[0]
+    r_n = utility.shape[1]
+    for s in range(r3):
+        m = mn[s]
+        end = utility[b, m] - (pp if m <= poor_top else 0.0)
+        x0 = end + gamma * v_next[s]  # the flag after the year: a protected deck stays so with 1 − lapse
+        x[0, s] = x0
+        x[1, s] = (1.0 - lapse) * (end + gamma * v_next[r3 + s]) + lapse * x0
+    _chain(x[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
+    _chain(x[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
+    _pull(x[0], d[0], coup, cnext[k, 0], clen[k, 0])
+    _pull(x[1], d[1], coup, cnext[k, 1], clen[k, 1])
+
+
+@nb.njit(cache=True, nogil=True)
 def _backward(b, k, utility, cost, price, price_poor, poor_top, lam, gamma, lapse, protect, ptr, idx, w, flag, det,
               tr, how, ax, low, mn, dig, cnext, clen, coup, pol, v, stop, keep_lo, vkeep):  # pragma: no cover
     """Backward induction of bridge b (kind k) into ``pol`` (T, S) int8 (the best action, the first of equal
@@ -133,17 +153,8 @@ def _backward(b, k, utility, cost, price, price_poor, poor_top, lam, gamma, laps
     if keep_lo <= t_n < keep_lo + n_keep:
         vkeep[t_n - keep_lo] = 0.0
     for t in range(t_n - 1, stop - 1, -1):
-        pp = price_poor[b, t]
-        for s in range(r3):
-            m = mn[s]
-            end = utility[b, m] - (pp if m <= poor_top else 0.0)
-            x0 = end + gamma * v[s]  # the flag after the year: a protected deck stays so with 1 − lapse
-            x[0, s] = x0
-            x[1, s] = (1.0 - lapse) * (end + gamma * v[r3 + s]) + lapse * x0
-        _chain(x[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
-        _chain(x[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
-        _pull(x[0], d[0], coup, cnext[k, 0], clen[k, 0])
-        _pull(x[1], d[1], coup, cnext[k, 1], clen[k, 1])
+        expected_next(b, k, utility, price_poor[b, t], poor_top, gamma, lapse, v, ptr, idx, w, flag, det, mn, cnext,
+                      clen, coup, x, d, buf)
         vc[:] = -np.inf
         for a in range(a_n):
             if cost[b, a] != 0.0 and price[b, t] == np.inf:

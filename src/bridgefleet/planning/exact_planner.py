@@ -22,7 +22,7 @@ import numba as nb
 import numpy as np
 
 from bridgefleet.planning.exact_bound import ExactBound, lagrangian_bound
-from bridgefleet.planning.exact_dp import _backward, _chain, _pull
+from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
 from bridgefleet.planning.knapsack import allocate
 from bridgefleet.sim import model as sim_model
@@ -66,17 +66,8 @@ def _q_now(kind, state, t, vnext, utility, cost, price_poor, poor_top, lam, gamm
         x = np.empty((2, r3))
         d = np.empty((2, r3))
         buf = np.empty(r3)
-        pp = price_poor[b, t]
-        for s in range(r3):
-            m = mn[s]
-            end = utility[b, m] - (pp if m <= poor_top else 0.0)
-            x0 = end + gamma * vnext[b, s]
-            x[0, s] = x0
-            x[1, s] = (1.0 - lapse) * (end + gamma * vnext[b, r3 + s]) + lapse * x0
-        _chain(x[0], d[0], buf, det[k, 0], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
-        _chain(x[1], d[1], buf, det[k, 3], det[k, 1], det[k, 2], flag, ptr, idx, w, r_n)
-        _pull(x[0], d[0], coup, cnext[k, 0], clen[k, 0])
-        _pull(x[1], d[1], coup, cnext[k, 1], clen[k, 1])
+        expected_next(b, k, utility, price_poor[b, t], poor_top, gamma, lapse, vnext[b].astype(np.float64), ptr, idx,
+                      w, flag, det, mn, cnext, clen, coup, x, d, buf)
         p = state[b] // r3
         s = state[b] % r3
         for a in range(a_n):
