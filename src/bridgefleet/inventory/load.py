@@ -9,6 +9,7 @@ behaviour are in ``docs/inventory.md``.
 Entry points:
 
 - :func:`read_nbi` — an NBI delimited file as FHWA publishes it (one state or the national file).
+- :func:`read_snbi` — an SNBI submittal file (JSON, the NBI from the 2026 submittal on).
 - :func:`read_csv_inventory` — any CSV table with a column mapping (dict or YAML file).
 - :func:`load_inventory` — a bundled name (``"dc-2019"``) or a path; picks the reader.
 - :func:`summarize` — the text printed by ``bridgefleet inventory PATH``.
@@ -51,6 +52,7 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
 )
 from bridgefleet.inventory.nbi import read_nbi
 from bridgefleet.inventory.rows import _clean, _no_such_file, check_delimiter
+from bridgefleet.inventory.snbi import read_snbi
 from bridgefleet.outputs import counted
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
 from bridgefleet.textfile import TextEncodingError, decode_text
@@ -59,7 +61,7 @@ __all__ = [
     "BUNDLED", "BUNDLED_MAPPINGS", "GOOD_MIN", "MAX_BAD_FRACTION", "NBI_REQUIRED", "POOR_MAX", "RATE_BY_BAND",
     "REFERENCE_UNIT_COST_USD_PER_FT2", "UNIT_COST_USD_PER_FT2", "YSM_CAP", "Inventory", "InventoryError",
     "bundled_path", "condition_band", "default_rate", "load_inventory", "read_csv_inventory", "read_nbi",
-    "state_cost_factor", "summarize",
+    "read_snbi", "state_cost_factor", "summarize",
 ]
 
 # ------------------------------------------------------------------------------------------------
@@ -97,6 +99,19 @@ def _header(path: Path) -> list[str]:
     return [_clean(f) for f in text.split(",")]
 
 
+def _is_json(path: Path) -> bool:
+    """An SNBI submittal file by its content: the first non-space byte (after a UTF-8 byte-order mark) is ``[`` or
+    ``{`` (JSON; no NBI or CSV table starts so), or the name ends in ``.json`` (read_snbi then names what it is)."""
+    if path.suffix.lower() == ".json":
+        return True
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False  # the readers name the problem
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"[", b"{")
+
+
 def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | Path | None = None
                    ) -> Inventory:
     """Load a bundled inventory or a file, choosing the reader.
@@ -107,6 +122,7 @@ def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | 
       :func:`read_csv_inventory`.
     - A file whose header has ``RECORD_TYPE_005A``, or a ``.txt`` file → :func:`read_nbi`.
     - A CSV with the GIAMS Indiana header → :func:`read_csv_inventory` with the bundled Indiana mapping.
+    - A JSON file (first non-space byte ``[`` or ``{``, whatever its name; or a ``.json`` name) → :func:`read_snbi`.
 
     Raises:
         InventoryError: unknown file layout without a mapping, and every error of the readers.
@@ -119,6 +135,8 @@ def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | 
     path = Path(name_or_path)
     if mapping is not None:
         return read_csv_inventory(path, mapping)
+    if _is_json(path):
+        return read_snbi(path)
     header = _header(path)
     if "RECORD_TYPE_005A" in header or path.suffix.lower() == ".txt" or not header:
         return read_nbi(path)

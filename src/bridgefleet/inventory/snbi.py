@@ -1,0 +1,395 @@
+"""The SNBI submittal-file reader: FHWA's *Specifications for the National Bridge Inventory* (FHWA-HIF-22-017, 2022),
+one JSON file per state from the March 2026 submittal on (FHWA, "NBI Submittal File Schema" v04, 2024).
+
+The file is a JSON array of bridge records keyed by SNBI data tags (item B.C.01 → ``BC01``) with nested data sets
+(``Features``, ``Elements``, ``Inspections``, ``Works`` …); ``docs/inventory.md`` ("SNBI files") lists which tag feeds
+each model input and its unit. Records become the same :class:`~bridgefleet.inventory.model.Inventory` the NBI reader
+gives, through the shared row machinery of :mod:`bridgefleet.inventory.rows` (dropped records with their reasons,
+duplicates, the quantity checks). The ``line`` of a record is its 1-based position in the array.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bridgefleet.inventory.model import (
+    _BAD,
+    MAX_BAD_FRACTION,
+    Inventory,
+    InventoryError,
+    _RowProblem,
+    state_cost_factor,
+)
+from bridgefleet.inventory.nbi import US_LATITUDES
+from bridgefleet.inventory.rows import (
+    _Bridge,
+    _collect,
+    _deck_area,
+    _inventory,
+    _nbi_code,
+    _no_such_file,
+    _number,
+    _year_built,
+    _years_since,
+    check_inventory_year,
+    component_levels,
+)
+from bridgefleet.textfile import TextEncodingError, decode_text
+
+FT2_TO_M2 = 0.09290304
+"""Square feet → m² (exact: 0.3048² ; SNBI geometry items BG15 / BG16 are in square feet)."""
+
+MILE_TO_KM = 1.609344
+"""Statute miles → km (exact). SNBI item B.H.17 bypass detour length is in miles (US customary units, as all SNBI
+lengths; Coding Guide item 19 was in km)."""
+
+DETOUR_CAP_KM = 199.0
+"""The model's longest detour (Coding Guide item 19: 199 = 199 km or more); a longer SNBI detour is read as it."""
+
+RURAL_URBAN_CODES = ("99999", "99998")
+"""SNBI item B.H.02 urban codes outside any Census urban area; every other five-digit code is urban."""
+
+DECK_ELEMENTS = (12, 65)
+"""AASHTO element numbers of decks and slabs (Manual for Bridge Element Inspection), inclusive."""
+
+RATING_TAGS = ("BC01", "BC02", "BC03", "BC04")
+"""Deck, superstructure, substructure, culvert condition ratings (``0``–``9`` or ``N``)."""
+
+
+OPTIONAL_TAGS = ("BG15",)
+"""Items reported only where they apply (BG15: irregular decks): not counted as not known when absent."""
+
+
+class _Unknown(Exception):
+    """Internal: a value is null, absent or a temporary code (not known)."""
+
+
+def _text(value: Any, tag: str) -> str:
+    """A scalar item as text (JSON strings as they are, numbers as Python writes them).
+
+    Raises:
+        _Unknown: null / absent, or a temporary code (ends in ``-T``, or ``T-U``).
+        _RowProblem: an object, array or true/false where an item's value belongs.
+    """
+    if value is None:
+        raise _Unknown(tag)
+    if isinstance(value, (bool, dict, list)):
+        raise _RowProblem(_BAD, "not a value (an object, array or true/false)", tag, str(value)[:40])
+    text = value.strip() if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
+    if text == "":
+        raise _Unknown(tag)
+    if text.upper().endswith("-T") or text.upper() == "T-U":
+        raise _Unknown(tag)
+    return text
+
+
+class _Record:
+    """One SNBI record and the not-known items met while reading it (counted per tag by the reader)."""
+
+    def __init__(self, data: dict[str, Any], unknown: Counter[str]):
+        self.data, self.unknown = data, unknown
+
+    def get(self, tag: str, where: dict[str, Any] | None = None) -> str | None:
+        """The item's text, None where not known (null, absent, temporary code: counted)."""
+        src = self.data if where is None else where
+        try:
+            return _text(src.get(tag), tag)
+        except _Unknown:
+            if tag not in OPTIONAL_TAGS:
+                self.unknown[tag] += 1
+            return None
+
+
+def _is_temporary(value: Any) -> bool:
+    return isinstance(value, str) and (value.strip().upper().endswith("-T") or value.strip().upper() == "T-U")
+
+
+def _highway_carried(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``Features`` entry of the highway carried on the bridge (``BF01`` H, ``BF02`` C), None if none."""
+    features = rec.get("Features")
+    if not isinstance(features, list):
+        return None
+    for f in features:
+        if isinstance(f, dict) and str(f.get("BF01", "")).strip() == "H" and str(f.get("BF02", "")).strip() == "C":
+            return f
+    return None
+
+
+def _inspection_year(records: list[Any]) -> int | None:
+    """The latest year of an inspection's completion date ``BIE03`` (else begin date ``BIE02``) in the file; dates
+    are ``YYYYMMDD`` or ``YYYY-MM-DD``; None when no record has one."""
+    years: list[int] = []
+    for rec in records:
+        events = rec.get("Inspections") if isinstance(rec, dict) else None
+        for ev in events if isinstance(events, list) else ():
+            if not isinstance(ev, dict):
+                continue
+            for tag in ("BIE03", "BIE02"):
+                m = re.fullmatch(r"((?:19|20)[0-9]{2})-?[01][0-9]-?[0-3][0-9]", str(ev.get(tag) or "").strip())
+                if m:
+                    years.append(int(m.group(1)))
+                    break
+    return max(years) if years else None
+
+
+def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
+    """The latest ``Works`` year ``BW02`` with work done (``BW03`` not ``0``) between year built and the inventory
+    year; None if none."""
+    works = rec.data.get("Works")
+    latest: float | None = None
+    for w in works if isinstance(works, list) else ():
+        if not isinstance(w, dict) or str(w.get("BW03", "")).strip() in ("", "0") or _is_temporary(w.get("BW03")):
+            continue
+        y = w.get("BW02")
+        y = int(y) if isinstance(y, int) and not isinstance(y, bool) else int(y) if (
+            isinstance(y, str) and re.fullmatch("[0-9]{4}", y.strip())) else None
+        if y is not None and built <= y <= year:
+            latest = y if latest is None else max(latest, y)
+    return latest
+
+
+def _deck_shares(records: list[Any]) -> tuple[float, float, int]:
+    """(quantity of deck elements 12–65 in condition states 3–4, total quantity ``BE03``, bridges with such
+    elements) over the file's ``Elements`` (sq ft)."""
+    poor = total = 0.0
+    bridges = 0
+    for rec in records:
+        elements = rec.get("Elements") if isinstance(rec, dict) else None
+        seen = False
+        for e in elements if isinstance(elements, list) else ():
+            if not isinstance(e, dict):
+                continue
+            try:
+                number = int(str(e.get("BE01", "")).strip())
+                q = float(e.get("BE03"))
+                cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
+            except (TypeError, ValueError):
+                continue
+            if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
+                poor, total, seen = poor + cs, total + q, True
+        bridges += seen
+    return poor, total, bridges
+
+
+def _read_json(path: Path) -> tuple[list[Any], str]:
+    """The file's array of records and how its text was decoded.
+
+    Raises:
+        InventoryError: unreadable, not text, not JSON (nested too deep, a huge number), not an array.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise _no_such_file(path) from None
+    except OSError as exc:
+        raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
+    try:
+        decoded = decode_text(raw, "cp1252", "an SNBI JSON file")
+    except TextEncodingError as exc:
+        raise InventoryError(exc.what, path, line=exc.line) from None
+    try:
+        data = json.loads(decoded.text)
+    except (ValueError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number
+        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise InventoryError(f"not an SNBI file: not JSON ({reason})", path) from None
+    if not isinstance(data, list):
+        what = {dict: "an object", str: "a string", type(None): "null"}.get(type(data), "a number")
+        raise InventoryError(f"not an SNBI file: the JSON is {what}, not an array of bridge records", path)
+    if not data:
+        raise InventoryError("an SNBI file with no bridge record (an empty array)", path)
+    if not any(isinstance(r, dict) and "BID01" in r for r in data):
+        raise InventoryError("not an SNBI file: no record has a bridge number BID01", path, line=1, column="BID01")
+    return data, decoded.describe()
+
+
+def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> _Bridge:
+    """One SNBI record as a bridge; raises :class:`_RowProblem` (the record is dropped with its reason)."""
+    d = rec.data
+    if not isinstance(d, dict):
+        raise _RowProblem(_BAD, "a record is not a JSON object", "BID01", str(d)[:40])
+    bid = rec.get("BID01")
+    if bid is None:
+        raise _RowProblem(_BAD, "missing bridge number (null, absent or a temporary code)", "BID01",
+                          None if d.get("BID01") is None else str(d.get("BID01")))
+    ratings: list[float | None] = []
+    for tag in RATING_TAGS:
+        v = rec.get(tag)
+        if v is None:
+            unknown_needed[tag] += 1
+            raise _RowProblem("rating not known", f"null, absent or a temporary code ({d.get(tag)!r}): a rating "
+                              "is never guessed", tag, None if d.get(tag) is None else str(d.get(tag)), bad=False)
+        ratings.append(_nbi_code(v, tag))
+    rated = [r for r in ratings if r is not None]
+    if not rated:
+        raise _RowProblem("no condition rating", "BC01–BC04 are all N", bad=False)
+    area = _snbi_area(rec)
+    built_text = rec.get("BW01")
+    if built_text is None:
+        raise _RowProblem(_BAD, "missing year built (null, absent or a temporary code)", "BW01",
+                          None if d.get("BW01") is None else str(d.get("BW01")))
+    built = _year_built(built_text, "BW01", year)
+    age = float(year - built)
+    hwy = _highway_carried(d)
+    if hwy is None:
+        raise _RowProblem("not a highway bridge", "no Features entry with BF01 = H and BF02 = C (a highway carried "
+                          "on the bridge)", "Features", bad=False)
+    aadt_text = rec.get("BH09", hwy)
+    if aadt_text is None:
+        unknown_needed["BH09"] += 1
+        raise _RowProblem("AADT not known", "null, absent or a temporary code: traffic is never guessed", "BH09",
+                          None if hwy.get("BH09") is None else str(hwy.get("BH09")), bad=False)
+    aadt = _number(aadt_text, "BH09", "AADT", limits="aadt")
+    urban_code = rec.get("BH02", hwy)
+    if urban_code is None:
+        unknown_needed["BH02 (read as rural)"] += 1
+    nhs_code = rec.get("BH03", hwy)
+    trucks = rec.get("BH10", hwy)
+    t = _optional(trucks)
+    share = t / aadt if t is not None and aadt else math.nan
+    detour = _optional(rec.get("BH17", hwy))
+    state = rec.get("BL01") or ""
+    lat, lon = _optional(rec.get("BL05")), _optional(rec.get("BL06"))
+    if lat is None or lon is None or not (US_LATITUDES[0] <= lat <= US_LATITUDES[1] and -180.0 <= lon <= 180.0):
+        lat = lon = math.nan
+    work = _last_work_year(rec, built, year)
+    levels, culvert = component_levels(*ratings)
+    return _Bridge(
+        line, bid, urban_code is not None and urban_code not in RURAL_URBAN_CODES, min(rated), age,
+        _years_since(age, year, work, built), area, float(aadt or 0.0),
+        state_cost_factor(int(state)) if re.fullmatch("[0-9]{1,2}", state) else 1.0,
+        rec.get("BL02") or "", rec.get("BCL01") or "", state, lat, lon,
+        truck_share=share if share == share and 0.0 <= share <= 1.0 else math.nan,
+        detour_km=min(detour * MILE_TO_KM, DETOUR_CAP_KM) if detour is not None and detour >= 0 else math.nan,
+        nhs=1.0 if nhs_code == "Y" else 0.0 if nhs_code == "N" else math.nan,
+        components=levels, culvert=culvert)
+
+
+def _optional(text: str | None) -> float | None:
+    """An optional item's number, None where not known or not a finite number."""
+    if text is None:
+        return None
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _snbi_area(rec: _Record) -> float:
+    """Deck area, m²: ``BG15`` irregular deck area where given and above 0, else ``BG16`` calculated deck area (both
+    sq ft × :data:`FT2_TO_M2`)."""
+    for tag in ("BG15", "BG16"):
+        v = rec.get(tag)
+        if v is None:
+            continue
+        ft2 = _number(v, tag, "deck area")
+        if ft2:
+            return _deck_area(ft2 * FT2_TO_M2, tag, v)
+    raise _RowProblem("no deck area", "BG15 and BG16 are both 0, null, absent or temporary codes", "BG16",
+                      bad=False)
+
+
+def _bid_of(data: list[Any], line: int | None) -> str:
+    if line is None or not 1 <= line <= len(data) or not isinstance(data[line - 1], dict):
+        return "?"
+    return str(data[line - 1].get("BID01"))
+
+
+def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
+    """Read an SNBI submittal file (JSON array of bridge records) as an :class:`Inventory` (arrays of shape (N,)).
+
+    Mapping (units and sources in docs/inventory.md, "SNBI files"): bridge_id ← ``BID01`` (text, leading zeros
+    kept), state ← ``BL01``, county ← ``BL02``, latitude / longitude ← ``BL05`` / ``BL06`` (decimal degrees), owner ←
+    ``BCL01``; deck_area (m²) ← ``BG15`` where given, else ``BG16`` (sq ft × 0.09290304); condition ← lowest of
+    ``BC01``–``BC04`` (``N`` skipped), components ← :func:`~bridgefleet.inventory.rows.component_levels`; age ←
+    inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15). From the highway
+    carried (``Features`` entry ``BF01`` H, ``BF02`` C): urban ← ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N,
+    aadt ← ``BH09`` (vehicles/day), truck_share ← ``BH10`` / ``BH09``, detour_km ← ``BH17`` miles × 1.609344 (at
+    most 199 km). Null, absent and temporary values (``…-T``, ``T-U``) are not known: counted in ``notes``; a record
+    whose rating, deck area, year built, AADT or bridge number is not known is dropped with its reason, one without
+    a known ``BH02`` read as rural (said in the notes). ``line`` of a record: its 1-based position in the array.
+
+    Args:
+        path: the SNBI JSON file.
+        year: inventory year for ages; default the latest inspection completion date (``Inspections`` ``BIE03``).
+        max_bad_fraction: as :func:`~bridgefleet.inventory.nbi.read_nbi`.
+
+    Raises:
+        InventoryError: one line naming the file, the record (its position and ``BID01``) and the tag: not JSON, not
+            an array, nested too deep, a huge number, no usable record, too many malformed records, a duplicate
+            bridge number within a state, an unknown inventory year.
+    """
+    path = Path(path)
+    data, decoded = _read_json(path)
+    notes = [decoded, "SNBI submittal file: 'line' of a record is its 1-based position in the array"]
+    if year is None:
+        year = _inspection_year(data)
+        if year is None:
+            raise InventoryError("cannot tell the inventory year (no inspection completion date BIE03 in any "
+                                 "record's Inspections): pass year=", path, column="BIE03")
+        how = "latest inspection date BIE03"
+        notes.append(f"inventory year {year} (from the {how})")
+    else:
+        how = "year given"
+        notes.append(f"inventory year {year} (given)")
+    check_inventory_year(year, how, path)
+    unknown: Counter[str] = Counter()
+    unknown_needed: Counter[str] = Counter()
+    states: set[str] = set()
+
+    def parse(line: int, fields_: list[Any]) -> _Bridge:
+        rec = _Record(fields_[0], unknown)
+        try:
+            b = _parse(rec, line, year, unknown_needed)
+        except _RowProblem as p:
+            bid = rec.data.get("BID01") if isinstance(rec.data, dict) else None
+            if bid is not None and p.column:
+                p.column = f"{p.column} of BID01 {str(bid)!r}"
+            raise
+        states.add(b.state)
+        return b
+
+    try:
+        bridges, dropped = _collect(path, ((k, [r]) for k, r in enumerate(data, start=1)), 1, parse, "BID01",
+                                    max_bad_fraction)
+    except InventoryError as exc:  # say "record N (BID01 …)" where the shared code says "line N"
+        where = ", ".join(p for p in (exc.path, None if exc.line is None else f"line {exc.line}",
+                                      None if exc.column is None else f"column {exc.column}") if p)
+        what = str(exc)[len(where) + 2:] if where else str(exc)
+        what = re.sub(r"first on line ([0-9]+)", r"first in record \1", what)
+        record = "" if exc.line is None else f"record {exc.line} (BID01 {_bid_of(data, exc.line)!r}), "
+        tag = "" if exc.column is None else f"tag {exc.column.split(' of BID01 ')[0]}: "
+        raise InventoryError(f"{record}{tag}{what}", path) from None
+    if unknown:
+        notes.append("not known (null, absent or temporary code), by tag: "
+                     + ", ".join(f"{t} {n}" for t, n in sorted(unknown.items())))
+    if unknown_needed:
+        notes.append("records affected: " + ", ".join(f"{t} {n}" for t, n in sorted(unknown_needed.items()))
+                     + " (a rating or AADT not known drops the record)")
+    temporary = Counter(t for r in data if isinstance(r, dict) for t, v in _items(r) if _is_temporary(v))
+    if temporary:
+        notes.append("temporary codes: " + ", ".join(f"{t} {n}" for t, n in sorted(temporary.items())))
+    poor, total, with_deck = _deck_shares(data)
+    if total > 0:
+        notes.append(f"deck elements (12–65) of {with_deck} bridges: {100.0 * poor / total:.1f} % of quantity in "
+                     "condition states 3–4 (BCS03 + BCS04 over BE03)")
+    return _inventory(path, bridges, dropped, year, notes)
+
+
+def _items(rec: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every (tag, value) of a record and of its nested data sets, one level of arrays of objects deep (and the
+    ``Routes`` inside ``Features``)."""
+    out: list[tuple[str, Any]] = []
+    for tag, v in rec.items():
+        if isinstance(v, list):
+            for entry in v:
+                if isinstance(entry, dict):
+                    out.extend(_items(entry))
+        else:
+            out.append((tag, v))
+    return out
