@@ -158,7 +158,8 @@ GOOD = [("A", 2010, ["7", "6", "5", "N"]), ("A", 2011, ["7", "6", "5", "N"]), ("
                                                                        "given twice"),
     ([("A", 2011, ["7", "6", "5", "N"]), ("A", 2010, ["7", "6", "5", "N"]), *GOOD[2:]], None,
      "row 3, column 'year': bridge A year 2010 after 2011 (out of order)"),
-    ([*GOOD[:2], ("C", 2010, ["N", "N", "N", "N"])], None, "column 'culvert': no rating 1–9 on any row"),
+    ([("A", 2010, ["N", "6", "5", "N"]), ("A", 2011, ["N", "6", "5", "N"]), GOOD[2]], None,
+     "column 'deck': no rating 1–9 on any row"),
     (GOOD, [["Z9", 2010, 2011, 5]], "works.csv: row 2, column 'bdept_bridge_id': bridge Z9 is not in the panel"),
     (GOOD, None, "column 'deck': too few pairs to fit"),
 ])
@@ -186,9 +187,24 @@ def test_out_may_not_be_the_panel_or_the_works_file_and_the_modes_do_not_mix(syn
             (["--panel", str(panel), str(panel)], "HISTORY.csv fits the continuous model"),
             (["--panel", str(panel), "--gap", "1"], "--gap fits the continuous model"),
             ([str(panel), "--works", str(works)], "--works: give it with --panel"),
-            ([], "give a HISTORY.csv (the continuous model) or --panel PANEL.csv")):
+            ([], "give a HISTORY.csv (the continuous model) or --panel PANEL.csv"),
+            (["--panel", str(panel), "--out", str(tmp_path / "fleet.components.yaml")],
+             "give the fleet YAML's name (fleet.yaml)")):
         assert main(["calibrate", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and message in err, err
     assert panel.read_text(encoding="utf-8") == text
     assert not list(tmp_path.iterdir())
+
+
+def test_an_empty_panel_is_called_empty_and_a_panel_without_culverts_is_read(tmp_path):
+    from bridgefleet.calibration.panel import read_panel
+
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty.csv: empty file; expected a header row with bdept_bridge_id"):
+        read_panel(empty)
+    panel = tmp_path / "panel.csv"
+    _write(panel, HEADER, _small(GOOD[:2]))  # bridge A only: no culvert rating anywhere
+    read = read_panel(panel)
+    assert (read.ratings[:, 3] == -1).all() and read.ratings[:, :3].tolist() == [[7, 6, 5], [7, 6, 5]]

@@ -54,6 +54,10 @@ def test_the_planner_stays_below_its_bound_and_reaches_it_when_money_is_no_objec
 @pytest.mark.parametrize(("argv", "message"), [
     (["bound", "--fleet-model", "components-2026", "--grid-step", "0.05"],
      "--grid-step: the component model's bound is exact"),
+    (["evaluate", "--fleet-model", "components-2026", "--episodes", "2", "--grid-step", "0.1"],
+     "--grid-step: the component model's bound is exact"),
+    (["evaluate", "--fleet-model", "components-2026", "--episodes", "2", "--max-poor-deck-area", "0.1"],
+     "--max-poor-deck-area: the component model's bound is exact"),
     (["scenarios", "--fleet-model", "components-2026", "--out", "{tmp}/s"],
      "scenarios runs on the continuous fleet models"),
     (["plan", "--policy", "lagrangian", "--fleet-model", "components-2026", "--max-poor-deck-area", "0.1", "--out",
@@ -75,5 +79,5 @@ def test_the_plan_names_the_treatments_with_their_snbi_work_codes(tmp_path):
     pairs = {(r[3], r[4]) for r in rows[1:]}
     assert ("do_nothing", "") in pairs
     codes = {"deck_preservation": {"DK4"}, "component_rehabilitation": {"DK2", "SP2", "SB2"},
-             "major_rehabilitation": {"DK1"}, "replacement": {"BR01"}}
+             "major_rehabilitation": {"DK1+SP2+SB2"}, "replacement": {"BR01"}}
     assert len(pairs) > 2 and all(code in codes[name] for name, code in pairs if name != "do_nothing")

@@ -79,7 +79,7 @@ def test_a_treatment_moves_only_the_components_it_treats(model_path):
                              [9, 9, 9]]
     assert prot[0].tolist() == [False, True, False, False, False]
     codes = components.work_codes(m, np.array([[0, 1, 2, 3, 4]]), np.array([[[7, 5, 6]] * 5], np.int8))
-    assert codes[0].tolist() == ["", "DK4", "SP2", "DK1", "BR01"]
+    assert codes[0].tolist() == ["", "DK4", "SP2", "DK1+SP2+SB2", "BR01"]
 
 
 def test_a_culverts_other_slots_never_move(model_path):

@@ -178,7 +178,7 @@ def test_reader_refuses_a_rating_that_is_not_a_whole_number_0_to_9(tmp_path, cel
     ([row("A", 2000), row("A", 2000)], 3, "year", "given twice"),
     ([row("A", 2001), row("A", 2000)], 3, "year", "out of order"),
     ([row("A", 2000), row("B", 2000), row("A", 2001)], 4, "bdept_bridge_id", "not together"),
-    ([row("A", 2000, culv=""), row("A", 2001, culv="N")], None, "culvert", "no rating"),
+    ([row("A", 2000, sub=""), row("A", 2001, sub="N")], None, "substructure", "no rating"),
     ([row("A", 2000), row("A", 2001, built="19x0")], 3, "year_built", "whole number"),
 ])
 def test_reader_refuses_bad_rows(tmp_path, rows, line, col, what):

@@ -128,6 +128,8 @@ def _open(path: Path) -> tuple[csv.DictReader, object]:
 
 
 def _require(path: Path, header: list[str] | None, required: tuple[str, ...]) -> None:
+    if header is None:
+        raise ValueError(f"{path}: empty file; expected a header row with {', '.join(required)}")
     for c in required:
         if header is None or c not in header:
             raise ValueError(f"{path}: row 1, column {c!r}: required column missing from the header")
@@ -158,8 +160,8 @@ def read_panel(path: str | Path) -> Panel:
         ValueError (one line: file, row, column): a required column missing; a rating other than 0–9 (``7`` or
         ``7.0``), ``N`` or blank (``6.5``, ``1e0``, ``+6`` refused); a year, year built or ``nhs`` that is not a
         whole number (``nhs`` 0/1); an area that is not a number ≥ 0; a bridge-year given twice or a year not
-        after the bridge's previous one; a bridge's rows not together; a component with no rating on any row;
-        no rows.
+        after the bridge's previous one; a bridge's rows not together; the deck, superstructure or substructure
+        with no rating on any row (the culvert may have none: an agency without culverts); an empty file; no rows.
     """
     path = Path(path)
     reader, f = _open(path)
@@ -224,7 +226,7 @@ def read_panel(path: str | Path) -> Panel:
     if not ids:
         raise ValueError(f"{path}: row 2, column 'bdept_bridge_id': no data rows")
     rat = np.asarray(ratings, dtype=np.int8)
-    for k, c in enumerate(COMPONENTS):
+    for k, c in enumerate(COMPONENTS[:3]):  # an agency may have no culverts: their rates are then not fitted
         if not (rat[:, k] >= 0).any():
             raise ValueError(f"{path}: rows 2–{line}, column {c!r}: no rating 1–9 on any row")
     bridges, first, inv = np.unique(np.asarray(ids), return_index=True, return_inverse=True)

@@ -469,6 +469,10 @@ def _calibrate_panel(args: argparse.Namespace) -> int:
     if args.out:
         reads = [(args.panel, "the panel")] + ([(args.works, "the works file")] if args.works else [])
         out = check_writable_file(args.out, "--out", reads=reads)
+        if out.stem.endswith(".components"):
+            raise ConfigError(f"--out {args.out}: give the fleet YAML's name (fleet.yaml); the component model is "
+                              "written beside it as NAME.components.yaml, so a name ending in .components would write "
+                              "a fleet file where a component model is read")
         comp = out.with_name(f"{out.stem}.components{out.suffix or '.yaml'}")
         check_writable_file(comp, f"--out's component model {comp}", reads=reads)
     fit = fit_files(args.panel, args.works)

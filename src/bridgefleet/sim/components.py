@@ -261,11 +261,12 @@ def expected_drop(model: ComponentModel, components: np.ndarray, kind: np.ndarra
 
 def work_codes(model: ComponentModel, actions: np.ndarray, components: np.ndarray) -> np.ndarray:
     """The SNBI work code (``Works`` item BW03) of each action on each bridge, str (E, B): the code of the slot it
-    treats (the lowest slot for a lowest-only action, the first treated slot otherwise; '' for do nothing)."""
+    treats for a lowest-only action (the lowest slot), else every treated slot's code joined by "+" once each
+    (``DK1+SP2+SB2``, ``BR01``); '' for do nothing."""
+    joined = np.array(["+".join(dict.fromkeys(c for c in codes if c)) for codes in model.codes], dtype=object)
     table = np.array(model.codes, dtype=object)  # (A, 3)
-    first = np.array([next((s for s in range(3) if c[s]), 0) for c in model.codes])
-    slot = np.where(model.lowest_only[actions], lowest_slot(components), first[actions])
-    return table[actions, slot].astype(str)
+    one = table[actions, lowest_slot(components)]
+    return np.where(model.lowest_only[actions], one, joined[actions]).astype(str)
 
 
 @functools.lru_cache(maxsize=1)
