@@ -274,9 +274,9 @@ def _exact_bound(args: argparse.Namespace, cfg, fleet) -> int:
     print(f"  per bridge: {b.mean / sim.n_bridges:.3f} reward units; one reward unit = USD "
           f"{1 / cfg.cost_lambda:,.0f} of cost-equivalent (1/λ)")
     disc = cfg.discount ** np.arange(cfg.horizon_years)
-    price = np.mean([p.row_price[:2] if len(b.values) > 1 else p.row_price for p in b.parts], axis=0)
+    price = b.parts[0].row_price[:2]  # the first fleet's two agencies (priced alone, the others from it)
     price = np.cumsum(price[:, ::-1], axis=1)[:, ::-1] if cfg.carry_over_budget else price
-    print("\nprices of money (first fleet group, per year, undiscounted): reward units per USD 1,000")
+    print("\nprices of money (the first fleet, per year, undiscounted): reward units per USD 1,000")
     print(f"{'year':>4} {'urban /kUSD':>12} {'rural /kUSD':>12}")
     for t in range(cfg.horizon_years):
         print(f"{t + 1:>4} {price[0, t] / disc[t] * 1e3:>12.3f} {price[1, t] / disc[t] * 1e3:>12.3f}")

@@ -106,13 +106,13 @@ def _no_such_file(path: Path) -> InventoryError:
     return InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)}){pattern}", path)
 
 
-def _read_rows(path: Path, quotechar: str, legacy: str, what: str,
-               one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]], Decoded]:
-    """Header, (start line, fields) of every non-blank data row, and how the text was decoded
-    (:func:`bridgefleet.textfile.decode_text`: UTF-8 when the bytes are, else ``legacy``, the format's legacy
-    encoding; ``what`` names the format); raises on file-level problems. ``one_line``: every record is one line
-    (the NBI's ASCII files), so a quote left open drops its own line only, with its reason, instead of swallowing
-    the lines after it into one row."""
+def read_decoded(path: Path, legacy: str, what: str) -> Decoded:
+    """The text of an inventory file, decoded by :func:`bridgefleet.textfile.decode_text` (UTF-8 when the bytes
+    are, else ``legacy``, the format's legacy encoding; ``what`` names the format).
+
+    Raises:
+        InventoryError: no such file, unreadable, or neither UTF-8 nor ``legacy`` text (with the line).
+    """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -120,9 +120,19 @@ def _read_rows(path: Path, quotechar: str, legacy: str, what: str,
     except OSError as exc:
         raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
     try:
-        decoded = decode_text(raw, legacy, what)
+        return decode_text(raw, legacy, what)
     except TextEncodingError as exc:
         raise InventoryError(exc.what, path, line=exc.line, column=exc.column) from None
+
+
+def _read_rows(path: Path, quotechar: str, legacy: str, what: str,
+               one_line: bool = False) -> tuple[list[str], list[tuple[int, list[str]]], Decoded]:
+    """Header, (start line, fields) of every non-blank data row, and how the text was decoded
+    (:func:`bridgefleet.textfile.decode_text`: UTF-8 when the bytes are, else ``legacy``, the format's legacy
+    encoding; ``what`` names the format); raises on file-level problems. ``one_line``: every record is one line
+    (the NBI's ASCII files), so a quote left open drops its own line only, with its reason, instead of swallowing
+    the lines after it into one row."""
+    decoded = read_decoded(path, legacy, what)
     text = decoded.text
     if not text.strip():
         raise InventoryError("the file is empty: expected a header line naming the columns (an NBI file's, e.g. "

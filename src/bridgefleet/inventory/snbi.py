@@ -32,14 +32,13 @@ from bridgefleet.inventory.rows import (
     _deck_area,
     _inventory,
     _nbi_code,
-    _no_such_file,
     _number,
     _year_built,
     _years_since,
     check_inventory_year,
     component_levels,
+    read_decoded,
 )
-from bridgefleet.textfile import TextEncodingError, decode_text
 
 FT2_TO_M2 = 0.09290304
 """Square feet → m² (exact: 0.3048² ; SNBI geometry items BG15 / BG16 are in square feet)."""
@@ -182,16 +181,7 @@ def _read_json(path: Path) -> tuple[list[Any], str]:
     Raises:
         InventoryError: unreadable, not text, not JSON (nested too deep, a huge number), not an array.
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise _no_such_file(path) from None
-    except OSError as exc:
-        raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    try:
-        decoded = decode_text(raw, "cp1252", "an SNBI JSON file")
-    except TextEncodingError as exc:
-        raise InventoryError(exc.what, path, line=exc.line) from None
+    decoded = read_decoded(path, "cp1252", "an SNBI JSON file")
     try:
         data = json.loads(decoded.text)
     except (ValueError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number

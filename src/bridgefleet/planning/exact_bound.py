@@ -197,9 +197,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         dear = np.asarray(model.cost).max(1)
         share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
                           for g in range(g_n)])
-        sub = FleetModel(**{**model.__dict__, **{f: np.asarray(getattr(model, f))[pick]
-                                                 for f in ("kind", "utility", "cost", "start")}})
-        mu_warm = lagrangian_bound(sub, agency[pick], budget * share[:, None], carry_over,
+        mu_warm = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
                                    price_poor=None if price_poor is None else np.asarray(price_poor)[pick],
                                    tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, warm=0).row_price
     master = _Master(len(active), b_n)

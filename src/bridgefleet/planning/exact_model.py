@@ -8,6 +8,7 @@ stores its R×R matrices sparse by row and tabulates the comonotone move of the 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -62,6 +63,12 @@ class FleetModel:
     def states(self) -> int:
         """S = 2·R³."""
         return 2 * self.levels**3
+
+    def subset(self, bridges: np.ndarray) -> FleetModel:
+        """The model of some of its bridges (int or bool (B,) index; the per-bridge arrays ``kind``, ``utility``,
+        ``cost`` and ``start`` taken, the rest shared)."""
+        return dataclasses.replace(self, **{f: np.asarray(getattr(self, f))[bridges]
+                                            for f in ("kind", "utility", "cost", "start")})
 
     def check(self) -> None:
         """Validate shapes and values.

@@ -52,30 +52,32 @@ def _tables(kind, utility, cost, price, price_poor, poor_top, lam, gamma, lapse,
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def _q_now(kind, state, t, vnext, utility, cost, price_poor, poor_top, lam, gamma, lapse, protect, lowest_only, ptr,
-           idx, w, flag, det, tr, low, mn, dig, cnext, clen, coup, q_out):  # pragma: no cover - compiled
-    """q_out[b, a] = Q(x_b, a) of year t without this year's price (−cost_lambda · cost) for every bridge b in
-    its state ``state[b]``, from V_{t+1} ``vnext`` (B, S) float32."""
-    b_n = kind.shape[0]
+def _q_now(row, state, t, vnext, kind, utility, cost, price_poor, poor_top, lam, gamma, lapse, protect, lowest_only,
+           ptr, idx, w, flag, det, tr, low, mn, dig, cnext, clen, coup, q_out):  # pragma: no cover - compiled
+    """q_out[i, a] = Q(x_i, a) of year t without this year's price (−cost_lambda · cost) for every simulated bridge
+    i, which is the model's bridge ``row[i]`` in state ``state[i]``, from V_{t+1} ``vnext`` (B, S) float32 of the
+    model's bridges (no copy a simulated bridge)."""
+    n = row.shape[0]
     a_n = protect.shape[0]
     r3 = mn.shape[0]
     r_n = utility.shape[1]
     stride = (r_n * r_n, r_n, 1)
-    for b in nb.prange(b_n):
+    for i in nb.prange(n):
+        b = row[i]
         k = kind[b]
         x = np.empty((2, r3))
         d = np.empty((2, r3))
         buf = np.empty(r3)
-        expected_next(b, k, utility, price_poor[b, t], poor_top, gamma, lapse, vnext[b].astype(np.float64), ptr, idx,
-                      w, flag, det, mn, cnext, clen, coup, x, d, buf)
-        p = state[b] // r3
-        s = state[b] % r3
+        lo = np.empty(3, dtype=np.int64)
+        hi = np.empty(3, dtype=np.int64)
+        mat = np.empty(3, dtype=np.int64)
+        expected_next(b, k, utility, price_poor[b, t], poor_top, gamma, lapse, vnext[b], ptr, idx, w, flag, det, mn,
+                      cnext, clen, coup, x, d, buf)
+        p = state[i] // r3
+        s = state[i] % r3
         for a in range(a_n):
             q = p if protect[a] == 2 else protect[a]
             # the post-treatment triple: each slot's row (a delta where the action leaves the slot alone)
-            lo = np.empty(3, dtype=np.int64)
-            hi = np.empty(3, dtype=np.int64)
-            mat = np.empty(3, dtype=np.int64)
             for c in range(3):
                 mm = tr[k, a, c]
                 mat[c] = mm
@@ -97,7 +99,7 @@ def _q_now(kind, state, t, vnext, utility, cost, price_poor, poor_top, lam, gamm
                         y2 = dig[s, 2] if k2 < 0 else idx[mat[2], k2]
                         w2 = 1.0 if k2 < 0 else w[mat[2], k2]
                         acc += w0 * w1 * w2 * d[q, y0 * stride[0] + y1 * stride[1] + y2]
-            q_out[b, a] = acc - lam * cost[b, a]
+            q_out[i, a] = acc - lam * cost[b, a]
 
 
 @dataclass
@@ -173,25 +175,30 @@ class ExactPlanner:
             raise ValueError("the exact planner needs the component model (FleetConfig.component_model)")
         t0 = time.perf_counter()
         e_n = 1 if sim.fixed is not None else sim.num_envs
-        per = max(1, GROUP_BRIDGES // sim.n_bridges)
+        b_n = sim.n_bridges
+        per = max(1, GROUP_BRIDGES // b_n)
+        full, agency, budget = fleet_model(sim, np.arange(e_n))
         values, parts, prices = np.empty(e_n), [], []
         # The first fleet alone, then the others in groups from its prices (fleets of one fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
         like = None
         for fleets in groups:
-            model, agency, budget = fleet_model(sim, fleets)
-            res = lagrangian_bound(model, agency, budget, sim.config.carry_over_budget, tol=self.tol,
-                                   max_iter=self.max_iter,  # a large first fleet starts from a sample's prices
+            bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
+            rows = slice(2 * fleets[0], 2 * fleets[-1] + 2)  # the group's agencies, 2 a fleet
+            part_budget = budget[rows]
+            res = lagrangian_bound(full.subset(bridges), agency[bridges] - 2 * fleets[0], part_budget,
+                                   sim.config.carry_over_budget, tol=self.tol, max_iter=self.max_iter,
                                    start=None if like is None else np.tile(like, (len(fleets), 1)))
-            like = res.row_price[:2] if like is None else like
+            like = res.row_price[:2] if like is None else like  # a large first fleet starts from a sample's prices
             parts.append(res)
-            row_value = (res.row_price * _row_budget(budget, sim.config.carry_over_budget)).reshape(len(fleets), -1)
-            values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.sum(1)
-            prices.append(res.price[agency])  # (F·B, T) DP units
+            row_value = res.row_price * _row_budget(part_budget, sim.config.carry_over_budget)
+            values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.reshape(len(fleets), -1).sum(1)
+            prices.append(res.price[agency[bridges] - 2 * fleets[0]])  # (F·B, T) DP units
         self.bound = PlannerBound(values, parts, time.perf_counter() - t0)
-        self._model, self._agency, _ = fleet_model(sim, np.arange(e_n))
+        self._model = full
         self._price = np.concatenate(prices)
         self._bank = make_bank(self._model)
+        self._no_poor = np.zeros_like(self._price)  # the planner prices no poor-deck-area rule yet
         self._window: tuple[int, int] = (0, 0)
         self._tables_: np.ndarray | None = None
         self._one = sim.fixed is not None
@@ -207,7 +214,7 @@ class ExactPlanner:
             width = int(max(1, min(t_n - t, self.window_mb * 2**20 // (4 * b_n * s_n))))
             out = np.empty((width, b_n, s_n), dtype=np.float32)
             _tables(m.kind.astype(np.int64), np.ascontiguousarray(m.utility), np.ascontiguousarray(m.cost),
-                    np.ascontiguousarray(self._price), np.zeros_like(self._price), int(m.poor_top),
+                    np.ascontiguousarray(self._price), self._no_poor, int(m.poor_top),
                     float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
                     bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.how, bank.ax, bank.low, bank.mn,
                     bank.dig, bank.cnext, bank.clen, bank.coup, t + 1, t + 1, out)
@@ -236,21 +243,21 @@ class ExactPlanner:
         st = np.concatenate([sim.components.reshape(-1, 3).astype(np.int64),
                              sim.protected.reshape(-1, 1).astype(np.int64)], axis=1)
         state = state_index(st, r_n)
-        index = (np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n))
-        vnext = self._tables(t)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
-        _q_now(m.kind[index].astype(np.int64), state, t, vnext[index], m.utility[index], m.cost[index],
-               np.zeros((e_n * b_n, self._price.shape[1])), int(m.poor_top), float(m.cost_lambda), float(m.gamma),
-               float(m.lapse), np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr,
-               bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen,
-               bank.coup, q)
+        _q_now(self._rows(e_n, b_n), state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost,
+               self._no_poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
+               np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w,
+               bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
         return (q - q[:, :1]).reshape(e_n, b_n, -1)
+
+    def _rows(self, e_n: int, b_n: int) -> np.ndarray:
+        """int64 (E·B,): the model's bridge of each simulated bridge (a fixed fleet's E samples share its B)."""
+        return np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n)
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         ben = self.benefits(sim)
         e_n, b_n = sim.num_envs, sim.n_bridges
-        index = np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n)
-        cost = self._model.cost[index].reshape(e_n, b_n, -1)
+        cost = self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1)
         out = np.zeros((e_n, b_n), dtype=np.int64)
         allocate(ben, np.ascontiguousarray(cost), (np.arange(b_n) >= sim.n_urban).astype(np.int64), sim.budget, out)
         return out
