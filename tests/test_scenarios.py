@@ -224,13 +224,12 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
 
     seen = []
 
-    def simulate(cfg, fleet, scale, *args):
+    def simulate(scale):
         seen.append(round(scale, 9))
         return _probe_level(scale, scale >= meets_from)
 
-    monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
+    at, missed = scenarios._planner_least(levels, 0.1, 3, None, 0.2, simulate)
     found = at.scale
     assert seen == probes
     assert found == pytest.approx(least)
@@ -241,20 +240,18 @@ def test_the_planners_least_budget_is_searched_up_from_the_certificate_then_bise
 def test_the_search_stops_within_five_percent_of_the_certificate_and_probes_follow_the_mixture(monkeypatch):
     # Certificate 0.2, the planner met the rule at the level 0.25 and meets from 0.205: the probe at 1.1 × 0.2 =
     # 0.22 meets (0.02 above the certificate: more than 5 % of it, 0.01), bisection at 0.21 meets (0.01: done),
-    # so a third probe is not simulated. Each probe follows the mixture (AIMS[1]) alone.
+    # so a third probe is not simulated. On the continuous model each probe follows the mixture (AIMS[1]) alone.
     from bridgefleet.evaluation import scenarios
 
-    seen, tried = [], []
+    seen = []
 
-    def simulate(cfg, fleet, scale, episodes, seed, rule, sized, pool, candidates, order, max_iter):
+    def simulate(scale):
         seen.append(round(scale, 9))
-        tried.append(order)
         return _probe_level(scale, scale >= 0.205)
 
-    monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, True), _probe_level(0.5, True), _probe_level(1.0, True)]
-    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None)
-    assert seen == [0.22, 0.21] and tried == [(1,), (1,)]
+    at, missed = scenarios._planner_least(levels, 0.1, 3, None, 0.2, simulate)
+    assert seen == [0.22, 0.21] and scenarios.PROBE_ORDER == (1,)
     assert scenarios.AIMS[1][0]  # the mixture: rounded
     assert at.scale == pytest.approx(0.21) and missed is None
 
@@ -291,14 +288,12 @@ def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkey
 
     seen = []
 
-    def simulate(cfg, fleet, scale, *args):
+    def simulate(scale):
         seen.append(round(scale, 9))
         return _probe_level(scale, scale >= 0.23 - 1e-12)
 
-    monkeypatch.setattr(scenarios, "simulate_level", simulate)
     levels = [_probe_level(0.25, False), _probe_level(0.5, True), _probe_level(1.0, True)]
-    at, missed = scenarios._planner_least(None, None, levels, 2, 0, 0.1, 1.0, 3, None, 0.2, None, None,
-                                          levels_judge)
+    at, missed = scenarios._planner_least(levels, 0.1, 3, None, 0.2, simulate, levels_judge)
     found = at.scale
     assert seen == probes
     assert found == pytest.approx(probes[-1] if levels_judge else 0.23)

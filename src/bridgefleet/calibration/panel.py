@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,10 @@ class Works:
         end_year: (W,) int16, ``project_end_year`` (``OPEN_END`` where blank).
         usd: (W,) float64, spending on the bridge, USD nominal (NaN where blank).
         source: the file read.
+        components: (W, 4) bool, the components (``COMPONENTS`` order) each work touches: only their pairs are
+            left out by :func:`inspection_pairs`; None (``read_works``): every component (a MassDOT project is
+            the whole bridge's). SNBI ``Works`` codes give it (``calibration.successive``).
+        code: (W,) str, the work code (SNBI ``BW03``) where there is one; None otherwise.
     """
 
     bridge_id: np.ndarray
@@ -83,6 +88,8 @@ class Works:
     end_year: np.ndarray
     usd: np.ndarray
     source: str = ""
+    components: np.ndarray | None = None
+    code: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -225,18 +232,42 @@ def read_panel(path: str | Path) -> Panel:
             built.append(yb if yb > 0 else -1)
     if not ids:
         raise ValueError(f"{path}: row 2, column 'bdept_bridge_id': no data rows")
-    rat = np.asarray(ratings, dtype=np.int8)
+    return make_panel(ids, years, ratings, area, nhs, built, str(path),
+                      lambda c: f"{path}: rows 2–{line}, column {c!r}")
+
+
+def make_panel(bridge_id: Sequence[str], year: Sequence[int], ratings: Sequence[Sequence[int]],
+               deck_area_m2: Sequence[float], nhs: Sequence[bool], year_built: Sequence[int], source: str,
+               where: Callable[[str], str]) -> Panel:
+    """A :class:`Panel` of rows already checked one by one (``read_panel``, ``calibration.successive``).
+
+    Args:
+        bridge_id, year, deck_area_m2, nhs, year_built: (N,) per row as :class:`Panel` holds them (NaN area, −1
+            year built where unknown); a bridge's rows together, its years strictly increasing (not checked
+            here).
+        ratings: (N, 4) per row, 1–9 or −1 (missing).
+        source: what was read, for ``Panel.source``.
+        where: a component's name → where its ratings are, for the refusal (``"FILE: rows 2–9, column 'deck'"``).
+
+    Returns:
+        Panel, ``bridges`` in order of first row.
+
+    Raises:
+        ValueError (one line, ``where(component)`` first): the deck, superstructure or substructure with no
+        rating 1–9 on any row (the culvert may have none: an agency without culverts).
+    """
+    rat = np.asarray(ratings, dtype=np.int8).reshape(len(bridge_id), len(COMPONENTS))
     for k, c in enumerate(COMPONENTS[:3]):  # an agency may have no culverts: their rates are then not fitted
         if not (rat[:, k] >= 0).any():
-            raise ValueError(f"{path}: rows 2–{line}, column {c!r}: no rating 1–9 on any row")
-    bridges, first, inv = np.unique(np.asarray(ids), return_index=True, return_inverse=True)
+            raise ValueError(f"{where(c)}: no rating 1–9 on any row")
+    bridges, first, inv = np.unique(np.asarray(bridge_id, dtype=str), return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return Panel(bridge_id=np.asarray(ids), year=np.asarray(years, dtype=np.int16), ratings=rat,
-                 deck_area_m2=np.asarray(area, dtype=np.float64), nhs=np.asarray(nhs, dtype=bool),
-                 year_built=np.asarray(built, dtype=np.int16), bridges=bridges[order],
-                 bridge_index=rank[inv].astype(np.int32), source=str(path))
+    return Panel(bridge_id=np.asarray(bridge_id, dtype=str), year=np.asarray(year, dtype=np.int16), ratings=rat,
+                 deck_area_m2=np.asarray(deck_area_m2, dtype=np.float64), nhs=np.asarray(nhs, dtype=bool),
+                 year_built=np.asarray(year_built, dtype=np.int16), bridges=bridges[order],
+                 bridge_index=rank[inv].astype(np.int32), source=source)
 
 
 def read_works(path: str | Path, panel: Panel | None = None) -> Works:
@@ -312,7 +343,8 @@ def inspection_pairs(panel: Panel, works: Works, component: str | int, *, big_ri
     A pair joins a bridge's valid rating in year a to its next valid rating of the same component in year b
     (b − a ≥ 1: a year with no record or a missing rating in between lengthens the interval). It is left out
     when a project of the bridge has a window [start_year, end_year] overlapping (a, b], i.e.
-    start_year ≤ b and end_year > a.
+    start_year ≤ b and end_year > a, and touches the component (``Works.components``; every component where
+    that is None).
 
     Rises of ≥ ``BIG_RISE`` (2) points outside every project window: with ``big_rise="drop"`` (the default) the
     pair is left out as unrecorded work. Evidence, Massachusetts 2000–2016 (``benchmarks/fit_deterioration_ma.py``
@@ -359,7 +391,7 @@ def inspection_pairs(panel: Panel, works: Works, component: str | int, *, big_ri
         lo = np.searchsorted(bi[order], wb, side="left")
         hi = np.searchsorted(bi[order], wb, side="right")
         for w in range(len(wb)):
-            if wb[w] < 0 or lo[w] == hi[w]:
+            if wb[w] < 0 or lo[w] == hi[w] or (works.components is not None and not works.components[w, k]):
                 continue
             rows = order[lo[w]:hi[w]]
             hit = (works.start_year[w] <= b[rows]) & (works.end_year[w].astype(np.int32) > a[rows])

@@ -354,7 +354,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
               samples=args.samples, seed=args.seed, device=args.device, max_urban=args.max_urban,
               policy=args.policy, fleet=fleet, budget_scale=args.budget_scale, budget_usd=args.budget_usd,
-              max_poor=args.max_poor_deck_area, reads=_config_read(args))  # the run's and the fleet's: make_plan's
+              max_poor=args.max_poor_deck_area, reads=_config_read(args),  # the run's and the fleet's: make_plan's
+              works=args.plan_format == "snbi-works", start_year=args.start_year)
     return 0
 
 
@@ -453,21 +454,48 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _inventory_files(patterns: list[str]) -> list[str]:
+    """``--inventories``: the files named, a quoted pattern ('DIR/*.json') expanded as ``bound --inventory`` does
+    (its files sorted by name)."""
+    from bridgefleet.evaluation.national import GLOB_CHARS, inventory_files
+
+    files: list[str] = []
+    for p in patterns:
+        if any(c in p for c in GLOB_CHARS):
+            try:
+                files += inventory_files(p)
+            except ValueError:
+                raise ConfigError(f"--inventories {p}: no file matches") from None
+        else:
+            files.append(p)
+    return files
+
+
 def _calibrate_panel(args: argparse.Namespace) -> int:
-    """``calibrate --panel``: the component model fitted to a yearly component-rating panel (and its work
-    records); prints the observed-against-fitted tables; with --out writes the component model beside it and the
+    """``calibrate --panel`` / ``--inventories``: the component model fitted to a yearly component-rating panel
+    (and its work records), or to successive NBI / SNBI files of a state (``calibration.successive``); prints
+    what was read and the observed-against-fitted tables; with --out writes the component model beside it and the
     fleet YAML (each atomically, after the fit and its check: nothing is written on a refusal)."""
     from bridgefleet.calibration.component_fit import dump_yaml, fit_files, fit_record, report
     from bridgefleet.outputs import write_text
     from bridgefleet.sim.components import from_mapping
 
+    mode = "--panel" if args.panel is not None else "--inventories"
     for name, flag in (("history", "HISTORY.csv"), ("mapping", "--mapping"), ("gap", "--gap")):
         if getattr(args, name) is not None:
-            raise ConfigError(f"{flag} fits the continuous model from inspection histories: not with --panel (the "
+            raise ConfigError(f"{flag} fits the continuous model from inspection histories: not with {mode} (the "
                               "component model)")
+    if args.panel is not None and args.inventories:
+        raise ConfigError("--panel and --inventories: give one (a panel file, or the yearly inventory files)")
+    if args.inventories and args.works:
+        raise ConfigError("--works: not with --inventories (the SNBI files' Works entries are the work records)")
+    if args.years is not None and not args.inventories:
+        raise ConfigError("--years: give it with --inventories (each inventory file's inspection year)")
+    files = _inventory_files(args.inventories) if args.inventories else []
     out = comp = None
     if args.out:
-        reads = [(args.panel, "the panel")] + ([(args.works, "the works file")] if args.works else [])
+        reads = ([(f, "an inventory") for f in files] if files else
+                 [(args.panel, "the panel")] + ([(args.works, "the works file")] if args.works else []))
         out = check_writable_file(args.out, "--out", reads=reads)
         if out.stem.endswith(".components"):
             raise ConfigError(f"--out {args.out}: give the fleet YAML's name (fleet.yaml); the component model is "
@@ -475,15 +503,34 @@ def _calibrate_panel(args: argparse.Namespace) -> int:
                               "a fleet file where a component model is read")
         comp = out.with_name(f"{out.stem}.components{out.suffix or '.yaml'}")
         check_writable_file(comp, f"--out's component model {comp}", reads=reads)
-    fit = fit_files(args.panel, args.works)
-    model = {**fit.model, "fit": {"panel": str(args.panel), "works": args.works, **fit_record(fit)}}
-    print(f"{args.panel}: component model fitted" + (f" with the work records of {args.works}" if args.works else
-                                                     " without work records (every pair counts)"))
+    if files:
+        import shlex
+
+        from bridgefleet.calibration.successive import fit_successive, read_successive
+
+        if args.years is not None and len(args.years) != len(files):
+            raise ConfigError(f"--years: {len(args.years)} years for {len(files)} files ({', '.join(files)}): give "
+                              "one per file, in the same order")
+        succ = read_successive(files, args.years)
+        print("\n".join(succ.lines))
+        fit = fit_successive(succ)
+        model = {**fit.model, "fit": {"inventories": list(succ.files), "years": list(succ.years),
+                                      **fit_record(fit)}}
+        print(f"{len(files)} inventories: component model fitted" + (
+            " with the SNBI files' Works as work records" if succ.works is not None else
+            " without work records (every pair counts but rises of two levels or more)"))
+        cmd = "bridgefleet calibrate --inventories " + shlex.join(args.inventories) + (
+            " --years " + " ".join(map(str, args.years)) if args.years else "")
+    else:
+        fit = fit_files(args.panel, args.works)
+        model = {**fit.model, "fit": {"panel": str(args.panel), "works": args.works, **fit_record(fit)}}
+        print(f"{args.panel}: component model fitted" + (f" with the work records of {args.works}" if args.works else
+                                                         " without work records (every pair counts)"))
+        cmd = f"bridgefleet calibrate --panel {args.panel}" + (f" --works {args.works}" if args.works else "")
     print(report(fit))
     if out is None or comp is None:
         return 0
     from_mapping(model, str(comp))  # the model as written must load
-    cmd = f"bridgefleet calibrate --panel {args.panel}" + (f" --works {args.works}" if args.works else "")
     write_text(comp, f"# The component model fitted by `{cmd}`\n# (docs/fleet-model.md, 'Calibrating to your "
                      f"own panel'); {out.name} uses it.\n" + dump_yaml(model))
     write_text(out, f"# Fleet model fitted by `{cmd}`; use with --config on evaluate, plan, bound, train.\n"
@@ -497,12 +544,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from bridgefleet.calibration.fit import check_table, fit_pairs, format_table
     from bridgefleet.calibration.histories import HistoryMapping, read_history
 
-    if args.panel is not None:
+    if args.panel is not None or args.inventories:
         return _calibrate_panel(args)
     if args.works is not None:
         raise ConfigError("--works: give it with --panel (the work records of a component-rating panel)")
+    if args.years is not None:
+        raise ConfigError("--years: give it with --inventories (each inventory file's inspection year)")
     if args.history is None:
-        raise ConfigError("give a HISTORY.csv (the continuous model) or --panel PANEL.csv (the component model)")
+        raise ConfigError("give a HISTORY.csv (the continuous model) or --panel PANEL.csv or --inventories FILE FILE "
+                          "... (the component model)")
     if args.out:
         reads = [(args.history, "the history table")] + ([(args.mapping, "the mapping")] if args.mapping else [])
         check_writable_file(args.out, "--out", reads=reads)  # before the fit

@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", help="plan CSV path, or a folder (plan.csv inside it; a path without a suffix is "
                     "taken as a folder); plan_summary.csv (a row per year) and plan.png beside it (default: "
                     "RUN_DIR/plan.csv, or plan.csv)")
+    pl.add_argument("--format", choices=["csv", "snbi-works"], default="csv", dest="plan_format",
+                    help="snbi-works: also the plan's treatments as SNBI Works entries (BID01; BW02 year, BW03 work "
+                    "code, one per component) in PLAN.works.json beside the CSV, or at --out where it ends in .json; "
+                    "the component fleet model only (--fleet-model components-2026)")
+    pl.add_argument("--start-year", type=WHOLE, help="calendar year of the plan's year 1 in the SNBI works file "
+                    "(default: this year; with --format snbi-works)")
     _rule_option(pl)
     pl.add_argument("--years", type=WHOLE, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
@@ -237,8 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "fitted to the recorded work) to yearly component ratings in the Massachusetts layout; print "
                        "observed-against-fitted tables; --out FLEET.yaml writes FLEET.yaml for --config and the "
                        "component model FLEET.components.yaml beside it (docs/fleet-model.md, 'Calibrating to your "
-                       "own panel'). NBI files of successive years matched on structure number are not read yet: "
-                       "put them in the panel layout first.")
+                       "own panel'). --inventories FILE FILE ...: the same fit on a state's NBI or SNBI files of "
+                       "successive inspection years, matched on state + bridge number, the SNBI files' Works as the "
+                       "work records.")
     c.add_argument("history", nargs="?", help="CSV, one row per inspection: bridge, year, rating 0-9 (or an index "
                    "with --mapping); optional year built and work flag (the continuous model; not with --panel)")
     c.add_argument("--mapping", help="column/scale mapping YAML, or a bundled name (ontario-bci); HISTORY mode")
@@ -251,8 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "project_init_year, project_end_year, spending_usd_per_bridge; without them every pair counts but "
                    "those rising two levels or more (read as unrecorded work) and the bundled model's treatments "
                    "are kept")
-    c.add_argument("--out", help="write the fitted fleet model here (YAML; with --panel also the component model "
-                   "beside it, NAME.components.yaml)")
+    c.add_argument("--inventories", nargs="+", metavar="FILE", help="instead of --panel: two or more NBI "
+                   "Coding-Guide or SNBI (JSON) files of one state, one inspection year each (or a quoted pattern, "
+                   "'DIR/*.json'), matched on state + bridge number; the SNBI files' Works entries are the work "
+                   "records (NBI files have none)")
+    c.add_argument("--years", nargs="+", type=WHOLE, metavar="YEAR", help="with --inventories: each file's "
+                   "inspection year, in the order the files are named (a pattern's files sorted by name); default "
+                   "each file's own (SNBI: latest inspection date BIE03; NBI: YEAR column, file name, item 90)")
+    c.add_argument("--out", help="write the fitted fleet model here (YAML; with --panel or --inventories also the "
+                   "component model beside it, NAME.components.yaml)")
     c.set_defaults(func=cmd_calibrate)
 
     i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")

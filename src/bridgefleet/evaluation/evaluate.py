@@ -294,11 +294,10 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     if episodes < 1:
         raise ValueError(f"--episodes {episodes}: must be at least 1")
     exact = config.component_model is not None
-    given = [name for name, value in (("--grid-step", step), ("--bound-step", bound_step),
-                                      ("--max-poor-deck-area", max_poor_deck_area)) if value is not None]
+    given = [name for name, value in (("--grid-step", step), ("--bound-step", bound_step)) if value is not None]
     if exact and planner and given:
-        raise ValueError(f"{', '.join(given)}: the component model's bound is exact on its finite states (no grid) and "
-                         "its planner does not price the poor deck-area rule yet; leave them out")
+        raise ValueError(f"{', '.join(given)}: the component model's bound is exact on its finite states (no grid); "
+                         "leave them out")
     if bound_step is not None:
         grid_points(bound_step, "bound step")
     config, fleet = resolve_fleet(config)
@@ -313,7 +312,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     # at most PLANNER_BRIDGES bridges: the planner's DP weights grow with the distinct cases (about 1 GB per
     # 2,000 bridges at step 0.05). Each fleet's prices and plan are its own, so the groups give the same figures.
     if exact:  # one planner: it prices the fleets in groups itself
-        lagr = ExactPlanner(max_iter=max_iter, progress=progress)
+        lagr = ExactPlanner(max_iter=max_iter, progress=progress, max_poor_deck_area=max_poor_deck_area)
         results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
         values = lagr.bound.values if sim.fixed is None else np.full(episodes, lagr.bound.values[0])
         return results, BoundEstimate(float(values.mean()), ci95(values), values)

@@ -245,6 +245,7 @@ class Scenarios:
     cost_lambda: float = 1e-5
     planner_step: float = PLANNER_STEP  # nominal rating grid step of the planner's tables (:func:`planner_step`)
     lumps: dict[str, float] | None = None  # at the certificate (:func:`bridgefleet.sim.model.treatment_lumps`)
+    exact: bool = False  # the component model's exact least budget (no grid: ``certify_step``, ``planner_step`` 0)
 
     @property
     def planner_least(self) -> float | None:
@@ -272,10 +273,6 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             ``bisect`` < 0, ``certify_step`` outside (0, 1], a fleet whose sized budget is 0 (the levels are
             multiples of it).
     """
-    if fleet_cfg.component_model is not None:
-        raise ValueError("scenarios runs on the continuous fleet models (default, bands-2026, plan-2025) for now: the "
-                         "component model's least budget and rule-aware planner are not built yet; `evaluate "
-                         "--fleet-model components-2026 --budget-scale S` and `plan --policy lagrangian` run on it")
     if not 0.0 < rule <= 1.0:
         raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
                          "expectation: sudden damage can leave any bridge poor)")
@@ -287,7 +284,9 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     if not 0.0 < certify_step <= 1.0:
         raise ValueError(f"--certify-step {certify_step:g}: must be in (0, 1] rating points")
     cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)  # expectations over deterioration
-    check_certify_step(cfg, certify_step)
+    exact = cfg.component_model is not None
+    if not exact:
+        check_certify_step(cfg, certify_step)
     sized = sum(cfg.budgets_usd)
     if not sized > 0:
         raise ValueError("the fleet's annual budget is USD 0: scenarios scale it (set annual_budget_usd, or "
@@ -308,6 +307,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         from tqdm import tqdm
 
         bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
+    if exact:
+        return _exact_scenarios(cfg, fleet, scales, rule, episodes, seed, bisect, bar, ray, agent, sized)
     # The certificate first: the relaxation's least budget scale for the fleet. Its policies, cheap ones that
     # meet the rule, start every level's price search, and the levels then start from each other's.
     pool = ColumnPool()
@@ -336,21 +337,68 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
             if bar is not None:
                 bar.update(1)
     probes = probe_episodes(planned.deck, rule, episodes)
-    at_least, planner_missed = _planner_least(
-        cfg, fleet, levels, probes, seed, rule, sized, bisect, bar, float(lb.certified[0]), pool, candidates,
-        levels_judge=episodes >= probes)
+
+    def probe(scale: float) -> Level:
+        return simulate_level(cfg, fleet, scale, probes, seed, rule, sized, pool, candidates, PROBE_ORDER, PROBE_ITERS)
+
+    at_least, planner_missed = _planner_least(levels, rule, bisect, bar, float(lb.certified[0]), probe,
+                                              levels_judge=episodes >= probes)
     if bar is not None:
         bar.close()
-    agents = None
-    if agent is not None:
-        level_cfgs = [set_budget(cfg, scale=lv.scale) for lv in levels]
-        agents = [evaluate_policy(agent, c, episodes, seed, "agent", FleetSimulator(c, episodes, fleet))
-                  for c in level_cfgs]
     name = cfg.fleet_in_words()  # the model's fleet of seed ``seed`` (set above) or the inventory
     return Scenarios(levels, rule, float(lb.certified[0]), (float(lb.lower[0]), float(lb.upper[0])), certify_step,
-                     at_least, planner_missed, probes, sized, name, episodes, agents, sim.n_bridges,
-                     cfg.cost_lambda, step,
+                     at_least, planner_missed, probes, sized, name, episodes,
+                     _agent_levels(agent, cfg, fleet, levels, episodes, seed), sim.n_bridges, cfg.cost_lambda, step,
                      treatment_lumps(sim.profile, sim.unit_costs, [lb.certified[0] * b for b in cfg.budgets_usd]))
+
+
+def _agent_levels(agent, cfg: FleetConfig, fleet, levels: list[Level], episodes: int, seed: int
+                  ) -> list[EvalResult] | None:
+    """A trained run's policy at each level, on the same fleets as the planner (None without one)."""
+    if agent is None:
+        return None
+    cfgs = [set_budget(cfg, scale=lv.scale) for lv in levels]
+    return [evaluate_policy(agent, c, episodes, seed, "agent", FleetSimulator(c, episodes, fleet)) for c in cfgs]
+
+
+def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, episodes: int, seed: int,
+                     bisect: int, bar, ray: str | None, agent, sized: float) -> Scenarios:
+    """:func:`run_scenarios` on the component model (:mod:`bridgefleet.evaluation.component_scenarios`): the exact
+    least budget, the rule-priced planner at each level and its least budget."""
+    from bridgefleet.evaluation.component_scenarios import PROBE_AIMS, exact_least_budget, exact_level
+
+    lb, deck = exact_least_budget(cfg, fleet, seed, rule)
+    if bar is not None:
+        bar.update(1)
+    if ray is not None:
+        from bridgefleet.cluster import one_core_tasks
+
+        ray_mod, task = one_core_tasks(ray)
+        fleet_ref = ray_mod.put(fleet)
+        levels = ray_mod.get([task.remote(exact_level, cfg, fleet_ref, s, episodes, seed, rule, sized)
+                              for s in scales])
+        if bar is not None:
+            bar.update(len(scales))
+    else:
+        levels = []
+        for s in scales:
+            levels.append(exact_level(cfg, fleet, s, episodes, seed, rule, sized))
+            if bar is not None:
+                bar.update(1)
+    probes = probe_episodes(deck, rule, episodes)
+
+    def probe(scale: float) -> Level:
+        return exact_level(cfg, fleet, scale, probes, seed, rule, sized, PROBE_AIMS)
+
+    at_least, missed = _planner_least(levels, rule, bisect, bar, lb.lower, probe, levels_judge=episodes >= probes)
+    if bar is not None:
+        bar.close()
+    sim = FleetSimulator(cfg, 1, fleet)
+    sim.reset(None, [seed])
+    return Scenarios(levels, rule, lb.lower, (lb.lower, lb.upper), 0.0, at_least, missed, probes, sized,
+                     cfg.fleet_in_words(), episodes, _agent_levels(agent, cfg, fleet, levels, episodes, seed),
+                     sim.n_bridges, cfg.cost_lambda, 0.0,
+                     treatment_lumps(sim.profile, sim.unit_costs, [lb.lower * b for b in cfg.budgets_usd]), exact=True)
 
 
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:
@@ -369,17 +417,16 @@ def _meets(level: Level, rule: float) -> bool:
     return bool((level.deck[..., 2].mean(0) <= rule + 1e-12).all())
 
 
-def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar, certified: float,
-                   pool: ColumnPool, candidates: ColumnPool,
-                   levels_judge: bool = True) -> tuple[Level | None, float | None]:
+def _planner_least(levels: list[Level], rule: float, bisect: int, bar, certified: float,
+                   probe: Callable[[float], Level], levels_judge: bool = True) -> tuple[Level | None, float | None]:
     """Smallest scale at which the planner meets the rule in expectation, searched between the levels that
     bracket it, or the certified least budget where it is higher (no policy meets the rule below it; None when
     no level meets it), in at most ``bisect`` probes: an exponential search up from the certificate (probes at 1.1, 1.2,
     1.4, … × it, where the planner's least budget is expected) until a probe meets the rule or passes the
     lowest level that met it, then bisection (Bentley & Yao, "An almost optimal algorithm for unbounded
     searching", Information Processing Letters 5(3), 1976), until the budgets seen to miss and to meet lie within
-    :data:`PROBE_TOL` of the certificate of each other. A probe follows the relaxation's mixture
-    (:data:`PROBE_ORDER`). ``episodes``: the probes' sample paths;
+    :data:`PROBE_TOL` of the certificate of each other. ``probe(scale)`` simulates the planner there (on the
+    continuous model following the relaxation's mixture, :data:`PROBE_ORDER`, on :func:`probe_episodes` paths);
     ``levels_judge``: whether the levels were simulated on as many (else a level that missed bounds nothing
     from below: on fewer paths a miss can be noise, as the default fleet's at 0.25 × on 16 paths, 10.9 % in
     year 30, where 0.259 × kept 7.1 % on 44).
@@ -408,8 +455,7 @@ def _planner_least(cfg, fleet, levels, episodes, seed, rule, sized, bisect, bar,
                 excess *= 2.0
             if certified * (1.0 + excess) < hi:
                 mid = certified * (1.0 + excess)
-        level = simulate_level(cfg, fleet, mid, episodes, seed, rule, sized, pool, candidates, PROBE_ORDER,
-                               PROBE_ITERS)
+        level = probe(mid)
         if _meets(level, rule):
             hi, at_hi = mid, level
             gallop = False  # bisection from here on
@@ -493,15 +539,20 @@ def format_markdown(sc: Scenarios) -> str:
     cert = sc.certified * sc.sized_usd
     low, high = max(sc.relaxation[0], 0.0), max(sc.relaxation[1], 0.0)  # no "-0.000"
     if math.isinf(high):  # no mixture of the policies found meets the rule, whatever the money
+        where = ("the least budget is at least {:,.3f} × the sized budget" if sc.exact else
+                 f"on the planner's {sc.planner_step:g}-point grid the least budget would be at least " + "{:,.3f} × "
+                 "the sized budget").format(low)
         lines += ["", f"**No budget meets the rule in the relaxation**: with any money the policies found keep more "
-                  f"than {sc.rule:.0%} of deck area poor in some year in expectation (on the planner's "
-                  f"{sc.planner_step:g}-point grid the least budget would be at least {low:,.3f} × the sized "
-                  "budget); a rule this tight is out of the fleet's reach (docs/planning.md)."]
+                  f"than {sc.rule:.0%} of deck area poor in some year in expectation ({where}); a rule this tight is "
+                  "out of the fleet's reach (docs/planning.md)."]
     else:
-        lines += ["", f"Certified least budget: **{sc.certified:.3f} × the sized budget = USD {cert:,.0f} a year** — "
-                  f"below it no policy of the model keeps the expected poor deck area ≤ {sc.rule:.0%} in every year "
-                  f"(certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
-                  f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]; docs/planning.md)."]
+        how = (f"exact on the component model's finite states, no grid: the relaxation's least budget lies in "
+               f"[{low:.3f}, {high:.3f}]" if sc.exact else
+               f"certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
+               f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]")
+        lines += ["", f"{'Least' if sc.exact else 'Certified least'} budget: **{sc.certified:.3f} × the sized budget = "
+                  f"USD {cert:,.0f} a year** — below it no policy of the model keeps the expected poor deck area ≤ "
+                  f"{sc.rule:.0%} in every year ({how}; docs/planning.md)."]
         if sc.lumps is not None:
             lines.append(lumps_sentence(sc.lumps))
     if sc.planner_least is None:
@@ -510,7 +561,8 @@ def format_markdown(sc: Scenarios) -> str:
         ratio = sc.planner_least / max(sc.certified, 1e-12)
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
-                     f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the certified least budget; "
+                     f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the "
+                     f"{'' if sc.exact else 'certified '}least budget; "
                      f"judged on {counted(sc.planner_at_least.episodes, 'episode')}"
                      + ("; no lower budget was simulated on as many episodes and missed" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
@@ -519,7 +571,8 @@ def format_markdown(sc: Scenarios) -> str:
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
                  "return (condition, traffic and cost) a policy can reach at that budget (with the rule: in "
                  f"expectation), in return units of USD {1 / sc.cost_lambda:,.0f} of cost-equivalent each; it can "
-                 "go below zero, and on the planner's grid its error has no sign (docs/planning.md).")
+                 + ("go below zero, and it holds for every policy of the model (docs/planning.md)." if sc.exact else
+                    "go below zero, and on the planner's grid its error has no sign (docs/planning.md)."))
     if sc.agent is not None:
         lines += ["", "The trained agent at each level, on the same fleets (below the bound: per bridge, in return "
                   "units and USD of cost-equivalent a year):", "",
@@ -571,7 +624,7 @@ def summary(sc: Scenarios) -> dict:
                         "breach_any_year": a.breaches(sc.rule)["any_year"],
                         "below_bound": {"per_bridge": units, "usd_per_bridge_year": usd}}
     return {"fleet": sc.fleet, "basis": sc.levels[0].result.basis, "rule": sc.rule, "episodes": sc.episodes,
-            "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
+            "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified, "exact": sc.exact,
             "certify_step": sc.certify_step, "planner_step": sc.planner_step,
             "grid_relaxation_least_scale": list(sc.relaxation), "treatment_in_annual_budgets": sc.lumps,
             "planner_least_scale": sc.planner_least, "planner_least_episodes": None if sc.planner_at_least is None

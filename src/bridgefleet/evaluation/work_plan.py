@@ -13,6 +13,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
 from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import counted, figure_out, write_csv
 from bridgefleet.paths import check_writable_file
@@ -79,9 +80,13 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
               mapping: str | None = None, samples: int = 32, seed: int = 0, device: str = "auto",
               max_urban: int | None = None, policy: str | None = None, fleet: FleetConfig | None = None,
               budget_scale: float | None = None, budget_usd: float | None = None,
-              max_poor: float | None = None, reads: list[tuple[str | Path, str]] | None = None) -> Path:
+              max_poor: float | None = None, reads: list[tuple[str | Path, str]] | None = None,
+              works: bool = False, start_year: int | None = None) -> Path:
     """Write plan.csv (one row per bridge and year), plan_summary.csv (a row per year) and plan.png; print the
-    yearly summary.
+    yearly summary. With ``works`` (``--format snbi-works``) also the plan's treatments as SNBI ``Works`` entries
+    (:mod:`bridgefleet.evaluation.snbi_works`), year 1 = calendar year ``start_year`` (default this year), in
+    ``<stem>.works.json`` beside the CSV, or at ``out`` where it ends in ``.json`` (the CSV then beside it as
+    ``<stem>.csv``); the component fleet model only (refused before any work on a continuous one).
 
     With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
     (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
@@ -94,7 +99,8 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     Raises:
         FileNotFoundError: the run directory has no trained agents.
         ValueError: the inventory's urban count does not match the trained urban network; an unknown policy; an
-            output would replace a file the plan reads.
+            output would replace a file the plan reads; ``works`` on a continuous fleet model, or ``start_year``
+            without ``works`` or not a four-digit year.
         NotADirectoryError: ``out`` is an existing file without a suffix (such a path is a folder).
     """
     if run_dir is None and policy is None:
@@ -102,6 +108,11 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     if max_poor is not None and policy != "lagrangian":
         raise ValueError("--max-poor-deck-area needs --policy lagrangian (the planner prices the rule)")
     out = Path(out) if out is not None else Path(run_dir or ".") / "plan.csv"
+    if start_year is not None and not works:
+        raise ValueError(f"--start-year {start_year} dates the SNBI works file: give it with --format snbi-works")
+    works_out = out if works and out.suffix == ".json" and not out.is_dir() else None
+    if works_out is not None:  # the works file's own path: the plan CSV beside it
+        out = out.with_suffix(".csv")
     if out.exists() and not out.is_dir() and not out.suffix:
         raise NotADirectoryError(f"--out {out} is a file, and a path without a suffix is taken as a folder: give a "
                                  ".csv path or a folder")
@@ -112,10 +123,16 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
                          "give a .csv path or a folder")
     reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
              *input_files((fleet or FleetConfig()).with_inventory(inventory, mapping))]
-    for path in plan_files(out):  # before the plan is computed
+    if works:
+        works_out = works_out or works_path(out)
+        start = start_year_of(start_year, years)
+    for path in (*plan_files(out), *([works_out] if works_out else [])):  # before the plan is computed
         check_writable_file(path, "--out", create=True, reads=reads)
     if policy is None:
-        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping,
+        loaded = load_policy(run_dir, device) if works else None
+        if loaded is not None:
+            refuse_without_codes(loaded[0].fleet.component_model, f"the run {run_dir}")
+        plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping, loaded=loaded,
                             budget_scale=budget_scale, budget_usd=budget_usd)
     else:
         if run_dir is not None:
@@ -123,8 +140,12 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         fleet = (fleet or FleetConfig()).with_inventory(inventory, mapping)
         if max_urban is not None:
             fleet = fleet.replace(max_urban=max_urban)
+        if works:
+            refuse_without_codes(fleet.component_model, "this fleet" if run_dir is None else f"the run {run_dir}")
         plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
     write_plan(plan, out)
+    if works_out is not None:
+        print(write_works(plan, works_out, start))
     if policy == "lagrangian" and plan.work_code is not None and plan.deck_shares[:, 2].max() > FHWA_RULE:
         print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; the component "
               "model's planner does not plan to FHWA's rule yet (a higher --budget-scale lowers it)")
@@ -218,10 +239,7 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
 
     _check(years, samples)
     exact = fleet_cfg.component_model is not None
-    if exact and policy == "lagrangian" and max_poor is not None:
-        raise ValueError("--max-poor-deck-area: the component model's planner does not plan to the rule yet; leave it "
-                         "out (the plan's summary gives the share of deck area poor each year)")
-    planner = ExactPlanner() if exact else LagrangianPlanner(max_poor_deck_area=max_poor)
+    planner = ExactPlanner(max_poor_deck_area=max_poor) if exact else LagrangianPlanner(max_poor_deck_area=max_poor)
     decide = planner if policy == "lagrangian" else get_policy(policy)
     fleet_cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)
     fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
@@ -236,16 +254,19 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
     each of :data:`bridgefleet.evaluation.scenarios.AIMS` in turn, the first whose mean share of deck area poor
     is ≤ ``rule`` in every year (``Plan.policy`` says which; :func:`bridgefleet.evaluation.scenarios.try_aims`),
     with a warning where it misses the rule."""
-    from bridgefleet.evaluation.scenarios import try_aims
+    from bridgefleet.evaluation import component_scenarios, scenarios
 
     def attempt() -> Plan:
         plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian")
-        mixture = (f", the relaxation's mixture within {planner.budget_share:.0%} of the budget" if planner.rounded
-                   else "")
+        mixture = (f", the relaxation's mixture within {planner.budget_share:.0%} of the budget"
+                   if getattr(planner, "rounded", False) else "")
         plan.policy = f"lagrangian{mixture}, each year planned to {100 * planner.aim:.3g}% of deck area poor"
         return plan
 
-    best = try_aims(planner, rule, attempt, lambda plan: plan.deck_shares[:, 2])
+    if fleet_cfg.component_model is not None:  # the exact planner: its prices aimed at tighter shares in turn
+        best = component_scenarios.try_aims(planner, rule, attempt, lambda plan: plan.deck_shares[:, 2])[0]
+    else:
+        best = scenarios.try_aims(planner, rule, attempt, lambda plan: plan.deck_shares[:, 2])
     worst = best.deck_shares[:, 2]
     if worst.max() > rule + 1e-12:
         warnings.warn(f"the plan does not meet the rule (≤ {rule:.0%} of deck area poor every year, in expectation): "

@@ -25,6 +25,14 @@ policies found so far (columns: value without the budget price, expected spend p
 budgets; its duals are the next μ, each DP solve at them adds at most one column per bridge (those of
 positive reduced cost), and it stops when min L (an upper bound) and the master's value (a lower bound on
 min_μ L) agree within ``tol``. The master is solved by HiGHS (``highspy``) from its last basis.
+
+With a poor deck-area rule (:class:`Rule`: at most F of each fleet's counted deck area poor at the end of every
+year, in expectation; FHWA's minimum condition, 23 CFR 490.411) each (fleet, year) adds a row priced by ν ≥ 0
+(present-value reward units per m² poor), which the DP charges each bridge as ``price_poor`` = ν_t · deck_b / γ^t;
+L gains Σ ν F D. The same weak-duality argument makes L an upper bound on every budget-feasible policy that meets
+the rule in expectation. The master keeps those rows elastic (a slack at :data:`RULE_PENALTY` per allowance), so
+it stays feasible before it has columns that meet the rule; ``ExactBound.rule_met`` says whether the last
+master needs none.
 """
 
 from __future__ import annotations
@@ -38,6 +46,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from bridgefleet.planning.exact_dp import FleetModel, policy_value, solve
+
+RULE_PENALTY = 1e3
+"""Master LP cost of exceeding one (fleet, year)'s poor deck-area allowance by all of it again, in multiples of
+the do-nothing fleet's |reward| (at least 1): large enough that the master meets the rule wherever its columns
+can, small enough for HiGHS's tolerances."""
+
+
+class Rule(NamedTuple):
+    """A poor deck-area rule: expected deck area poor ≤ ``share`` × counted deck area, each fleet, every year.
+
+    Attributes:
+        group: int (B,), each bridge's fleet (the rule's rows are per fleet and year), 0 … F−1.
+        deck: float64 (B,) m², the deck area the rule counts (:func:`bridgefleet.sim.model.fhwa_weight`).
+        share: F, in (0, 1] (0.10: 23 CFR 490.411).
+    """
+
+    group: np.ndarray
+    deck: np.ndarray
+    share: float
 
 
 class Mixture(NamedTuple):
@@ -77,6 +104,11 @@ class ExactBound(NamedTuple):
         iteration_price: float64 (iterations, G, T), the prices (DP units) of each solve.
         mixture: :class:`Mixture`.
         dp_seconds, lp_seconds: wall time in the DP solves and in HiGHS.
+        price_poor: float64 (B, T), the DP's charge for ending year t poor at the best prices (the rule's ν_t ·
+            deck_b / γ^t plus any given ``price_poor``), reward units; zeros without a rule or price.
+        rule_price: float64 (F, T), ν per fleet and year (present-value reward units per m² poor); (0, T)
+            without a rule.
+        rule_met: whether the last master meets the rule with no slack (True without a rule).
     """
 
     bound: float
@@ -91,13 +123,16 @@ class ExactBound(NamedTuple):
     mixture: Mixture
     dp_seconds: float
     lp_seconds: float
+    price_poor: np.ndarray
+    rule_price: np.ndarray
+    rule_met: bool
 
 
 class _Master:
     """max Σ r_k w_k s.t. Σ_k coef_k w_k ≤ 1 (budget rows scaled by their right-hand sides), Σ_{k of b} w_k = 1,
     w ≥ 0, as a HiGHS minimisation kept warm between solves."""
 
-    def __init__(self, n_rows: int, b_n: int):
+    def __init__(self, n_rows: int, b_n: int, elastic: np.ndarray | None = None, penalty: float = 0.0):
         self.n_rows, self.b_n = n_rows, b_n
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
@@ -107,6 +142,11 @@ class _Master:
         upper = np.ones(n_rows + b_n)
         self.h.addRows(n_rows + b_n, lower, upper, 0, np.zeros(n_rows + b_n, dtype=np.int32),
                        np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.n_slack = 0 if elastic is None else len(elastic)
+        if self.n_slack:  # slack y ≥ 0 of rows ``elastic`` at ``penalty`` each: row − y ≤ 1
+            k = self.n_slack
+            self.h.addCols(k, np.full(k, penalty), np.zeros(k), np.full(k, highspy.kHighsInf), k,
+                           np.arange(k, dtype=np.int32), np.asarray(elastic, dtype=np.int32), -np.ones(k))
 
     def add(self, reward: np.ndarray, coef: np.ndarray, bridge: np.ndarray) -> None:
         """Columns of value ``reward`` (k,), scaled row entries ``coef`` (k, M), of bridges ``bridge`` (k,)."""
@@ -128,14 +168,20 @@ class _Master:
         sol = self.h.getSolution()
         dual = -np.asarray(sol.row_dual)
         return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
-                dual[self.n_rows :], np.asarray(sol.col_value))
+                dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack :])
+
+    def slack(self) -> float:
+        """Sum of the elastic rows' slacks in the last solution (allowances exceeded)."""
+        return float(np.sum(np.asarray(self.h.getSolution().col_value)[: self.n_slack]))
 
 
 def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
-                     price_poor: np.ndarray | None = None, tol: float = 1e-6, max_iter: int = 500,
-                     smoothing: float = 0.5, warm: int = 600, seed: int = 0, start: np.ndarray | None = None,
+                     price_poor: np.ndarray | None = None, rule: Rule | None = None, tol: float = 1e-6,
+                     max_iter: int = 500, smoothing: float = 0.5, warm: int = 600, seed: int = 0,
+                     start: np.ndarray | None = None,
                      callback: Callable[[int, float, float], None] | None = None) -> ExactBound:
-    """The Lagrangian upper bound of the fleet under per-agency budgets, minimised over the prices.
+    """The Lagrangian upper bound of the fleet under per-agency budgets (and a poor deck-area rule), minimised
+    over the prices.
 
     Args:
         model: the fleet (see :class:`~bridgefleet.planning.exact_dp.FleetModel`).
@@ -143,6 +189,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         budget: float64 (G, T) USD per agency and year, ≥ 0.
         carry_over: unspent money carries over (cumulative rows) if True, else each year stands alone.
         price_poor: float64 (B, T), passed to the DP (reward units per poor year); None: zeros.
+        rule: the poor deck-area rule priced (module docstring); None: none.
         tol: stop when bound − master value ≤ tol × max(1, |bound|).
         max_iter: the most DP solves (the bound stays valid if it stops there, only looser).
         smoothing: α of Wentges' dual smoothing: the DP is solved at α μ_best + (1 − α) μ_master (falling back
@@ -159,7 +206,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         :class:`ExactBound`.
 
     Raises:
-        ValueError: bad agency or budget shapes or values, and see :meth:`FleetModel.check`.
+        ValueError: bad agency, budget or rule shapes or values, and see :meth:`FleetModel.check`.
         RuntimeError: HiGHS finds no optimum of the master LP.
     """
     model.check()
@@ -177,19 +224,30 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     forbid = rhs <= 0.0
     active = np.flatnonzero(~forbid.ravel())
     scale = rhs.ravel()[active]
+    base_poor = np.zeros((b_n, t_n)) if price_poor is None else np.asarray(price_poor, dtype=np.float64)
+    rows_rule = _RuleRows(rule, b_n, t_n)
+    n_budget = len(active)
 
     def dp_price(mu: np.ndarray) -> np.ndarray:
         per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if carry_over else mu
         return np.where(forbid, np.inf, per_year / disc)
 
-    def rows(spend: np.ndarray, bridge: np.ndarray) -> np.ndarray:
-        """Scaled row entries (k, M) of columns with ``spend`` (k, T)."""
+    def rows(spend: np.ndarray, poor: np.ndarray, bridge: np.ndarray) -> np.ndarray:
+        """Scaled row entries (k, M) of columns with ``spend`` and ``poor`` (k, T)."""
         s = np.cumsum(spend, axis=1) if carry_over else spend
         full = np.zeros((len(bridge), g_n, t_n))
         full[np.arange(len(bridge)), agency[bridge]] = s
-        return full.reshape(len(bridge), -1)[:, active] / scale
+        out = full.reshape(len(bridge), -1)[:, active] / scale
+        return np.concatenate([out, rows_rule.entries(poor, bridge)], axis=1)
+
+    def split(dual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scaled duals (M,) → μ (G, T) per USD and ν (F, T) per m², present value."""
+        mu = np.zeros((g_n, t_n))
+        mu.ravel()[active] = dual[:n_budget] / scale
+        return mu, rows_rule.unscale(dual[n_budget:])
 
     mu_warm = None if start is None else np.where(forbid, 0.0, np.asarray(start, dtype=np.float64))
+    nu_warm = None
     if mu_warm is not None and mu_warm.shape != (g_n, t_n):
         raise ValueError(f"start: shape {mu_warm.shape}, expected {(g_n, t_n)}")
     if mu_warm is None and 0 < warm < b_n:
@@ -197,45 +255,49 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         dear = np.asarray(model.cost).max(1)
         share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
                           for g in range(g_n)])
-        mu_warm = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
-                                   price_poor=None if price_poor is None else np.asarray(price_poor)[pick],
-                                   tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, warm=0).row_price
-    master = _Master(len(active), b_n)
-    nothing = policy_value(model, 0, price_poor=price_poor, horizon=t_n)
+        sub = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
+                               price_poor=base_poor[pick], rule=rows_rule.subset(pick),
+                               tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, warm=0)
+        mu_warm, nu_warm = sub.row_price, rows_rule.from_subset(sub.rule_price, pick)
+    nothing = policy_value(model, 0, price_poor=base_poor, horizon=t_n)
+    penalty = RULE_PENALTY * max(1.0, float(np.abs(nothing.reward).sum()))
+    master = _Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty)
     every = np.arange(b_n)
     cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
-    master.add(nothing.reward, rows(nothing.spend, every), every)
+    master.add(nothing.reward, rows(nothing.spend, nothing.poor, every), every)
     lp_s = time.perf_counter()
     m_val, dual, pi, _ = master.solve()
     lp_s = time.perf_counter() - lp_s
     dp_s = 0.0
-    mu_master = np.zeros((g_n, t_n))
-    mu_master.ravel()[active] = dual / scale
+    mu_master, nu_master = split(dual)
     mu_eval = mu_master if mu_warm is None else mu_warm
-    best = (np.inf, mu_eval, None)
+    nu_eval = nu_master if mu_warm is None else (nu_master if nu_warm is None else nu_warm)
+    best = (np.inf, mu_eval, nu_eval, None, base_poor)
     history, prices = [], []
     for it in range(max_iter):
         price = dp_price(mu_eval)
+        poor_price = base_poor + rows_rule.dp_price(nu_eval, disc)
         began = time.perf_counter()
-        sol = solve(model, price[agency], price_poor, keep_policy=False)
+        sol = solve(model, price[agency], poor_price, keep_policy=False)
         dp_s += time.perf_counter() - began
-        lval = float(sol.value.sum() + (mu_eval * rhs).ravel()[active].sum())
+        lval = float(sol.value.sum() + (mu_eval * rhs).ravel()[active].sum() + rows_rule.allowance(nu_eval))
         prices.append(price)
         if lval < best[0]:
-            best = (lval, mu_eval, sol)
-        # reduced cost at the master's duals (the DP's columns are priced at mu_eval)
-        coef = rows(sol.spend, every)
-        rc = sol.reward - coef @ dual - pi
-        new = rc > 1e-9 * np.maximum(1.0, np.abs(sol.reward))
+            best = (lval, mu_eval, nu_eval, sol, poor_price)
+        # reduced cost at the master's duals (the DP's columns are priced at mu_eval; a column's value leaves
+        # the rule's charge out, which its rows carry)
+        reward = sol.reward + rows_rule.charge(nu_eval, sol.poor)
+        coef = rows(sol.spend, sol.poor, every)
+        rc = reward - coef @ dual - pi
+        new = rc > 1e-9 * np.maximum(1.0, np.abs(reward))
         if new.any():
             idx = np.flatnonzero(new)
-            master.add(sol.reward[idx], coef[idx], idx)
-            cols.append((idx, np.full(len(idx), it), sol.reward[idx], sol.spend[idx]))
+            master.add(reward[idx], coef[idx], idx)
+            cols.append((idx, np.full(len(idx), it), reward[idx], sol.spend[idx]))
             began = time.perf_counter()
             m_val, dual, pi, _ = master.solve()
             lp_s += time.perf_counter() - began
-            mu_master = np.zeros((g_n, t_n))
-            mu_master.ravel()[active] = dual / scale
+            mu_master, nu_master = split(dual)
         history.append((lval, m_val))
         if callback is not None:
             callback(it, lval, m_val)
@@ -243,9 +305,80 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             break
         if not new.any() and mu_eval is mu_master:
             break  # the master's duals price no column in: L(μ_master) = master value
-        mu_eval = mu_master if not new.any() else smoothing * best[1] + (1.0 - smoothing) * mu_master
+        if not new.any():
+            mu_eval, nu_eval = mu_master, nu_master
+        else:
+            mu_eval = smoothing * best[1] + (1.0 - smoothing) * mu_master
+            nu_eval = smoothing * best[2] + (1.0 - smoothing) * nu_master
     _, _, _, weight = master.solve()
-    bound, mu, sol = best
+    bound, mu, nu, sol, poor_price = best
     bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
     return ExactBound(bound, dp_price(mu), mu, sol.value, sol.spend, m_val, len(history), np.array(history),
-                      np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s, lp_s)
+                      np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s, lp_s,
+                      poor_price, nu, master.slack() <= 1e-6 * max(1, rows_rule.n))
+
+
+class _RuleRows:
+    """The rule's master rows: one per (fleet, year), scaled by the allowance F · D_fleet (m²)."""
+
+    def __init__(self, rule: Rule | None, b_n: int, t_n: int):
+        self.rule, self.t_n = rule, t_n
+        if rule is None:
+            self.n, self.g_n = 0, 0
+            return
+        group = np.asarray(rule.group, dtype=np.int64)
+        deck = np.asarray(rule.deck, dtype=np.float64)
+        if group.shape != (b_n,) or deck.shape != (b_n,) or (group < 0).any():
+            raise ValueError(f"rule: group and deck of shape ({b_n},), group ≥ 0; got {group.shape}, {deck.shape}")
+        if not (np.isfinite(deck).all() and (deck >= 0).all()):
+            raise ValueError("rule: deck area finite and ≥ 0 m²")
+        if not 0.0 < rule.share <= 1.0:
+            raise ValueError(f"rule: share {rule.share:g} must be in (0, 1]")
+        self.group, self.deck, self.g_n = group, deck, int(group.max()) + 1
+        self.allow = rule.share * np.bincount(group, weights=deck, minlength=self.g_n)  # (F,) m²
+        self.n = self.g_n * t_n
+
+    def entries(self, poor: np.ndarray, bridge: np.ndarray) -> np.ndarray:
+        """(k, F·T): each column's expected m² poor per (fleet, year), over the allowance."""
+        out = np.zeros((len(bridge), self.g_n, self.t_n))
+        if self.n:
+            g = self.group[bridge]
+            out[np.arange(len(bridge)), g] = poor * (self.deck[bridge] / np.maximum(self.allow[g], 1e-300))[:, None]
+        return out.reshape(len(bridge), -1)
+
+    def unscale(self, dual: np.ndarray) -> np.ndarray:
+        """Scaled duals (F·T,) → ν (F, T) per m² poor (present value)."""
+        if not self.n:
+            return np.zeros((0, self.t_n))
+        return dual.reshape(self.g_n, self.t_n) / np.maximum(self.allow, 1e-300)[:, None]
+
+    def dp_price(self, nu: np.ndarray, disc: np.ndarray) -> np.ndarray | float:
+        """The DP's charge (B, T) for ending year t poor: ν_t · deck_b / γ^t (0 without a rule)."""
+        if not self.n:
+            return 0.0
+        return nu[self.group] * self.deck[:, None] / disc
+
+    def charge(self, nu: np.ndarray, poor: np.ndarray) -> np.ndarray | float:
+        """(B,) Σ_t ν_t deck_b poor_bt: the present value the DP charged each bridge for the rule."""
+        if not self.n:
+            return 0.0
+        return (nu[self.group] * poor).sum(1) * self.deck
+
+    def allowance(self, nu: np.ndarray) -> float:
+        """Σ ν F D, the rule's part of L."""
+        return float((nu * self.allow[:, None]).sum()) if self.n else 0.0
+
+    def subset(self, pick: np.ndarray) -> Rule | None:
+        """The rule of some bridges (their fleets renumbered 0 … by order of first appearance)."""
+        if self.rule is None:
+            return None
+        _, group = np.unique(self.group[pick], return_inverse=True)
+        return Rule(group, self.deck[pick], self.rule.share)
+
+    def from_subset(self, nu: np.ndarray, pick: np.ndarray) -> np.ndarray | None:
+        """ν of a sub-fleet's fleets back on this rule's fleets (fleets it has none of: 0)."""
+        if not self.n:
+            return None
+        out = np.zeros((self.g_n, self.t_n))
+        out[np.unique(self.group[pick])] = nu
+        return out

@@ -10,7 +10,10 @@ values each action of each bridge at the bridge's state now,
 V_{t+1} the bridge's exact value at the relaxation's prices (tables kept for a window of years and recomputed from
 the horizon when the simulation leaves it), and funds the actions with the most benefit Q(x, a) − Q(x, do nothing)
 within each agency's money (:func:`bridgefleet.planning.knapsack.allocate`): this year's budget is kept exactly, the
-later years' through their prices. Same interface as :class:`bridgefleet.planning.planner.LagrangianPlanner`.
+later years' through their prices. With a poor deck-area rule (``max_poor_deck_area``) the bound prices it too
+(:class:`bridgefleet.planning.exact_bound.Rule`, aimed at ``aim`` of each fleet's counted deck area) and the values
+charge each bridge's poor years at its price. Same interface as :class:`bridgefleet.planning.planner.
+LagrangianPlanner`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from bridgefleet.planning.exact_bound import ExactBound, lagrangian_bound
+from bridgefleet.planning.exact_bound import ExactBound, Rule, lagrangian_bound
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
 from bridgefleet.planning.knapsack import allocate
@@ -121,6 +124,11 @@ class PlannerBound:
     def mean(self) -> float:
         return float(self.values.mean())
 
+    @property
+    def meets_rule(self) -> bool:
+        """The relaxation meets the poor deck-area rule on every fleet (True without a rule)."""
+        return all(p.rule_met for p in self.parts)
+
 
 def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np.ndarray, np.ndarray]:
     """The finite model of the bridges of fleets ``fleets`` (int (F,) rows of ``sim``) as it is now, with the
@@ -162,10 +170,19 @@ class ExactPlanner:
         max_iter: DP solves of the price search.
         window_mb: memory for the value tables of a window of years, MB.
         progress: print the price search's progress.
+        max_poor_deck_area: F, the rule priced (at most F of each fleet's counted deck area poor at the end of every
+            year, in expectation; 0.10: 23 CFR 490.411); None: no rule.
+
+    Attributes:
+        aim: the share of counted deck area the prices aim the expected poor deck area at (F unless set lower, as
+            :mod:`bridgefleet.evaluation.component_scenarios` does where the simulated plan misses F).
     """
 
-    def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False):
+    def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False,
+                 max_poor_deck_area: float | None = None):
         self.tol, self.max_iter, self.window_mb, self.progress = tol, max_iter, window_mb, progress
+        self.max_poor_deck_area = max_poor_deck_area
+        self.aim = max_poor_deck_area
         self.bound: PlannerBound | None = None
         self._key: tuple | None = None
 
@@ -178,7 +195,8 @@ class ExactPlanner:
         b_n = sim.n_bridges
         per = max(1, GROUP_BRIDGES // b_n)
         full, agency, budget = fleet_model(sim, np.arange(e_n))
-        values, parts, prices = np.empty(e_n), [], []
+        counted = sim.fhwa_weight()[:e_n].reshape(-1)
+        values, parts, prices, poor_prices = np.empty(e_n), [], [], []
         # The first fleet alone, then the others in groups from its prices (fleets of one fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
         like = None
@@ -186,19 +204,21 @@ class ExactPlanner:
             bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
             rows = slice(2 * fleets[0], 2 * fleets[-1] + 2)  # the group's agencies, 2 a fleet
             part_budget = budget[rows]
+            rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
             res = lagrangian_bound(full.subset(bridges), agency[bridges] - 2 * fleets[0], part_budget,
-                                   sim.config.carry_over_budget, tol=self.tol, max_iter=self.max_iter,
+                                   sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
                                    start=None if like is None else np.tile(like, (len(fleets), 1)))
             like = res.row_price[:2] if like is None else like  # a large first fleet starts from a sample's prices
             parts.append(res)
             row_value = res.row_price * _row_budget(part_budget, sim.config.carry_over_budget)
             values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.reshape(len(fleets), -1).sum(1)
             prices.append(res.price[agency[bridges] - 2 * fleets[0]])  # (F·B, T) DP units
+            poor_prices.append(res.price_poor)
         self.bound = PlannerBound(values, parts, time.perf_counter() - t0)
         self._model = full
         self._price = np.concatenate(prices)
         self._bank = make_bank(self._model)
-        self._no_poor = np.zeros_like(self._price)  # the planner prices no poor-deck-area rule yet
+        self._poor = np.ascontiguousarray(np.concatenate(poor_prices))  # (B, T): the rule's charge, 0 without
         self._window: tuple[int, int] = (0, 0)
         self._tables_: np.ndarray | None = None
         self._one = sim.fixed is not None
@@ -214,7 +234,7 @@ class ExactPlanner:
             width = int(max(1, min(t_n - t, self.window_mb * 2**20 // (4 * b_n * s_n))))
             out = np.empty((width, b_n, s_n), dtype=np.float32)
             _tables(m.kind.astype(np.int64), np.ascontiguousarray(m.utility), np.ascontiguousarray(m.cost),
-                    np.ascontiguousarray(self._price), self._no_poor, int(m.poor_top),
+                    np.ascontiguousarray(self._price), self._poor, int(m.poor_top),
                     float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
                     bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.how, bank.ax, bank.low, bank.mn,
                     bank.dig, bank.cnext, bank.clen, bank.coup, t + 1, t + 1, out)
@@ -231,7 +251,7 @@ class ExactPlanner:
         t = int(sim.t.max())
         if int(sim.t.min()) != t:
             raise ValueError("the exact planner needs every fleet at the same year")
-        key = (id(sim), sim.num_envs, sim.components.tobytes() if t == 0 else None)
+        key = (id(sim), sim.num_envs, self.aim, sim.components.tobytes() if t == 0 else None)
         if t == 0 and key != self._key:
             self.prepare(sim)
             self._key = key
@@ -245,10 +265,19 @@ class ExactPlanner:
         state = state_index(st, r_n)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
         _q_now(self._rows(e_n, b_n), state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost,
-               self._no_poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
+               self._poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
                np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w,
                bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
         return (q - q[:, :1]).reshape(e_n, b_n, -1)
+
+    def carry_price(self, t: int) -> np.ndarray:
+        """float64 (B_all,): what a USD left unspent in year t is worth when budgets carry over, in year-t reward
+        units: next year's price of money, γ × price[:, t + 1] (0 after the last year, or where next year's
+        money is forbidden, i.e. there is none)."""
+        if t + 1 >= self._price.shape[1]:
+            return np.zeros(self._price.shape[0])
+        nxt = self._price[:, t + 1]
+        return np.where(np.isfinite(nxt), self._model.gamma * nxt, 0.0)
 
     def _rows(self, e_n: int, b_n: int) -> np.ndarray:
         """int64 (E·B,): the model's bridge of each simulated bridge (a fixed fleet's E samples share its B)."""
@@ -257,7 +286,10 @@ class ExactPlanner:
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
         ben = self.benefits(sim)
         e_n, b_n = sim.num_envs, sim.n_bridges
-        cost = self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1)
+        rows = self._rows(e_n, b_n)
+        cost = self._model.cost[rows].reshape(e_n, b_n, -1)
+        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
+            ben = ben - self.carry_price(int(sim.t.max()))[rows].reshape(e_n, b_n, 1) * cost
         out = np.zeros((e_n, b_n), dtype=np.int64)
         allocate(ben, np.ascontiguousarray(cost), (np.arange(b_n) >= sim.n_urban).astype(np.int64), sim.budget, out)
         return out

@@ -1,0 +1,87 @@
+"""``scenarios`` on the component model: the exact least budget and the rule-priced planner at each level.
+
+The least budget is exact on the finite model (:func:`bridgefleet.planning.exact_least_budget.least_budget`): below
+it no policy of the model keeps the expected share of deck area poor within the rule in every year, and no grid or
+certificate stands between it and the model. At each budget level the planner
+(:class:`bridgefleet.planning.exact_planner.ExactPlanner`) prices the rule in its bound and values; where its
+simulated plan still misses the rule (a knapsack of whole treatments a year is not the relaxation's mixture) it
+aims its prices at a tighter share (:data:`AIMS`) and keeps the first plan that meets the rule. The bound shown at
+a level is the one at the rule itself: the most any policy meeting the rule in expectation can reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bridgefleet.config import FleetConfig
+from bridgefleet.evaluation.evaluate import evaluate_policy
+from bridgefleet.inventory.fleet import set_budget
+from bridgefleet.planning.exact_bound import Rule
+from bridgefleet.planning.exact_least_budget import ExactLeastBudget, least_budget
+from bridgefleet.planning.exact_planner import ExactPlanner, fleet_model
+from bridgefleet.sim.simulator import FleetSimulator
+
+AIMS = (1.0, 0.9, 0.75, 0.5)
+"""Shares of the rule F the planner's prices aim at, in turn, until its simulated mean share of deck area poor is
+≤ F in every year (the first aim is the rule itself; where none meets it the level shows the one with the least
+poor share in its worst year)."""
+PROBE_AIMS = (0.9,)
+"""What a probe of the planner's least budget tries: one aim, a margin of a tenth of the rule for the knapsack's
+whole treatments (near the least budget the rule binds every year and the plan at the rule itself misses it)."""
+
+
+def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poor_by_year: Callable[[Any], np.ndarray],
+             aims: tuple[float, ...] = AIMS) -> tuple[Any, float]:
+    """Each share of ``aims`` in turn (``planner.aim`` = ``rule`` × it) until what ``attempt()`` simulates keeps the
+    mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation
+    cannot meet the aim (then no tighter aim can).
+
+    Returns:
+        (that outcome, or the one with the least poor share in its worst year; the mean bound at the first aim,
+        reward units; whether the relaxation meets the first aim).
+    """
+    best, best_worst, first = None, np.inf, (np.nan, False)
+    for k, share in enumerate(aims):
+        planner.aim = rule * share
+        out = attempt()
+        if k == 0:
+            first = (planner.bound.mean, planner.bound.meets_rule)
+        worst = float(poor_by_year(out).max())
+        if worst < best_worst:
+            best, best_worst = out, worst
+        if worst <= rule + 1e-12 or not planner.bound.meets_rule:
+            return out, *first
+    return best, *first
+
+
+def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
+                aims: tuple[float, ...] = AIMS):
+    """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a year) on ``episodes``
+    samples of the fixed ``fleet``, the rule priced (:func:`try_aims`): a
+    :class:`bridgefleet.evaluation.scenarios.Level`."""
+    from bridgefleet.evaluation.scenarios import Level
+
+    level_cfg = set_budget(cfg, scale=scale)
+    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule)
+
+    def attempt():
+        return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", FleetSimulator(level_cfg, episodes,
+                                                                                               fleet))
+
+    result, bound, met = try_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0), aims)
+    return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim)
+
+
+def exact_least_budget(cfg: FleetConfig, fleet, seed: int, rule: float) -> tuple[ExactLeastBudget, np.ndarray]:
+    """The least budget of the fixed ``fleet`` (``cfg`` resolved, at its sized budget) for the rule, as a multiple
+    of the sized budget (:func:`bridgefleet.planning.exact_least_budget.least_budget`), and the deck area float64
+    (B,) m² the rule counts."""
+    sim = FleetSimulator(cfg, 1, fleet)
+    sim.reset(None, [seed])
+    model, agency, budget = fleet_model(sim, np.arange(1))
+    deck = sim.fhwa_weight()[0].astype(np.float64)
+    return least_budget(model, agency, budget, Rule(np.zeros(len(deck), np.int64), deck, rule),
+                        cfg.carry_over_budget), deck
