@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluation import scenarios
+from bridgefleet.evaluation import scenario_tables, scenarios
 
 INDIANA = Path(__file__).resolve().parents[2] / "shared" / "data" / "indiana" / "INDIANA2019.csv"
 TARGET_S = {"default": 600, "dc-2019": 120, "indiana": 900}
@@ -87,7 +87,7 @@ def main() -> None:
         finally:
             scenarios.least_budget, scenarios.simulate_level = lb, sim
         if args.out:
-            scenarios.write_scenarios(sc, Path(args.out) / Path(name).stem)
+            scenario_tables.write_scenarios(sc, Path(args.out) / Path(name).stem)
         planner = sc.planner_least
         ratio = "–" if planner is None else f"{planner / sc.certified:.2f}"
         print(f"| {name} | {len(sc.levels)} | {wall:.0f} | {TARGET_S.get(name, '–')} | "

@@ -6,7 +6,8 @@ import pytest
 from bridgefleet.cli import main
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_policy
-from bridgefleet.evaluation.scenarios import format_markdown, run_scenarios
+from bridgefleet.evaluation.scenario_tables import format_markdown
+from bridgefleet.evaluation.scenarios import run_scenarios
 from bridgefleet.planning.exact_dp import policy_value
 from bridgefleet.planning.exact_planner import ExactPlanner, fleet_model
 from bridgefleet.sim.simulator import FleetSimulator

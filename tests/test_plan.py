@@ -41,7 +41,7 @@ def test_set_budget_scales_the_sized_budget_and_keeps_the_split():
     with pytest.raises(ValueError, match="--budget-scale 1e\\+308: USD inf a year"):
         set_budget(cfg, scale=1e308)
     # a budget level is not another fleet model (a plan at 0.5 × once said "the custom fleet model")
-    for name in ("default", "plan-2025"):
+    for name in ("continuous-2026", "plan-2025", "components-2026"):
         assert set_budget(resolve_fleet(FleetConfig.named(name))[0], scale=0.5).model_name() == name
     assert FleetConfig(carry_over_budget=False).model_name() == "custom"
 
@@ -67,7 +67,7 @@ def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
                  "--budget-scale", "0.5", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "deck area: all bridges (a synthetic fleet has no NHS coding)" in text and "plan (lagrangian)" in text
-    assert "means of 2 deterioration samples of one fleet of the default fleet model (fleet seed 0)" in text
+    assert "means of 2 deterioration samples of one fleet of the continuous-2026 fleet model (fleet seed 0)" in text
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert len(rows) == 1 + 4 * 6 and out.with_suffix(".png").is_file()
     budget = FleetConfig.from_yaml(fleet).budgets_usd

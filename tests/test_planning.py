@@ -218,7 +218,7 @@ def test_fleet_model_option_reproduces_plan_2025_and_names_unknown_models(tmp_pa
     assert loaded.n_urban == 10 and loaded.annual_budget_usd == 282_000.0 and not loaded.carry_over_budget
     cfg.write_text("model: plan-2024\n")
     with pytest.raises(ConfigError, match=r"unknown fleet model 'plan-2024' \(did you mean 'plan-2025'\?\); known: "
-                       "default, components-2026, bands-2026, plan-2025"):
+                       "components-2026, continuous-2026, bands-2026, plan-2025"):
         FleetConfig.from_yaml(cfg)
     assert main(["evaluate", "--config", str(cfg), "--episodes", "2", "--no-bound"]) == 2
     assert "unknown fleet model 'plan-2024'" in capsys.readouterr().err
@@ -377,10 +377,10 @@ def test_fleet_options_say_what_is_wrong_and_the_command_line_model_wins(tmp_pat
         err = capsys.readouterr().err
         assert wanted in err and str(cfg) in err and "Traceback" not in err
     cfg.write_text("model: plan-2025\nn_urban: 10\n")
-    assert main(["evaluate", "--config", str(cfg), "--fleet-model", "default", "--policy", "worst_first",
+    assert main(["evaluate", "--config", str(cfg), "--fleet-model", "continuous-2026", "--policy", "worst_first",
                  "--episodes", "2", "--no-bound", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "fleet model: default" in out  # the option's model, the file's 10 urban bridges
+    assert "fleet model: continuous-2026" in out  # the option's model, the file's 10 urban bridges
     assert main(["evaluate", "--fleet-model", "plan-2025", "--policy", "worst_first", "--episodes", "2",
                  "--no-bound", "--quiet"]) == 0
     assert "fleet model: plan-2025" in capsys.readouterr().out

@@ -11,7 +11,7 @@ import pytest
 
 from bridgefleet.cli import main
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.evaluation.scenarios import RULE_SENTENCE, lumps_sentence
+from bridgefleet.evaluation.scenario_tables import RULE_SENTENCE, lumps_sentence
 from bridgefleet.inventory.load import load_inventory
 from bridgefleet.report import build_report, read_scenarios
 from bridgefleet.training.runner import train
@@ -73,7 +73,7 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
         assert f"<td>{row}</td>" in text
     assert "Averaged over the 4 evaluation fleets: at year 8 the trained policy leaves" in text
     assert "of deck area poor against" in text
-    assert "The plan is for one fleet of the default fleet model (fleet seed 0); section 2" in text
+    assert "The plan is for one fleet of the continuous-2026 fleet model (fleet seed 0); section 2" in text
     assert "<th>deck area poor, worst year</th>" in text and "one unit is worth USD 100,000" in text
     # how the run learned, and at which budgets (BRIDGE: SARSA at the sized budget alone)
     assert "<td>how it learned</td><td>reinforcement learning (SARSA targets)</td>" in text

@@ -139,7 +139,7 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert data["planner_least_scale"] is not None
     n = data["planner_least_episodes"]
     assert f"judged on {n} episodes" in text and f"over {n} episodes" in text
-    from bridgefleet.evaluation.scenarios import COLUMNS_SENTENCE
+    from bridgefleet.evaluation.scenario_tables import COLUMNS_SENTENCE
 
     assert COLUMNS_SENTENCE in text  # which columns are one episode's and which the mean's
     rows = list(csv.DictReader((out / "scenarios.csv").open(encoding="utf-8")))
@@ -200,11 +200,15 @@ def test_the_planner_acts_on_the_finer_grid_under_a_rule_on_a_small_fleet():
         assert planner.mdps.h == pytest.approx(h, rel=1e-12)
 
 
-def test_the_command_certifies_on_the_grid_run_scenarios_does():
+def test_the_command_certifies_on_the_grid_run_scenarios_does(capsys):
+    # no --certify-step: run_scenarios' own (CERTIFY_STEP on a continuous model); given on the component model, refused
+    from bridgefleet.cli import main
     from bridgefleet.cli.parser import build_parser
     from bridgefleet.evaluation.scenarios import CERTIFY_STEP
 
-    assert build_parser().parse_args(["scenarios"]).certify_step == CERTIFY_STEP == 0.005
+    assert build_parser().parse_args(["scenarios"]).certify_step is None and CERTIFY_STEP == 0.005
+    assert main(["scenarios", "--fleet-model", "components-2026", "--certify-step", "0.01", "--quiet"]) == 2
+    assert "--certify-step 0.01: the component model's least budget is exact" in capsys.readouterr().err
 
 
 def _probe_level(scale: float, met: bool):
@@ -303,7 +307,8 @@ def test_a_level_on_fewer_paths_than_the_probes_bounds_nothing_from_below(monkey
 def test_the_least_budget_sentence_gives_the_planners_breaches_there():
 
     from bridgefleet.evaluation.evaluate import EvalResult
-    from bridgefleet.evaluation.scenarios import Level, _breach_words
+    from bridgefleet.evaluation.scenario_tables import _breach_words
+    from bridgefleet.evaluation.scenarios import Level
 
     # 4 episodes × 5 years at 5 % poor, but episode 0 at 12 % in years 2–4 (3 running) and episode 1 at 21 % in
     # year 1: a breach in some year on 2 of 4 (50 %), 3 running on 1 (25 %); year 1's mean (3 × 5 + 21) / 4 = 9 %.

@@ -151,7 +151,7 @@ def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
     # the grid bound (an estimate; the certified one is tested in test_certified_bound.py) is above every policy
     # but the planner, which on these 4 test fleets of a 5-year fleet beats it (54.48 against 15.66 ± 9.59)
     assert all(ev["bound"]["mean"] >= p["mean"] for k, p in ev["policies"].items() if k != "lagrangian")
-    assert ev["fleet_model"] == "default"
+    assert ev["fleet_model"] == "continuous-2026"
     assert main(["evaluate", str(run_dir), "--episodes", "2", "--no-bound", "--policy", "worst_first"]) == 0
     assert "| worst_first |" in (out := capsys.readouterr().out) and "| random |" not in out
     assert main(["evaluate", str(run_dir), "--fleet-model", "plan-2025"]) == 2  # would be silently ignored
@@ -219,8 +219,8 @@ def test_a_training_yaml_names_its_fleet_model_and_errors_name_the_file(tmp_path
     path.write_text("fleet: plan-2025\n")
     assert resolve_config(None, path).fleet.annual_budget_usd == 282_000.0
     path.write_text("fleet: {model: plan-2025, n_urban: 10}\n")
-    cfg = resolve_config(None, path, {"fleet": {"model": "default"}})  # --fleet-model default wins
-    assert cfg.fleet.n_urban == 10 and cfg.fleet.model_name() == "default" and cfg.fleet.carry_over_budget
+    cfg = resolve_config(None, path, {"fleet": {"model": "continuous-2026"}})  # --fleet-model continuous-2026 wins
+    assert cfg.fleet.n_urban == 10 and cfg.fleet.model_name() == "continuous-2026" and cfg.fleet.carry_over_budget
     path.write_text("fleet: {model: nope}\n")
     with pytest.raises(ConfigError, match=f"{path}, fleet: unknown fleet model 'nope'"):
         resolve_config(None, path)

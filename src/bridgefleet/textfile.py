@@ -10,7 +10,9 @@ decided from its bytes, one rule for every reader.
   with bytes that are not UTF-8 (two encodings pasted together), bytes the legacy encoding has no character for
   (Windows-1252's 0x81, 0x8D, 0x8F, 0x90, 0x9D) or reads as control codes (Latin-1's 0x80–0x9F).
 
-:func:`decode_text` returns the text and the encoding it was read in (``inventory`` says which).
+:func:`decode_text` returns the text and the encoding it was read in (``inventory`` says which);
+:func:`scan_encoding` decides the same of a file in one pass over its bytes, a chunk at a time, for readers that
+stream a large file (:meth:`TextFile.open`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import codecs
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 LEGACY_NAMES = {"latin-1": "Latin-1", "cp1252": "Windows-1252"}
 """Legacy encodings a format may fall back to: codec → the name a message uses."""
@@ -145,3 +148,121 @@ def read_text(path: str | Path, legacy: str, what: str = "the format") -> Decode
     except TextEncodingError as exc:
         where = f", line {exc.line}" if exc.line else ""
         raise ValueError(f"{path}{where}: {exc.what}") from None
+
+
+# ------------------------------------------------------------------------------------------------
+# A large file, streamed: the same rule, decided in one pass over its bytes without holding them
+
+_LEGACY_BAD = {"latin-1": re.compile(rb"[\x80-\x9f]"), "cp1252": re.compile(rb"[\x81\x8d\x8f\x90\x9d]")}
+"""The first byte that :func:`decode_text` refuses in each legacy encoding: Windows-1252 has no character for five
+bytes, Latin-1 reads 0x80–0x9F as control codes."""
+
+STREAM_CHUNK = 1 << 22
+"""Bytes read at a time by :func:`scan_encoding` (4 MiB)."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A file whose encoding :func:`scan_encoding` decided (the text itself not read): what :class:`Decoded` says
+    of it, and ``codec``, the Python codec that reads it (``utf-8-sig`` drops a byte-order mark as
+    :func:`decode_text` does)."""
+
+    path: Path
+    encoding: str
+    why: str
+    codec: str
+    size: int
+
+    def describe(self) -> str:
+        """"text read as UTF-8 (valid UTF-8)": the line ``inventory`` prints (as :meth:`Decoded.describe`)."""
+        return f"text read as {self.encoding} ({self.why})"
+
+    def stream(self) -> TextIO:
+        """The text, streamed in its encoding: lines split as ``io.StringIO(text, newline="")`` splits them."""
+        return open(self.path, encoding=self.codec, newline="")
+
+
+def scan_encoding(path: str | Path, legacy: str, what: str = "the format", progress=None) -> TextFile:
+    """The encoding :func:`decode_text` would read the file at ``path`` in, and its reason, decided in one pass over
+    the bytes ``STREAM_CHUNK`` at a time (the memory of a chunk, whatever the file's size); ``progress``: a callable
+    given the bytes read after each chunk.
+
+    Raises:
+        TextEncodingError: the one :func:`decode_text` raises on the same bytes (same words, byte and line).
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    name = LEGACY_NAMES[legacy]
+    expected = f"expected UTF-8 or {name} text: re-save it as UTF-8 CSV"
+    legacy_bad = _LEGACY_BAD[legacy]
+    with path.open("rb") as fh:
+        head = fh.read(4000)
+        boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
+                (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
+        for bom_, enc, codec in boms:
+            if head.startswith(bom_):
+                raise TextEncodingError(f"the file is {enc}-encoded (byte-order mark {bom_.hex(' ').upper()}); "
+                                        f"{expected}", line=1, column=_first_field(head, codec))
+        if looks_binary(head):
+            raise TextEncodingError(f"not a text file ({control_bytes(head)} control bytes in its first "
+                                    f"{len(head)} bytes); {expected}", line=1)
+        bom = head.startswith(codecs.BOM_UTF8)
+        fh.seek(len(codecs.BOM_UTF8) if bom else 0)
+        start = len(codecs.BOM_UTF8) if bom else 0  # raw offset of the next chunk
+        newlines = 0  # before it
+        nul: tuple[int, int] | None = None  # (raw offset, line) of the first NUL byte
+        bad: tuple[int, int, int] | None = None  # (raw offset, line, byte) of the first byte that is not UTF-8
+        other: tuple[int, int, int] | None = None  # the same, of the first byte the legacy encoding refuses
+        utf8_seq = False  # a multi-byte UTF-8 character somewhere
+        ascii_only = True
+        carry = b""  # a UTF-8 character cut by the chunk's end, carried to the next
+        tail = b""  # the last bytes of the previous chunk (a UTF-8 character across two chunks)
+        while chunk := fh.read(STREAM_CHUNK):
+            if nul is None and (k := chunk.find(b"\x00")) >= 0:
+                nul = (start + k, newlines + chunk.count(b"\n", 0, k) + 1)
+            if not chunk.isascii():
+                ascii_only = False
+                utf8_seq = utf8_seq or _UTF8_SEQUENCE.search(tail + chunk) is not None
+                if other is None and (m := legacy_bad.search(chunk)):
+                    other = (start + m.start(), newlines + chunk.count(b"\n", 0, m.start()) + 1, chunk[m.start()])
+            if bad is None and not (carry == b"" and chunk.isascii()):
+                data = carry + chunk
+                try:
+                    data.decode("utf-8")
+                    carry = b""
+                except UnicodeDecodeError as exc:
+                    if exc.reason == "unexpected end of data" and exc.end == len(data):
+                        carry = data[exc.start:]  # completed, or refused, by the next chunk (or the end)
+                    else:
+                        at = exc.start - len(carry)  # in this chunk; a carried byte is never a newline
+                        bad = (start + at, newlines + chunk.count(b"\n", 0, max(at, 0)) + 1, data[exc.start])
+                        carry = b""
+            newlines += chunk.count(b"\n")
+            start += len(chunk)
+            tail = (tail + chunk)[-3:]
+            if progress is not None:
+                progress(start)
+        if bad is None and carry:  # the file ends inside a UTF-8 character
+            bad = (start - len(carry), newlines + 1, carry[0])
+    size = start
+    if nul is not None:
+        at, line = nul
+        guess = "UTF-16" if head[:2].count(b"\x00") == 1 else "binary or UTF-16/32"
+        first = _first_field(head, "utf-16-le" if head[1:2] == b"\x00" else "utf-16-be")
+        raise TextEncodingError(f"NUL byte at byte {at}: the file looks {guess}-encoded, not text; {expected}",
+                                line=line, column=first if line == 1 else None)
+    if bad is None:
+        why = "UTF-8 byte-order mark" if bom else "plain ASCII, which is valid UTF-8" if ascii_only else "valid UTF-8"
+        return TextFile(path, "UTF-8", why, "utf-8-sig" if bom else "utf-8", size)
+    at, line, value = bad
+    byte = f"byte 0x{value:02X} at byte {at}"
+    if bom or utf8_seq:
+        mark = "starts with a UTF-8 byte-order mark" if bom else "holds UTF-8 characters"
+        raise TextEncodingError(f"the file {mark} but its {byte} is not UTF-8 (two encodings mixed?); {expected}",
+                                line=line)
+    if other is not None:
+        o_at, o_line, o_value = other
+        why = (f"is neither UTF-8 nor {name} (which has no character for it)" if legacy == "cp1252" else
+               f"is neither UTF-8 nor a {name} character (a control code there)")
+        raise TextEncodingError(f"byte 0x{o_value:02X} at byte {o_at} {why}; {expected}", line=o_line)
+    return TextFile(path, name, f"not valid UTF-8 ({byte}, line {line}): {what}'s legacy encoding", legacy, size)

@@ -17,7 +17,10 @@ def _fleet_config(args: argparse.Namespace) -> FleetConfig:
     path, name = getattr(args, "config", None), getattr(args, "fleet_model", None)
     if path and name and not os.path.exists(path):
         raise ConfigError(f"--config {path}: no such file (give a fleet model by --fleet-model alone)")
-    cfg = FleetConfig.from_yaml(path, name) if path else FleetConfig.named(name) if name else FleetConfig()
+    if path:
+        cfg = FleetConfig.from_yaml(path, name)
+    else:
+        cfg = FleetConfig.named(name) if name else FleetConfig.default_model()
     changes = {}
     if getattr(args, "inventory", None):
         changes["inventory"] = args.inventory
@@ -383,7 +386,8 @@ def _mapping_with_inventory(args: argparse.Namespace) -> None:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from bridgefleet.evaluation.scenarios import DEFAULT_SCALES, SCENARIO_FILES, run_scenarios, write_scenarios
+    from bridgefleet.evaluation.scenario_tables import SCENARIO_FILES, write_scenarios
+    from bridgefleet.evaluation.scenarios import DEFAULT_SCALES, run_scenarios
 
     scales, usd = numbers(args.budgets, "--budgets"), numbers(args.budgets_usd, "--budgets-usd")  # before any work
     out = check_writable_folder(args.out, "--out")  # before minutes of work
@@ -568,7 +572,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.history}: {exc}") from None
     fitted = FleetConfig().replace(**fit.fields())
     print(f"{args.history}: {len(pairs.rating0):,} do-nothing pairs of {pairs.n_bridges:,} bridges")
-    print(format_table(check_table(pairs, {"default": FleetConfig(), "fit": fitted})))
+    print(format_table(check_table(pairs, {"continuous-2026": FleetConfig(), "fit": fitted})))
     if args.out:
         import yaml
 
@@ -576,7 +580,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
         head = (f"# Deterioration fitted by `bridgefleet calibrate {args.history}` to {len(pairs.rating0):,} "
                 "do-nothing pairs\n# (docs/fleet-model.md); use with --config on train, evaluate, bound, plan.\n")
-        write_text(args.out, head + yaml.safe_dump({"model": "default", **fit.fields()}, sort_keys=False,
+        write_text(args.out, head + yaml.safe_dump({"model": "continuous-2026", **fit.fields()}, sort_keys=False,
                                                    default_flow_style=None, allow_unicode=True))
         print(f"wrote {args.out}")
     return 0

@@ -200,9 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "(first at 1.1, 1.2, 1.4, … × the certified least budget until one meets it, then bisection; "
                      "the search stops once the budgets seen to miss and to meet lie within 5 %% of the certified "
                      "least budget of each other; 0: the lowest level that met)")
-    scn.add_argument("--certify-step", type=NUMBER, default=0.005,  # scenarios.CERTIFY_STEP (numpy stays unloaded)
-                     help="rating grid of the certified least budget, rating points (default 0.005; it holds for "
-                     "the simulator's model whatever the step; finer is tighter and slower)." + CERTIFY_STEP_HELP)
+    scn.add_argument("--certify-step", type=NUMBER,
+                     help="continuous fleet models: rating grid of the certified least budget, rating points (default "
+                     "0.005; it holds for the simulator's model whatever the step; finer is tighter and slower; the "
+                     "component model's least budget is exact and refuses it)." + CERTIFY_STEP_HELP)
     scn.add_argument("--config", help="fleet config YAML")
     _fleet_model_option(scn)
     scn.add_argument("--inventory", help="bridge inventory file or bundled name (dc-2019)")
@@ -332,8 +333,9 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
     from bridgefleet.config import FLEET_MODELS
 
     p.add_argument("--fleet-model", choices=list(FLEET_MODELS),
-                   help="named fleet model; wins over a config file's model: (default: the file's, else default; "
-                        "plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
+                   help="named fleet model; wins over a config file's model: (default: components-2026, the component "
+                        "ratings model; a config file without model: keeps the continuous-2026 model it was written "
+                        "for; plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
 
 
 def _at_least(low: int, why: str) -> Callable[[str], int]:

@@ -337,6 +337,11 @@ class FleetConfig:
         return self.inventory or f"one fleet of the {self.model_name()} fleet model (fleet seed {self.fleet_seed})"
 
     @classmethod
+    def default_model(cls, **changes: Any) -> FleetConfig:
+        """The fleet of a command or a new run given none: :data:`DEFAULT_FLEET_MODEL` with some fields changed."""
+        return cls.named(DEFAULT_FLEET_MODEL, **changes)
+
+    @classmethod
     def named(cls, name: str, **changes: Any) -> FleetConfig:
         """The named fleet model (:data:`FLEET_MODELS`) with some fields changed.
 
@@ -367,6 +372,7 @@ class FleetConfig:
                                   "(good, fair, poor)") from None
         if "model" in data:
             name = str(data.pop("model"))
+            name = MODEL_ALIASES.get(name, name)
             if name not in FLEET_MODELS:
                 raise ConfigError(f"{source}: unknown fleet model {unknown_names([name], FLEET_MODELS)}; known: "
                                   f"{', '.join(FLEET_MODELS)}")
@@ -393,7 +399,7 @@ class FleetConfig:
         is read from there (``bridgefleet calibrate --panel`` writes ``fleet.yaml`` and ``fleet.components.yaml``
         side by side), so the config works from any working directory; otherwise it stays as given (relative to
         the working directory, as before)."""
-        if str(path) in FLEET_MODELS and not Path(path).exists():
+        if MODEL_ALIASES.get(str(path), str(path)) in FLEET_MODELS and not Path(path).exists():
             data: Any = {"model": str(path)}
         else:
             data = read_yaml(path)
@@ -453,7 +459,7 @@ def fleet_mapping(data: Any, source: str) -> dict[str, Any]:
     Raises:
         ConfigError: anything else, naming ``source``.
     """
-    if isinstance(data, str) and data in FLEET_MODELS:
+    if isinstance(data, str) and MODEL_ALIASES.get(data, data) in FLEET_MODELS:
         return {"model": data}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of FleetConfig fields or a fleet model's name "
@@ -475,11 +481,14 @@ a replacement's USD per m², n = 57 and 186, times the replacement cost), replac
 cost, District of Columbia, USD 232/ft², the inventories' reference price; ``benchmarks/fit_treatments.py``)."""
 
 FLEET_MODELS: dict[str, dict[str, Any]] = {
-    "default": {},
-    # Component ratings as inspectors record them (issue 77): deck, superstructure, substructure, fitted to
-    # Massachusetts' NBI ratings 2000-2016 and MassDOT's projects (benchmarks/component_model.py).
+    # The default since 2026-12-07 (issue 77): component ratings as inspectors record them (deck, superstructure,
+    # substructure), fitted to Massachusetts' NBI ratings 2000-2016 and MassDOT's projects
+    # (benchmarks/component_model.py), with an exact planning DP.
     "components-2026": {"component_model": "massachusetts-2026", "unit_costs_usd_per_m2": COMPONENT_UNIT_COSTS,
                         "poor_user_cost_usd_per_aadt": round(POSTED_GIVEN_POOR * 0.10 * 365.0 * 8.0 * 1.41, 4)},
+    # The continuous single-rating model, the default from issue 23 to issue 77 (FleetConfig's field defaults:
+    # a fleet mapping without model: means it, as every config and run written before the change did).
+    "continuous-2026": {},
     # The default of issue 16 (every figure from it to issue 23): one rate factor per FHWA band fitted to
     # Ontario's band transitions, good bridges 2.4 times slower than observed, new structures at 9.
     "bands-2026": {"rating_rate_factors": band_factors_to_rating((0.6, 4.1, 2.6)), "shock_probability": 0.0,
@@ -495,6 +504,12 @@ FLEET_MODELS: dict[str, dict[str, Any]] = {
                   "inventory_budget_usd_per_m2": 282_000.0 / 56_000.0},
 }
 """Named fleet models: field values over the defaults (``model: NAME`` in a fleet mapping, ``--fleet-model``)."""
+DEFAULT_FLEET_MODEL = "components-2026"
+"""The fleet model of a command, a new training run or an environment given no fleet (no --config, no
+--fleet-model, no fleet section). A fleet mapping without ``model:`` keeps FleetConfig's field defaults, the
+continuous model, so configs and runs written before 2026-12-07 mean what they meant."""
+MODEL_ALIASES = {"default": "continuous-2026"}
+"""Former names of fleet models, read in files written before the rename (``calibrate`` wrote ``model: default``)."""
 BUDGET_LEVEL_FIELDS = ("annual_budget_usd", "urban_budget_share")
 """Fields that set a budget level (``--budget-scale``, ``--budget-usd``), not a fleet model: a model's name holds
 at any budget (:meth:`FleetConfig.model_name`)."""

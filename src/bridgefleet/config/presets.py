@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgefleet.config import ConfigError, FleetConfig, fleet_mapping, read_yaml
+from bridgefleet.config import fleet as fleet_models
 from bridgefleet.config.names import unknown_names
 from bridgefleet.config.training import (
     IGNORED_BY_AGENT,
@@ -167,7 +168,8 @@ def resolve_config(preset: str | None = None, config_file: str | Path | None = N
         raise ConfigError(f"unknown preset {unknown_names([base], PRESETS)}; known: {', '.join(PRESETS)}")
     data: dict[str, Any] = {**PRESETS[base], **loaded, "preset": base}
     source = f"{config_file}, fleet" if config_file is not None else "fleet config"
-    fleet = fleet_mapping(data.pop("fleet", None) or {}, source)
+    # no fleet anywhere (a new run of a preset): the default fleet model; a file's fleet section means what it says
+    fleet = fleet_mapping(data.pop("fleet", None) or {"model": fleet_models.DEFAULT_FLEET_MODEL}, source)
     for key, value in (overrides or {}).items():
         if value is None:
             continue

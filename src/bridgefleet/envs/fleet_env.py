@@ -50,7 +50,7 @@ class FleetEnv(gym.Env):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, config: FleetConfig | None = None, render_mode: str | None = None):
-        config, fleet = resolve_fleet(config or FleetConfig())
+        config, fleet = resolve_fleet(config or FleetConfig.default_model())
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not in {self.metadata['render_modes']}")
         self.config = config

@@ -17,8 +17,6 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.evaluation.evaluate import evaluate_policy
-from bridgefleet.inventory.fleet import set_budget
 from bridgefleet.planning.exact_bound import Rule
 from bridgefleet.planning.exact_least_budget import ExactLeastBudget, least_budget
 from bridgefleet.planning.exact_planner import ExactPlanner, fleet_model
@@ -55,24 +53,6 @@ def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poo
         if worst <= rule + 1e-12 or not planner.bound.meets_rule:
             return out, *first
     return best, *first
-
-
-def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
-                aims: tuple[float, ...] = AIMS):
-    """The planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a year) on ``episodes``
-    samples of the fixed ``fleet``, the rule priced (:func:`try_aims`): a
-    :class:`bridgefleet.evaluation.scenarios.Level`."""
-    from bridgefleet.evaluation.scenarios import Level
-
-    level_cfg = set_budget(cfg, scale=scale)
-    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule)
-
-    def attempt():
-        return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian", FleetSimulator(level_cfg, episodes,
-                                                                                               fleet))
-
-    result, bound, met = try_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0), aims)
-    return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim)
 
 
 def exact_least_budget(cfg: FleetConfig, fleet, seed: int, rule: float) -> tuple[ExactLeastBudget, np.ndarray]:

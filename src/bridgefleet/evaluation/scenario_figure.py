@@ -15,7 +15,7 @@ SHOW_YEARS = (1, 5, 10, 30)
 
 def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
     """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets, from
-    :func:`bridgefleet.evaluation.scenarios.summary`'s data; written to ``path``, or returned as an ``<svg>``
+    :func:`bridgefleet.evaluation.scenario_tables.summary`'s data; written to ``path``, or returned as an ``<svg>``
     element when ``path`` is None."""
     import matplotlib
 

@@ -20,12 +20,9 @@ from __future__ import annotations
 import datetime
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bridgefleet.outputs import counted, write_json
-
-if TYPE_CHECKING:
-    from bridgefleet.evaluation.work_plan import Plan
 
 WORKS_SUFFIX = ".works.json"
 """The works file beside a plan CSV: ``plan.csv`` → ``plan.works.json``."""
@@ -63,7 +60,7 @@ def refuse_without_codes(component_model: str | None, what: str) -> None:
                          "code; plan on the component model (--fleet-model components-2026) or leave --format out")
 
 
-def works_records(plan: Plan, start_year: int) -> list[dict[str, Any]]:
+def works_records(plan: Any, start_year: int) -> list[dict[str, Any]]:
     """The plan's planned work as SNBI bridge records: ``[{"BID01": str, "Works": [{"BW02": int, "BW03": str},
     …]}, …]``, one record per bridge with any planned work (the plan's bridge order; bridges with none are left
     out), its entries by year, then by component in the code's order. Year ``y`` of the plan (1-based) is
@@ -97,7 +94,7 @@ def works_records(plan: Plan, start_year: int) -> list[dict[str, Any]]:
     return records
 
 
-def write_works(plan: Plan, path: Path, start_year: int) -> str:
+def write_works(plan: Any, path: Path, start_year: int) -> str:
     """Write :func:`works_records` of ``plan`` to ``path`` as JSON (UTF-8, atomically: a temporary file renamed
     into place; bridge numbers JSON-escaped); return a one-line account of what it holds."""
     records = works_records(plan, start_year)

@@ -122,7 +122,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         raise ValueError(f"--out {out}: the plan is a CSV and its figure goes beside it as {out.with_suffix('.png')}: "
                          "give a .csv path or a folder")
     reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
-             *input_files((fleet or FleetConfig()).with_inventory(inventory, mapping))]
+             *input_files((fleet or FleetConfig.default_model()).with_inventory(inventory, mapping))]
     if works:
         works_out = works_out or works_path(out)
         start = start_year_of(start_year, years)
@@ -137,7 +137,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     else:
         if run_dir is not None:
             fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
-        fleet = (fleet or FleetConfig()).with_inventory(inventory, mapping)
+        fleet = (fleet or FleetConfig.default_model()).with_inventory(inventory, mapping)
         if max_urban is not None:
             fleet = fleet.replace(max_urban=max_urban)
         if works:

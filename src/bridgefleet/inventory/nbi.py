@@ -28,6 +28,7 @@ from bridgefleet.inventory.rows import (
     _number,
     _optional_number,
     _read_rows,
+    _Rows,
     _truck_detour,
     _year_built,
     _years_since,
@@ -48,17 +49,16 @@ def full_year(yy: int, today: int | None = None) -> int:
     return y
 
 
-def _file_year(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[int | None, str]:
-    """Inventory year: YEAR column, else the file name (DC19 → 2019), else the latest inspection (item 90)."""
+def _file_year(path: Path, header: list[str], rows: _Rows) -> tuple[int | None, str]:
+    """Inventory year: YEAR column, else the file name (DC19 → 2019), else the latest inspection (item 90); from
+    the distinct values ``rows`` kept of the two columns (:func:`_read_rows`'s ``keep``)."""
     if "YEAR" in header:
-        k = header.index("YEAR")
-        years = [_clean(f[k]) for _, f in rows if len(f) > k and re.fullmatch("[0-9]{4}", _clean(f[k]))]
+        years = [y for y in rows.values("YEAR") if re.fullmatch("[0-9]{4}", y)]
         if years:
             return max(int(y) for y in years), "YEAR column"
     inspected = None
     if "DATE_OF_INSPECT_090" in header:
-        k = header.index("DATE_OF_INSPECT_090")
-        dates = [_clean(f[k]) for _, f in rows if len(f) > k]
+        dates = rows.values("DATE_OF_INSPECT_090")
         yy = [int(d[-2:]) for d in dates if re.fullmatch("[0-9]{3,4}", d)]
         inspected = max(full_year(v) for v in yy) if yy else None
     stem = path.stem
@@ -114,7 +114,8 @@ def read_nbi(path: str | Path, *, year: int | None = None,
             duplicated structure number, too many malformed rows, no usable bridge, unknown year.
     """
     path = Path(path)
-    header, rows, decoded = _read_rows(path, quotechar="'", legacy="latin-1", what="the NBI", one_line=True)
+    header, rows, decoded = _read_rows(path, quotechar="'", legacy="latin-1", what="the NBI", one_line=True,
+                                       keep=("YEAR", "DATE_OF_INSPECT_090"))
     _missing_columns(path, header, NBI_REQUIRED)
     if "DECK_AREA" not in header:
         _missing_columns(path, header, ("STRUCTURE_LEN_MT_049", "DECK_WIDTH_MT_052"))

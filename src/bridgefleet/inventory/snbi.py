@@ -14,8 +14,9 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from bridgefleet.inventory.model import (
     _BAD,
@@ -33,12 +34,14 @@ from bridgefleet.inventory.rows import (
     _inventory,
     _nbi_code,
     _number,
+    _Progress,
     _year_built,
     _years_since,
     check_inventory_year,
     component_levels,
-    read_decoded,
+    read_text_file,
 )
+from bridgefleet.textfile import TextFile
 
 FT2_TO_M2 = 0.09290304
 """Square feet → m² (exact: 0.3048² ; SNBI geometry items BG15 / BG16 are in square feet)."""
@@ -119,20 +122,26 @@ def _highway_carried(rec: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _inspection_year(records: list[Any]) -> int | None:
+def _record_inspection_year(rec: Any) -> int | None:
+    """The latest year of a record's inspection completion dates ``BIE03`` (else begin date ``BIE02``); dates are
+    ``YYYYMMDD`` or ``YYYY-MM-DD``; None when it has none."""
+    events = rec.get("Inspections") if isinstance(rec, dict) else None
+    latest: int | None = None
+    for ev in events if isinstance(events, list) else ():
+        if not isinstance(ev, dict):
+            continue
+        for tag in ("BIE03", "BIE02"):
+            m = re.fullmatch(r"((?:19|20)[0-9]{2})-?[01][0-9]-?[0-3][0-9]", str(ev.get(tag) or "").strip())
+            if m:
+                latest = max(latest or 0, int(m.group(1)))
+                break
+    return latest
+
+
+def _inspection_year(records: Iterable[Any]) -> int | None:
     """The latest year of an inspection's completion date ``BIE03`` (else begin date ``BIE02``) in the file; dates
     are ``YYYYMMDD`` or ``YYYY-MM-DD``; None when no record has one."""
-    years: list[int] = []
-    for rec in records:
-        events = rec.get("Inspections") if isinstance(rec, dict) else None
-        for ev in events if isinstance(events, list) else ():
-            if not isinstance(ev, dict):
-                continue
-            for tag in ("BIE03", "BIE02"):
-                m = re.fullmatch(r"((?:19|20)[0-9]{2})-?[01][0-9]-?[0-3][0-9]", str(ev.get(tag) or "").strip())
-                if m:
-                    years.append(int(m.group(1)))
-                    break
+    years = [y for rec in records if (y := _record_inspection_year(rec)) is not None]
     return max(years) if years else None
 
 
@@ -152,49 +161,255 @@ def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
     return latest
 
 
-def _deck_shares(records: list[Any]) -> tuple[float, float, int]:
+def _deck_share(rec: Any, poor: float = 0.0, total: float = 0.0) -> tuple[float, float, bool]:
+    """``poor`` and ``total`` plus one record's quantity of deck elements 12–65 in condition states 3–4 and total
+    quantity ``BE03`` (sq ft), element by element (the file's running sums), and whether it has such elements."""
+    seen = False
+    elements = rec.get("Elements") if isinstance(rec, dict) else None
+    for e in elements if isinstance(elements, list) else ():
+        if not isinstance(e, dict):
+            continue
+        try:
+            number = int(str(e.get("BE01", "")).strip())
+            q = float(e.get("BE03"))
+            cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
+        except (TypeError, ValueError):
+            continue
+        if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
+            poor, total, seen = poor + cs, total + q, True
+    return poor, total, seen
+
+
+def _deck_shares(records: Iterable[Any]) -> tuple[float, float, int]:
     """(quantity of deck elements 12–65 in condition states 3–4, total quantity ``BE03``, bridges with such
     elements) over the file's ``Elements`` (sq ft)."""
-    poor = total = 0.0
-    bridges = 0
+    survey = _Survey()
     for rec in records:
+        survey.add_deck(rec)
+    return survey.poor, survey.total, survey.with_deck
+
+
+class _Survey:
+    """What the file's notes say of every record, kept or dropped, gathered one record at a time: the latest
+    inspection year, temporary codes by tag, deck element quantities (:func:`_deck_share`)."""
+
+    def __init__(self) -> None:
+        self.year: int | None = None
+        self.temporary: Counter[str] = Counter()
+        self.poor = self.total = 0.0
+        self.with_deck = 0
+
+    def add_deck(self, rec: Any) -> None:
         elements = rec.get("Elements") if isinstance(rec, dict) else None
-        seen = False
-        for e in elements if isinstance(elements, list) else ():
-            if not isinstance(e, dict):
-                continue
-            try:
-                number = int(str(e.get("BE01", "")).strip())
-                q = float(e.get("BE03"))
-                cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
-            except (TypeError, ValueError):
-                continue
-            if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
-                poor, total, seen = poor + cs, total + q, True
-        bridges += seen
-    return poor, total, bridges
+        if not elements:
+            return
+        self.poor, self.total, seen = _deck_share(rec, self.poor, self.total)  # one running sum, in file order
+        self.with_deck += seen
+
+    def add(self, rec: Any, may_be_temporary: bool = True) -> None:
+        """One record; ``may_be_temporary`` False: its text holds no temporary code (:data:`_MAY_BE_TEMPORARY`)."""
+        if not isinstance(rec, dict):
+            return
+        y = _record_inspection_year(rec)
+        if y is not None and (self.year is None or y > self.year):
+            self.year = y
+        if may_be_temporary:
+            for t, v in _items(rec):
+                if _is_temporary(v):
+                    self.temporary[t] += 1
+        self.add_deck(rec)
+
+    def watch(self, records: Iterable[tuple[Any, bool]]) -> Iterator[Any]:
+        """The records of ``records`` ((record, may hold a temporary code) pairs) passed on, each added on its way."""
+        for rec, hint in records:
+            self.add(rec, hint)
+            yield rec
 
 
-def _read_json(path: Path) -> tuple[list[Any], str]:
-    """The file's array of records and how its text was decoded.
+_NOT_SPACE = re.compile(r"[^ \t\n\r]")
+"""JSON's white space is these four characters."""
 
-    Raises:
-        InventoryError: unreadable, not text, not JSON (nested too deep, a huge number), not an array.
-    """
-    decoded = read_decoded(path, "cp1252", "an SNBI JSON file")
+_MAY_BE_TEMPORARY = ("-T", "-t", "-U", "-u", "\\u")
+"""A record's JSON text without any of these holds no temporary code (a value ending in ``-T``, or ``T-U``, any case;
+``\\u`` escapes aside): its values need no look."""
+
+JSON_CHUNK = 1 << 20
+"""Characters read at a time by :class:`_JsonArray` (a record spanning two reads is decoded again from its start)."""
+
+
+def _trailing_comma() -> tuple[str, bool]:
+    """What this Python's ``json`` says of ``[0, ]`` (a comma before the end of an array), and whether it names the
+    comma's position (3.13 on) rather than the bracket's."""
     try:
-        data = json.loads(decoded.text)
-    except (ValueError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number
-        reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-        raise InventoryError(f"not an SNBI file: not JSON ({reason})", path) from None
-    if not isinstance(data, list):
+        json.loads("[0, ]")
+    except json.JSONDecodeError as exc:
+        return exc.msg, exc.pos == 2
+    return "Expecting value", False  # pragma: no cover - every json refuses it
+
+
+class _FileProblem(Exception):
+    """Internal: an :class:`InventoryError` of the file as a whole (not JSON, not an array …), raised while its records
+    stream through the row machinery, which leaves it as it is."""
+
+    def __init__(self, error: InventoryError):
+        super().__init__(str(error))
+        self.error = error
+
+
+class _JsonArray:
+    """The records of an SNBI file, its top-level JSON array decoded one element at a time (``json``'s own decoder,
+    ``raw_decode``, over :data:`JSON_CHUNK` characters at a time), so memory holds one chunk and one record whatever
+    the file's size. Each iteration reads the file again.
+
+    Raises the refusals ``json.loads`` of the whole text would give, in the same words (position, line and column
+    in the whole file): not JSON, nested too deep, a huge number; and at the end of the array, none or no ``BID01``.
+    A file that is not an array is read whole, as before, to say what it is."""
+
+    def __init__(self, path: Path, text: TextFile):
+        self.path, self.text = path, text
+        self.decoder = json.JSONDecoder()
+
+    def iterate(self, what: str) -> Iterator[Any]:
+        """The records, read again; ``what`` names the pass on the progress bar."""
+        for rec, _ in self.iterate_hinted(what):
+            yield rec
+
+    def iterate_hinted(self, what: str) -> Iterator[tuple[Any, bool]]:
+        """(record, whether its text may hold a temporary code: ``-T``, ``-U`` or an escape, any case), read again."""
+        with _Progress(self.path, self.text.size, what) as bar, self.text.stream() as fh:
+            yield from _JsonStream(self, fh, bar).records()
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.iterate("reading records")
+
+    def record(self, line: int | None) -> Any:
+        """Record ``line`` (1-based), None where there is none."""
+        if line is None or line < 1:
+            return None
+        for k, rec in enumerate(self.iterate("finding the record"), start=1):
+            if k == line:
+                return rec
+        return None
+
+
+class _JsonStream:
+    """One pass of :class:`_JsonArray` over its file: a buffer of text, the position in it, and where the buffer
+    starts in the file (characters, lines, the last newline before it) to name an error's place."""
+
+    def __init__(self, source: _JsonArray, fh: TextIO, bar: _Progress):
+        self.source, self.fh, self.bar = source, fh, bar
+        self.buf, self.i, self.eof = "", 0, False
+        self.base = self.base_lines = 0  # characters and newlines before buf
+        self.base_newline = -1  # position in the file of the last newline before buf
+
+    def more(self) -> bool:
+        """Read on (dropping the text already decoded); False at the end of the file (the buffer then unchanged)."""
+        if self.eof:
+            return False
+        chunk = self.fh.read(max(JSON_CHUNK, len(self.buf) - self.i))  # a record longer than a chunk: twice as much
+        if not chunk:
+            self.eof = True
+            return False
+        if self.i:
+            done = self.buf[:self.i]
+            self.base_lines += done.count("\n")
+            k = done.rfind("\n")
+            if k >= 0:
+                self.base_newline = self.base + k
+            self.base += self.i
+            self.buf, self.i = self.buf[self.i:], 0
+        self.buf += chunk
+        self.bar.to(self.base + len(self.buf))
+        return True
+
+    def error(self, msg: str, pos: int) -> _FileProblem:
+        """``json``'s words for an error at ``pos`` in the buffer, placed in the whole file."""
+        line = self.base_lines + self.buf.count("\n", 0, pos) + 1
+        k = self.buf.rfind("\n", 0, pos)
+        column = pos - k if k >= 0 else self.base + pos - self.base_newline
+        where = f"{msg}: line {line} column {column} (char {self.base + pos})"
+        return _FileProblem(InventoryError(f"not an SNBI file: not JSON ({where})", self.source.path))
+
+    def skip(self) -> str:
+        """The next character that is not white space ("" at the end of the file), the position moved to it."""
+        while True:
+            m = _NOT_SPACE.search(self.buf, self.i)
+            if m:
+                self.i = m.start()
+                return self.buf[self.i]
+            self.i = len(self.buf)
+            if not self.more():
+                return ""
+
+    def element(self) -> tuple[Any, int]:
+        """The JSON value at the position, read on where the buffer cuts it, and where it starts in the buffer; the
+        position moved past it."""
+        while True:
+            try:
+                value, end = self.source.decoder.raw_decode(self.buf, self.i)
+            except json.JSONDecodeError as exc:  # cut by the buffer's end, or not JSON
+                cut = exc.pos >= len(self.buf) - 64 or exc.msg.startswith("Unterminated string")
+                if cut and self.more():
+                    continue
+                raise self.error(exc.msg, exc.pos) from None
+            except (ValueError, RecursionError) as exc:  # a 5,000-digit number; nested too deep
+                reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+                raise _FileProblem(InventoryError(f"not an SNBI file: not JSON ({reason})", self.source.path)
+                                   ) from None
+            if end > len(self.buf) - 64 and self.more():  # a number may go on (123.5 of 123.5e3)
+                continue
+            start, self.i = self.i, end
+            return value, start
+
+    def records(self) -> Iterator[tuple[Any, bool]]:
+        path = self.source.path
+        self.more()
+        if self.skip() != "[":
+            yield from self.whole()
+            return
+        self.i += 1
+        n, named = 0, False
+        c = self.skip()
+        if c == "]":
+            self.i += 1
+        else:
+            while True:
+                rec, start = self.element()
+                n += 1
+                named = named or (isinstance(rec, dict) and "BID01" in rec)
+                yield rec, any(self.buf.find(s, start, self.i) >= 0 for s in _MAY_BE_TEMPORARY)
+                c = self.skip()
+                if c == "]":
+                    self.i += 1
+                    break
+                if c != ",":
+                    raise self.error("Expecting ',' delimiter", self.i)
+                comma = self.i
+                self.i += 1
+                if self.skip() == "]":
+                    msg, at_comma = _trailing_comma()
+                    raise self.error(msg, comma if at_comma else self.i)
+        if self.skip():
+            raise self.error("Extra data", self.i)
+        if not n:
+            raise _FileProblem(InventoryError("an SNBI file with no bridge record (an empty array)", path))
+        if not named:
+            raise _FileProblem(InventoryError("not an SNBI file: no record has a bridge number BID01", path, line=1,
+                                              column="BID01"))
+
+    def whole(self) -> Iterator[Any]:
+        """A file whose JSON is not an array: read whole, to say what it is (or why it is not JSON)."""
+        with self.source.text.stream() as fh:
+            text = fh.read()
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number
+            reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise _FileProblem(InventoryError(f"not an SNBI file: not JSON ({reason})", self.source.path)) from None
         what = {dict: "an object", str: "a string", type(None): "null"}.get(type(data), "a number")
-        raise InventoryError(f"not an SNBI file: the JSON is {what}, not an array of bridge records", path)
-    if not data:
-        raise InventoryError("an SNBI file with no bridge record (an empty array)", path)
-    if not any(isinstance(r, dict) and "BID01" in r for r in data):
-        raise InventoryError("not an SNBI file: no record has a bridge number BID01", path, line=1, column="BID01")
-    return data, decoded.describe()
+        raise _FileProblem(InventoryError(f"not an SNBI file: the JSON is {what}, not an array of bridge records",
+                                          self.source.path))
+        yield  # pragma: no cover - a generator
 
 
 def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> _Bridge:
@@ -284,10 +499,12 @@ def _snbi_area(rec: _Record) -> float:
                       bad=False)
 
 
-def _bid_of(data: list[Any], line: int | None) -> str:
-    if line is None or not 1 <= line <= len(data) or not isinstance(data[line - 1], dict):
+def _bid_of(records: _JsonArray, line: int | None) -> str:
+    """``BID01`` of record ``line`` as the file writes it ("?" where the record is not an object), read again."""
+    rec = records.record(line)
+    if not isinstance(rec, dict):
         return "?"
-    return str(data[line - 1].get("BID01"))
+    return str(rec.get("BID01"))
 
 
 def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
@@ -304,6 +521,10 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     whose rating, deck area, year built, AADT or bridge number is not known is dropped with its reason, one without
     a known ``BH02`` read as rural (said in the notes). ``line`` of a record: its 1-based position in the array.
 
+    The file streams (:class:`_JsonArray`): records are decoded one at a time, twice when the year is not given (a
+    first pass for the year and the notes), and a kept bridge is a few hundred bytes of columns, so a nation's file
+    (600,000 records, 1.6 GB) reads in about 320 MB; a file of 64 MiB or more shows a progress bar on a terminal.
+
     Args:
         path: the SNBI JSON file.
         year: inventory year for ages; default the latest inspection completion date (``Inspections`` ``BIE03``).
@@ -315,22 +536,31 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
             bridge number within a state, an unknown inventory year.
     """
     path = Path(path)
-    data, decoded = _read_json(path)
-    notes = [decoded, "SNBI submittal file: 'line' of a record is its 1-based position in the array"]
-    if year is None:
-        year = _inspection_year(data)
-        if year is None:
-            raise InventoryError("cannot tell the inventory year (no inspection completion date BIE03 in any "
-                                 "record's Inspections): pass year=", path, column="BIE03")
-        how = "latest inspection date BIE03"
-        notes.append(f"inventory year {year} (from the {how})")
-    else:
-        how = "year given"
-        notes.append(f"inventory year {year} (given)")
-    check_inventory_year(year, how, path)
+    text = read_text_file(path, "cp1252", "an SNBI JSON file")
+    records = _JsonArray(path, text)
+    notes = [text.describe(), "SNBI submittal file: 'line' of a record is its 1-based position in the array"]
+    survey = _Survey()
+    try:
+        if year is None:  # a first pass for the year (every record's inspections), the file's notes and its refusals
+            for rec, hint in records.iterate_hinted("reading inspection dates"):
+                survey.add(rec, hint)
+            year = survey.year
+            if year is None:
+                raise InventoryError("cannot tell the inventory year (no inspection completion date BIE03 in any "
+                                     "record's Inspections): pass year=", path, column="BIE03")
+            how = "latest inspection date BIE03"
+            notes.append(f"inventory year {year} (from the {how})")
+            check_inventory_year(year, how, path)
+            stream: Iterator[Any] = records.iterate("reading bridges")
+        else:  # one pass: the file's refusals, then the year's, before any record's
+            how = "year given"
+            notes.append(f"inventory year {year} (given)")
+            stream = _then(survey.watch(records.iterate_hinted("reading bridges")), check_inventory_year, year, how,
+                           path)
+    except _FileProblem as problem:
+        raise problem.error from None
     unknown: Counter[str] = Counter()
     unknown_needed: Counter[str] = Counter()
-    states: set[str] = set()
 
     def parse(line: int, fields_: list[Any]) -> _Bridge:
         rec = _Record(fields_[0], unknown)
@@ -341,18 +571,19 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
             if bid is not None and p.column:
                 p.column = f"{p.column} of BID01 {str(bid)!r}"
             raise
-        states.add(b.state)
         return b
 
     try:
-        bridges, dropped = _collect(path, ((k, [r]) for k, r in enumerate(data, start=1)), 1, parse, "BID01",
+        bridges, dropped = _collect(path, ((k, [r]) for k, r in enumerate(stream, start=1)), 1, parse, "BID01",
                                     max_bad_fraction)
+    except _FileProblem as problem:
+        raise problem.error from None
     except InventoryError as exc:  # say "record N (BID01 …)" where the shared code says "line N"
         where = ", ".join(p for p in (exc.path, None if exc.line is None else f"line {exc.line}",
                                       None if exc.column is None else f"column {exc.column}") if p)
         what = str(exc)[len(where) + 2:] if where else str(exc)
         what = re.sub(r"first on line ([0-9]+)", r"first in record \1", what)
-        record = "" if exc.line is None else f"record {exc.line} (BID01 {_bid_of(data, exc.line)!r}), "
+        record = "" if exc.line is None else f"record {exc.line} (BID01 {_bid_of(records, exc.line)!r}), "
         tag = "" if exc.column is None else f"tag {exc.column.split(' of BID01 ')[0]}: "
         raise InventoryError(f"{record}{tag}{what}", path) from None
     if unknown:
@@ -361,14 +592,23 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     if unknown_needed:
         notes.append("records affected: " + ", ".join(f"{t} {n}" for t, n in sorted(unknown_needed.items()))
                      + " (a rating or AADT not known drops the record)")
-    temporary = Counter(t for r in data if isinstance(r, dict) for t, v in _items(r) if _is_temporary(v))
-    if temporary:
-        notes.append("temporary codes: " + ", ".join(f"{t} {n}" for t, n in sorted(temporary.items())))
-    poor, total, with_deck = _deck_shares(data)
-    if total > 0:
-        notes.append(f"deck elements (12–65) of {with_deck} bridges: {100.0 * poor / total:.1f} % of quantity in "
-                     "condition states 3–4 (BCS03 + BCS04 over BE03)")
+    if survey.temporary:
+        notes.append("temporary codes: " + ", ".join(f"{t} {n}" for t, n in sorted(survey.temporary.items())))
+    if survey.total > 0:
+        notes.append(f"deck elements (12–65) of {survey.with_deck} bridges: "
+                     f"{100.0 * survey.poor / survey.total:.1f} % of quantity in condition states 3–4 "
+                     "(BCS03 + BCS04 over BE03)")
     return _inventory(path, bridges, dropped, year, notes)
+
+
+def _then(records: Iterable[Any], check: Any, *args: Any) -> Iterator[Any]:
+    """``records`` passed on, then ``check(*args)``: its refusal as a :class:`_FileProblem` (after the file's own,
+    before any record's)."""
+    yield from records
+    try:
+        check(*args)
+    except InventoryError as exc:
+        raise _FileProblem(exc) from None
 
 
 def _items(rec: dict[str, Any]) -> list[tuple[str, Any]]:

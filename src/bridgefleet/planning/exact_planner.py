@@ -243,7 +243,8 @@ class ExactPlanner:
 
     def benefits(self, sim: FleetSimulator) -> np.ndarray:
         """Each action's benefit over doing nothing now, float64 (E, B, A) in return units, without this year's
-        price (the knapsack keeps this year's budget); prepares on a simulator at year 0 of fleets it has not seen.
+        price (the knapsack keeps this year's budget) but, where budgets carry over, net of what the money it spends
+        would be worth next year (:meth:`carry_price`); prepares on a simulator at year 0 of fleets it has not seen.
 
         Raises:
             ValueError: fleets at different years, or a year beyond the horizon.
@@ -268,7 +269,11 @@ class ExactPlanner:
                self._poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
                np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w,
                bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
-        return (q - q[:, :1]).reshape(e_n, b_n, -1)
+        ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
+        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
+            rows = self._rows(e_n, b_n)
+            ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
+        return ben
 
     def carry_price(self, t: int) -> np.ndarray:
         """float64 (B_all,): what a USD left unspent in year t is worth when budgets carry over, in year-t reward
@@ -288,8 +293,6 @@ class ExactPlanner:
         e_n, b_n = sim.num_envs, sim.n_bridges
         rows = self._rows(e_n, b_n)
         cost = self._model.cost[rows].reshape(e_n, b_n, -1)
-        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
-            ben = ben - self.carry_price(int(sim.t.max()))[rows].reshape(e_n, b_n, 1) * cost
         out = np.zeros((e_n, b_n), dtype=np.int64)
         allocate(ben, np.ascontiguousarray(cost), (np.arange(b_n) >= sim.n_urban).astype(np.int64), sim.budget, out)
         return out

@@ -21,7 +21,7 @@ from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
-from bridgefleet.evaluation.scenarios import RULE_SENTENCE, lumps_sentence
+from bridgefleet.evaluation.scenario_tables import RULE_SENTENCE, lumps_sentence
 from bridgefleet.evaluation.work_plan import plot_plan
 from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
@@ -126,7 +126,7 @@ _LEVEL_FIELDS = {"scale": _NUMBER, "budget_usd": _NUMBER, "deck_good_by_year": l
 
 
 def read_scenarios(path: Path) -> dict:
-    """scenarios.json as ``bridgefleet scenarios`` writes it (:func:`bridgefleet.evaluation.scenarios.summary`),
+    """scenarios.json as ``bridgefleet scenarios`` writes it (:func:`bridgefleet.evaluation.scenario_tables.summary`),
     checked for every field the report reads, before any work.
 
     Raises:
