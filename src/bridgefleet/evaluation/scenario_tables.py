@@ -62,12 +62,13 @@ def write_scenarios(sc: Scenarios, out: Path) -> str:
     return text
 
 
-def lumps_sentence(lumps: dict[str, float]) -> str:
-    """Said under the certified least budget (``scenarios.md``, the report), with :attr:`Scenarios.lumps`'s
-    figures (annual budgets: 2 decimals below 1, 1 below 100, none above)."""
+def lumps_sentence(lumps: dict[str, float], exact: bool = False) -> str:
+    """Said under the (certified) least budget (``scenarios.md``, the report), with :attr:`Scenarios.lumps`'s
+    figures (annual budgets: 2 decimals below 1, 1 below 100, none above); ``exact``: the component model's."""
     n = {k: f"{v:.2f}" if v < 1 else f"{v:.1f}" if v < 100 else f"{v:,.0f}" for k, v in lumps.items()}
-    return ("The certificate is a floor, not a price: it counts each year's spend in expectation over the futures, "
-            "while each future pays whole treatments from its own agency's budget; at the certificate a "
+    it = "least budget" if exact else "certificate"
+    return (f"The {it} is a floor, not a price: it counts each year's spend in expectation over the futures, "
+            f"while each future pays whole treatments from its own agency's budget; at the {it} a "
             f"rehabilitation costs a median {n['rehabilitation_median']} years of its agency's budget (at most "
             f"{n['rehabilitation_max']}) and a replacement {n['replacement_median']} years "
             f"({n['replacement_max']}). The lumpier the treatments, the further above the floor the least budget "
@@ -118,7 +119,7 @@ def format_markdown(sc: Scenarios) -> str:
                   f"USD {cert:,.0f} a year** — below it no policy of the model keeps the expected poor deck area ≤ "
                   f"{sc.rule:.0%} in every year ({how}; docs/planning.md)."]
         if sc.lumps is not None:
-            lines.append(lumps_sentence(sc.lumps))
+            lines.append(lumps_sentence(sc.lumps, sc.exact))
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:

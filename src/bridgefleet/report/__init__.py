@@ -187,7 +187,7 @@ def read_scenarios(path: Path) -> dict:
 def _lumps_sentence(scenarios: dict | None) -> str | None:
     """:func:`lumps_sentence` from scenarios.json's figures, None without them."""
     lumps = (scenarios or {}).get("treatment_in_annual_budgets")
-    return None if lumps is None else lumps_sentence({k: lumps[k] for k in LUMP_KEYS})
+    return None if lumps is None else lumps_sentence({k: lumps[k] for k in LUMP_KEYS}, bool(scenarios.get("exact")))
 
 
 def _run_inventory(run_dir: Path) -> str | None:
