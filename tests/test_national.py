@@ -71,3 +71,18 @@ def test_a_pattern_given_to_another_command_says_bound_reads_patterns(states, ca
     assert main(["evaluate", "--inventory", str(states / "*.txt"), "--episodes", "1", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "no such file" in err and "several files by a pattern: `bridgefleet bound` only" in err
+
+
+def test_on_the_component_model_each_file_gets_the_exact_bound(states):
+    # the two 'states' on the component model: each row's bound is the exact one of the file alone (a grid planner
+    # on component fleets once gave the continuous model's bound there); --grid-step is refused
+    quick = ["--max-urban", "20", "--episodes", "1", "--quiet", "--fleet-model", "components-2026"]
+    out = states / "n.json"
+    assert main(["bound", "--inventory", str(states / "*.txt"), *quick, "--json", str(out)]) == 0
+    files = json.loads(out.read_text())["files"]
+    for r in files:
+        single = states / f"{Path(r['file']).stem}.json"
+        assert main(["bound", "--inventory", r["file"], *quick, "--json", str(single)]) == 0
+        alone = json.loads(single.read_text())["bound"]
+        assert alone["exact"] and r["bound"] == pytest.approx(alone["mean"], rel=1e-3)
+    assert main(["bound", "--inventory", str(states / "*.txt"), *quick, "--grid-step", "0.1"]) == 2

@@ -260,20 +260,25 @@ def _exact_bound(args: argparse.Namespace, cfg, fleet) -> int:
     from bridgefleet.sim.simulator import FleetSimulator
     from bridgefleet.stats import ci95
 
-    given = [f"--{k.replace('_', '-')}" for k in ("grid_step", "certify_step", "max_poor_deck_area", "ray_address")
-             if getattr(args, k, None) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in ("grid_step", "certify_step") if getattr(args, k, None) is not None]
     if given:
-        raise ValueError(f"{', '.join(given)}: the component model's bound is exact on its finite states (no grid, no "
-                         "certificate) and does not price the poor deck-area rule yet; leave them out")
+        raise ValueError(f"{' and '.join(given)}: the component model's bound is exact on its finite states (no grid, "
+                         "no certificate); leave {}out".format("them " if len(given) > 1 else "it "))
+    if getattr(args, "ray_address", None) is not None:
+        raise ValueError("--ray-address: the component model's bound runs in this process (one DP over the fleet); "
+                         "leave it out")
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])
-    b = ExactPlanner(max_iter=args.bound_iters).prepare(sim)
+    b = ExactPlanner(max_iter=args.bound_iters, max_poor_deck_area=args.max_poor_deck_area).prepare(sim)
     iters = sum(p.iterations for p in b.parts)
     what = "the fixed fleet" if len(b.values) == 1 else f"{len(b.values)} fleets seeded {args.seed} …"
     print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}, "
           f"component model {cfg.component_model}:")
+    rule = ("" if args.max_poor_deck_area is None else f" that keeps the expected poor deck area ≤ "
+            f"{args.max_poor_deck_area:.0%} every year" + ("" if b.meets_rule else " (no policy found meets it: the "
+                                                            "bound then bounds none)"))
     print(f"  {b.mean:.2f} ± {ci95(b.values):.2f} (95 % CI over fleets); {iters} DP solves, {b.seconds:.1f} s; exact "
-          "on the model's finite states: every budget-feasible policy's expected return is at most this")
+          f"on the model's finite states: every budget-feasible policy{rule}'s expected return is at most this")
     print(f"  per bridge: {b.mean / sim.n_bridges:.3f} reward units; one reward unit = USD "
           f"{1 / cfg.cost_lambda:,.0f} of cost-equivalent (1/λ)")
     disc = cfg.discount ** np.arange(cfg.horizon_years)

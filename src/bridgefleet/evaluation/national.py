@@ -70,7 +70,12 @@ def file_row(cfg: FleetConfig, fleet, episodes: int, seed: int, max_poor: float 
     sim.reset(None, [seed + i for i in range(episodes)])
     weight = sim.fhwa_weight()[0]
     today = band_shares(sim.state.condition[0], weight)
-    pl = LagrangianPlanner(max_poor_deck_area=max_poor, **planner)
+    if cfg.component_model is not None:  # the exact bound and planner (no grid: ``step`` does not apply)
+        from bridgefleet.planning.exact_planner import ExactPlanner
+
+        pl = ExactPlanner(max_iter=int(planner.get("max_iter") or 200), max_poor_deck_area=max_poor)
+    else:
+        pl = LagrangianPlanner(max_poor_deck_area=max_poor, **planner)
     res = evaluate_policy(pl, cfg, episodes, seed, "lagrangian", sim)  # from the same year-0 state
     year = min(10, cfg.horizon_years) - 1
     return FileRow(str(cfg.inventory), sim.n_bridges, float(weight.sum()), float(today[0]), float(today[2]),
@@ -87,6 +92,9 @@ def run_files(cfg: FleetConfig, pattern: str, episodes: int, seed: int, max_poor
         ValueError: no file matches. InventoryError (a ValueError): a file that cannot be read as an inventory or
             a fleet, before any file is solved.
     """
+    if cfg.component_model is not None and planner.get("step") is not None:
+        raise ValueError("--grid-step: the component model's bound is exact on its finite states (no grid); leave it "
+                         "out")
     files = inventory_files(pattern)
     # every file read and checked before any is solved: a bad last file wastes no work
     resolved = [resolve_fleet(cfg.replace(inventory=f)) for f in files]

@@ -146,10 +146,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     write_plan(plan, out)
     if works_out is not None:
         print(write_works(plan, works_out, start))
-    if policy == "lagrangian" and plan.work_code is not None and plan.deck_shares[:, 2].max() > FHWA_RULE:
-        print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; the component "
-              "model's planner does not plan to FHWA's rule yet (a higher --budget-scale lowers it)")
-    elif policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
+    if policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
         print(f"note: the plan leaves {plan.deck_shares[:, 2].max():.1%} of deck area poor in a year; it was not "
               f"asked to meet FHWA's rule (--max-poor-deck-area {FHWA_RULE:g} plans to it, as `scenarios` does)")
     return out
