@@ -99,6 +99,7 @@ def format_markdown(sc: Scenarios) -> str:
                   "— (no money to aim with)" if lv.budget_usd == 0 else f"{100 * lv.aim:.3g} %" + (
                       f" (the relaxation's mixture of policies, {lv.budget_share:.0%} of budget)" if lv.rounded
                       else ""),
+                  "— (no policy meets the rule at this budget)" if sc.exact and not lv.rule_met_by_bound else
                   f"{lv.bound:,.2f}" + ("" if lv.rule_met_by_bound else " (rule not met)")]
         lines.append("| " + " | ".join(cells) + " |")
     cert = sc.certified * sc.sized_usd
