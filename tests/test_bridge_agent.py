@@ -323,10 +323,10 @@ def test_short_bridge_run_learns_resumes_and_serves_evaluate_and_plan(tmp_path, 
     with pytest.warns(UserWarning, match=r"the budget is 2 × the sized budget"):
         assert main(["evaluate", str(run), "--episodes", "2", "--no-bound", "--budget-scale", "2"]) == 0
     # scenarios warns for its lowest and highest level, given as USD too (its levels' work stubbed out here)
-    from bridgefleet.evaluation import scenarios
+    from bridgefleet.evaluation import scenario_tables, scenarios
 
     monkeypatch.setattr(scenarios, "run_scenarios", lambda *a, **k: None)
-    monkeypatch.setattr(scenarios, "write_scenarios", lambda *a, **k: "")
+    monkeypatch.setattr(scenario_tables, "write_scenarios", lambda *a, **k: "")
     sized = sum(resolve_fleet(cfg.fleet)[0].budgets_usd)
     with pytest.warns(UserWarning) as seen:
         assert main(["scenarios", str(run), "--budgets-usd", f"{sized},{3 * sized}", "--out",
