@@ -35,3 +35,12 @@ def test_configs_and_runs_written_before_keep_the_continuous_model(tmp_path):
     fleet.pop("component_model")
     run.write_text(yaml.safe_dump({"preset": "default", "fleet": fleet}))
     assert resolve_config(None, run).fleet.model_name() == "continuous-2026"
+
+
+def test_the_former_name_on_the_command_line_says_what_it_is_called_now(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", "--fleet-model", "default", "--episodes", "1", "--no-bound"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "'default' is now named 'continuous-2026' (the default fleet model is components-2026" in err
+    assert err.count("\n") == 1

@@ -329,10 +329,23 @@ def _rule_option(p: argparse.ArgumentParser) -> None:
                    "against F, or against 0.10 without it")
 
 
+def _fleet_model_name(text: str) -> str:
+    """An argparse type: a fleet model's name; a former name is refused saying what it is called now."""
+    from bridgefleet.config import FLEET_MODELS
+    from bridgefleet.config.fleet import DEFAULT_FLEET_MODEL, MODEL_ALIASES
+
+    if text in MODEL_ALIASES:
+        raise argparse.ArgumentTypeError(f"{text!r} is now named {MODEL_ALIASES[text]!r} (the default fleet model is "
+                                         f"{DEFAULT_FLEET_MODEL}; files that say model: {text} still load)")
+    if text not in FLEET_MODELS:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(FLEET_MODELS)}")
+    return text
+
+
 def _fleet_model_option(p: argparse.ArgumentParser) -> None:
     from bridgefleet.config import FLEET_MODELS
 
-    p.add_argument("--fleet-model", choices=list(FLEET_MODELS),
+    p.add_argument("--fleet-model", type=_fleet_model_name, metavar="{" + ",".join(FLEET_MODELS) + "}",
                    help="named fleet model; wins over a config file's model: (default: components-2026, the component "
                         "ratings model; a config file without model: keeps the continuous-2026 model it was written "
                         "for; plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
