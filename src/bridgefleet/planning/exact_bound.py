@@ -45,6 +45,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from bridgefleet.planning.bound import run_highs
 from bridgefleet.planning.exact_dp import FleetModel, policy_value, solve
 
 RULE_PENALTY = 1e3
@@ -128,6 +129,18 @@ class ExactBound(NamedTuple):
     rule_met: bool
 
 
+def add_columns(h: highspy.Highs, cost: np.ndarray, coef: np.ndarray, bridge: np.ndarray, b_n: int) -> None:
+    """Add k policy columns w ≥ 0 to a master LP whose rows are M coupling rows, then one convexity row per
+    bridge: objective ``cost`` (k,) (HiGHS minimises), entries ``coef`` (k, M) (|x| < 1e-12 dropped), a 1 in the
+    convexity row of ``bridge`` (k,)."""
+    k = len(cost)
+    coef = np.where(np.abs(coef) < 1e-12, 0.0, coef)
+    conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(b_n, k))
+    a = sp.vstack([sp.csc_matrix(coef.T), conv], format="csc")
+    h.addCols(k, cost, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz, a.indptr[:-1].astype(np.int32),
+              a.indices.astype(np.int32), a.data)
+
+
 class _Master:
     """max Σ r_k w_k s.t. Σ_k coef_k w_k ≤ 1 (budget rows scaled by their right-hand sides), Σ_{k of b} w_k = 1,
     w ≥ 0, as a HiGHS minimisation kept warm between solves."""
@@ -150,22 +163,11 @@ class _Master:
 
     def add(self, reward: np.ndarray, coef: np.ndarray, bridge: np.ndarray) -> None:
         """Columns of value ``reward`` (k,), scaled row entries ``coef`` (k, M), of bridges ``bridge`` (k,)."""
-        k = len(reward)
-        coef = np.where(np.abs(coef) < 1e-12, 0.0, coef)
-        conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(self.b_n, k))
-        a = sp.vstack([sp.csc_matrix(coef.T), conv], format="csc")
-        self.h.addCols(k, -reward, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz,
-                       a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+        add_columns(self.h, -reward, coef, bridge, self.b_n)
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """(value, scaled row duals ≥ 0 (M,), convexity duals (B,), weights)."""
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self.h.clearSolver()
-            self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"master LP: {self.h.modelStatusToString(self.h.getModelStatus())}")
-        sol = self.h.getSolution()
+        sol = run_highs(self.h, "master LP")
         dual = -np.asarray(sol.row_dual)
         return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
                 dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack :])
@@ -210,43 +212,25 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         RuntimeError: HiGHS finds no optimum of the master LP.
     """
     model.check()
-    agency = np.asarray(agency, dtype=np.int64)
-    budget = np.asarray(budget, dtype=np.float64)
     b_n = len(model.kind)
-    if budget.ndim != 2 or agency.shape != (b_n,) or (agency < 0).any() or (agency >= budget.shape[0]).any():
-        raise ValueError(f"agency (B,) = ({b_n},) must index the rows of budget (G, T); got {agency.shape}, "
-                         f"{budget.shape}")
-    if not np.isfinite(budget).all() or (budget < 0).any():
-        raise ValueError("budget: finite and ≥ 0")
+    rows_budget = BudgetRows(agency, budget, carry_over, model.gamma, b_n)
+    agency, budget = rows_budget.agency, rows_budget.budget
     g_n, t_n = budget.shape
-    disc = model.gamma ** np.arange(t_n)
-    rhs = np.cumsum(budget, axis=1) if carry_over else budget
-    forbid = rhs <= 0.0
-    active = np.flatnonzero(~forbid.ravel())
-    scale = rhs.ravel()[active]
+    disc = rows_budget.disc
     base_poor = np.zeros((b_n, t_n)) if price_poor is None else np.asarray(price_poor, dtype=np.float64)
-    rows_rule = _RuleRows(rule, b_n, t_n)
-    n_budget = len(active)
-
-    def dp_price(mu: np.ndarray) -> np.ndarray:
-        per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if carry_over else mu
-        return np.where(forbid, np.inf, per_year / disc)
+    rows_rule = RuleRows(rule, b_n, t_n)
+    n_budget = rows_budget.n
+    dp_price = rows_budget.dp_price
 
     def rows(spend: np.ndarray, poor: np.ndarray, bridge: np.ndarray) -> np.ndarray:
         """Scaled row entries (k, M) of columns with ``spend`` and ``poor`` (k, T)."""
-        s = np.cumsum(spend, axis=1) if carry_over else spend
-        full = np.zeros((len(bridge), g_n, t_n))
-        full[np.arange(len(bridge)), agency[bridge]] = s
-        out = full.reshape(len(bridge), -1)[:, active] / scale
-        return np.concatenate([out, rows_rule.entries(poor, bridge)], axis=1)
+        return np.concatenate([rows_budget.entries(spend, bridge), rows_rule.entries(poor, bridge)], axis=1)
 
     def split(dual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Scaled duals (M,) → μ (G, T) per USD and ν (F, T) per m², present value."""
-        mu = np.zeros((g_n, t_n))
-        mu.ravel()[active] = dual[:n_budget] / scale
-        return mu, rows_rule.unscale(dual[n_budget:])
+        return rows_budget.unscale(dual[:n_budget]), rows_rule.unscale(dual[n_budget:])
 
-    mu_warm = None if start is None else np.where(forbid, 0.0, np.asarray(start, dtype=np.float64))
+    mu_warm = None if start is None else np.where(rows_budget.forbid, 0.0, np.asarray(start, dtype=np.float64))
     nu_warm = None
     if mu_warm is not None and mu_warm.shape != (g_n, t_n):
         raise ValueError(f"start: shape {mu_warm.shape}, expected {(g_n, t_n)}")
@@ -280,7 +264,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         began = time.perf_counter()
         sol = solve(model, price[agency], poor_price, keep_policy=False)
         dp_s += time.perf_counter() - began
-        lval = float(sol.value.sum() + (mu_eval * rhs).ravel()[active].sum() + rows_rule.allowance(nu_eval))
+        lval = float(sol.value.sum() + rows_budget.allowance(mu_eval) + rows_rule.allowance(nu_eval))
         prices.append(price)
         if lval < best[0]:
             best = (lval, mu_eval, nu_eval, sol, poor_price)
@@ -318,7 +302,56 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
                       poor_price, nu, master.slack() <= 1e-6 * max(1, rows_rule.n))
 
 
-class _RuleRows:
+class BudgetRows:
+    """The budgets' master rows: one per (agency, year) whose budget (cumulative with carry-over) is above 0,
+    scaled by it; a row of 0 is enforced instead (positive-cost actions forbidden that year: an inf price).
+
+    Raises:
+        ValueError: ``agency`` not (B,) indexing the rows of ``budget`` (G, T); a budget not finite or below 0.
+    """
+
+    def __init__(self, agency: np.ndarray, budget: np.ndarray, carry_over: bool, gamma: float, b_n: int):
+        self.agency = np.asarray(agency, dtype=np.int64)
+        self.budget = np.asarray(budget, dtype=np.float64)
+        if (self.budget.ndim != 2 or self.agency.shape != (b_n,) or (self.agency < 0).any()
+                or (self.agency >= self.budget.shape[0]).any()):
+            raise ValueError(f"agency (B,) = ({b_n},) must index the rows of budget (G, T); got "
+                             f"{self.agency.shape}, {self.budget.shape}")
+        if not np.isfinite(self.budget).all() or (self.budget < 0).any():
+            raise ValueError("budget: finite and ≥ 0 USD")
+        self.carry_over = carry_over
+        self.g_n, self.t_n = self.budget.shape
+        self.disc = gamma ** np.arange(self.t_n)
+        self.rhs = np.cumsum(self.budget, axis=1) if carry_over else self.budget
+        self.forbid = self.rhs <= 0.0
+        self.active = np.flatnonzero(~self.forbid.ravel())
+        self.scale = self.rhs.ravel()[self.active]
+        self.n = len(self.active)
+
+    def entries(self, spend: np.ndarray, bridge: np.ndarray) -> np.ndarray:
+        """(k, n): each column's expected spend (k, T) USD in its agency's rows, over their budgets."""
+        s = np.cumsum(spend, axis=1) if self.carry_over else spend
+        full = np.zeros((len(bridge), self.g_n, self.t_n))
+        full[np.arange(len(bridge)), self.agency[bridge]] = s
+        return full.reshape(len(bridge), -1)[:, self.active] / self.scale
+
+    def unscale(self, dual: np.ndarray) -> np.ndarray:
+        """Scaled duals (n,) → μ (G, T) per USD of each row, present value (0 on enforced rows)."""
+        mu = np.zeros((self.g_n, self.t_n))
+        mu.ravel()[self.active] = dual / self.scale
+        return mu
+
+    def dp_price(self, mu: np.ndarray) -> np.ndarray:
+        """(G, T): the DP's price of a USD spent in year t (year-t units), inf where the row is enforced."""
+        per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if self.carry_over else mu
+        return np.where(self.forbid, np.inf, per_year / self.disc)
+
+    def allowance(self, mu: np.ndarray) -> float:
+        """Σ μ · budget over the priced rows, the budgets' part of L."""
+        return float((mu * self.rhs).ravel()[self.active].sum())
+
+
+class RuleRows:
     """The rule's master rows: one per (fleet, year), scaled by the allowance F · D_fleet (m²)."""
 
     def __init__(self, rule: Rule | None, b_n: int, t_n: int):

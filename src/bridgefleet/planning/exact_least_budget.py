@@ -33,9 +33,9 @@ from typing import NamedTuple
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
 
-from bridgefleet.planning.exact_bound import RULE_PENALTY, Rule
+from bridgefleet.planning.bound import run_highs
+from bridgefleet.planning.exact_bound import RULE_PENALTY, BudgetRows, Rule, RuleRows, add_columns
 from bridgefleet.planning.exact_dp import FleetModel, policy_value, solve
 
 
@@ -87,47 +87,19 @@ def least_budget(model: FleetModel, agency: np.ndarray, budget: np.ndarray, rule
     model.check()
     model = dataclasses.replace(model, utility=np.zeros_like(np.asarray(model.utility, dtype=np.float64)),
                                 cost_lambda=0.0)
-    agency = np.asarray(agency, dtype=np.int64)
-    budget = np.asarray(budget, dtype=np.float64)
     b_n = len(model.kind)
-    if budget.ndim != 2 or agency.shape != (b_n,) or (agency < 0).any() or (agency >= budget.shape[0]).any():
-        raise ValueError(f"agency (B,) = ({b_n},) must index the rows of budget (G, T); got {agency.shape}, "
-                         f"{budget.shape}")
-    if not np.isfinite(budget).all() or (budget < 0).any():
-        raise ValueError("budget: finite and ≥ 0 USD")
-    group = np.asarray(rule.group, dtype=np.int64)
-    deck = np.asarray(rule.deck, dtype=np.float64)
-    if group.shape != (b_n,) or deck.shape != (b_n,) or (group < 0).any() or not (deck >= 0).all():
-        raise ValueError(f"rule: group and deck of shape ({b_n},), group ≥ 0, deck ≥ 0 m²")
-    if not 0.0 < rule.share <= 1.0:
-        raise ValueError(f"rule: share {rule.share:g} must be in (0, 1]")
-    g_n, t_n = budget.shape
-    f_n = int(group.max()) + 1
-    allow = rule.share * np.bincount(group, weights=deck, minlength=f_n)  # (F,) m² a year
-    disc = model.gamma ** np.arange(t_n)
-    rhs = np.cumsum(budget, axis=1) if carry_over else budget
-    forbid = rhs <= 0.0
-    active = np.flatnonzero(~forbid.ravel())
-    scale = rhs.ravel()[active]
-    n_b, n_r = len(active), f_n * t_n
-    weight = deck / np.maximum(allow[group], 1e-300)  # a bridge's poor deck area in allowances
+    budget_rows = BudgetRows(agency, budget, carry_over, model.gamma, b_n)
+    rule_rows = RuleRows(rule, b_n, budget_rows.t_n)
+    agency, t_n, disc = budget_rows.agency, budget_rows.t_n, budget_rows.disc
+    n_b, n_r = budget_rows.n, rule_rows.n
 
     def entries(spend: np.ndarray, poor: np.ndarray, bridge: np.ndarray) -> np.ndarray:
-        s = np.cumsum(spend, axis=1) if carry_over else spend
-        full = np.zeros((len(bridge), g_n, t_n))
-        full[np.arange(len(bridge)), agency[bridge]] = s
-        rule_part = np.zeros((len(bridge), f_n, t_n))
-        rule_part[np.arange(len(bridge)), group[bridge]] = poor * weight[bridge][:, None]
-        return np.concatenate([full.reshape(len(bridge), -1)[:, active] / scale, rule_part.reshape(len(bridge), -1)],
-                              axis=1)
+        return np.concatenate([budget_rows.entries(spend, bridge), rule_rows.entries(poor, bridge)], axis=1)
 
     def prices(kappa: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Scaled duals → the DP's (B, T) price per USD and charge for a poor year (year-t units)."""
-        mu = np.zeros((g_n, t_n))
-        mu.ravel()[active] = kappa / scale
-        per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if carry_over else mu
-        price = np.where(forbid, np.inf, per_year / disc)[agency]
-        return price, nu.reshape(f_n, t_n)[group] * weight[:, None] / disc
+        return (budget_rows.dp_price(budget_rows.unscale(kappa))[agency],
+                rule_rows.dp_price(rule_rows.unscale(nu), disc))
 
     nothing = policy_value(model, 0, horizon=t_n)
     h = highspy.Highs()
@@ -145,22 +117,10 @@ def least_budget(model: FleetModel, agency: np.ndarray, budget: np.ndarray, rule
               n_b + np.arange(n_r, dtype=np.int32), -np.ones(n_r))
 
     def add(spend: np.ndarray, poor: np.ndarray, bridge: np.ndarray) -> None:
-        a = entries(spend, poor, bridge)
-        a = np.where(np.abs(a) < 1e-12, 0.0, a)
-        k = len(bridge)
-        conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(b_n, k))
-        col = sp.vstack([sp.csc_matrix(a.T), conv], format="csc")
-        h.addCols(k, np.zeros(k), np.zeros(k), np.full(k, inf), col.nnz, col.indptr[:-1].astype(np.int32),
-                  col.indices.astype(np.int32), col.data)
+        add_columns(h, np.zeros(len(bridge)), entries(spend, poor, bridge), bridge, b_n)
 
     def master() -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            h.clearSolver()
-            h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"least budget's master LP: {h.modelStatusToString(h.getModelStatus())}")
-        sol = h.getSolution()
+        sol = run_highs(h, "least budget's master LP")
         y = np.asarray(sol.row_dual)
         cols = np.asarray(sol.col_value)
         return (float(cols[0]), np.maximum(-y[:n_b], 0.0), np.maximum(-y[n_b : n_b + n_r], 0.0), y[n_b + n_r :],
@@ -196,8 +156,6 @@ def least_budget(model: FleetModel, agency: np.ndarray, budget: np.ndarray, rule
             k_eval = smoothing * best[1] + (1.0 - smoothing) * kappa
             n_eval = smoothing * best[2] + (1.0 - smoothing) * nu
     lower, kappa_best, nu_best = best
-    mu = np.zeros((g_n, t_n))
-    mu.ravel()[active] = kappa_best / scale
     met = slack <= 1e-9 * max(1, n_r)
-    return ExactLeastBudget(max(lower, 0.0), upper if met else np.inf, it, time.perf_counter() - began, mu,
-                            nu_best.reshape(f_n, t_n) / np.maximum(allow, 1e-300)[:, None])
+    return ExactLeastBudget(max(lower, 0.0), upper if met else np.inf, it, time.perf_counter() - began,
+                            budget_rows.unscale(kappa_best), rule_rows.unscale(nu_best))
