@@ -81,13 +81,19 @@ def test_rule_bound_equals_occupation_lp():
     assert binding >= 3  # the cases test the rule's prices, not only its absence
 
 
-def _rule_case(case: int) -> int:
-    rng = np.random.default_rng(100 + case)
+def _two_bridges(seed: int, case: int, top: int):
+    """A random 2-bridge fleet of 3 levels, 3–4 years, one or two agencies (a third of them coupled), budgets of
+    1 … top − 1 a year, deck areas 1–3 m²: (model, agency, budget, deck, T)."""
+    rng = np.random.default_rng(seed)
     t_n = 3 + case % 2
     model = replace(random_model(rng, 2, 3, a_n=3, int_cost=True, coupling=0.4 * (case % 3 == 0)), poor_top=0)
     agency = np.array([0, case % 2])
-    budget = rng.integers(1, 5, (2, t_n)).astype(float)
-    deck = rng.uniform(1.0, 3.0, 2)
+    budget = rng.integers(1, top, (2, t_n)).astype(float)
+    return model, agency, budget, rng.uniform(1.0, 3.0, 2), t_n
+
+
+def _rule_case(case: int) -> int:
+    model, agency, budget, deck, t_n = _two_bridges(100 + case, case, 5)
     nothing = lagrangian_bound(model, agency, np.zeros((2, t_n)), rule=Rule(np.zeros(2, int), deck, 1.0))
     free = lagrangian_bound(model, agency, budget, tol=1e-10).bound
     binding = 0
@@ -123,12 +129,7 @@ def test_least_budget_equals_occupation_lp():
     without carry-over is the same LP without carry-over only), and it is inf exactly where no money meets the rule."""
     found = 0
     for case in range(8):
-        rng = np.random.default_rng(200 + case)
-        t_n = 3 + case % 2
-        model = replace(random_model(rng, 2, 3, a_n=3, int_cost=True, coupling=0.4 * (case % 3 == 0)), poor_top=0)
-        agency = np.array([0, case % 2])
-        budget = rng.integers(1, 4, (2, t_n)).astype(float)
-        deck = rng.uniform(1.0, 3.0, 2)
+        model, agency, budget, deck, t_n = _two_bridges(200 + case, case, 4)
         poor = policy_value(model, 0, horizon=t_n).poor  # (2, T): do nothing's, so the rule below it binds
         worst = float((deck @ poor).max() / deck.sum())
         for share in (0.9 * worst, 0.7 * worst, 0.4 * worst):
