@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.evaluation.aims import first_within
 from bridgefleet.planning.exact_bound import Rule
 from bridgefleet.planning.exact_least_budget import ExactLeastBudget, least_budget
 from bridgefleet.planning.exact_planner import ExactPlanner, fleet_model
@@ -32,7 +33,7 @@ whole treatments (near the least budget the rule binds every year and the plan a
 
 
 def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poor_by_year: Callable[[Any], np.ndarray],
-             aims: tuple[float, ...] = AIMS) -> tuple[Any, float]:
+             aims: tuple[float, ...] = AIMS) -> tuple[Any, float, bool]:
     """Each share of ``aims`` in turn (``planner.aim`` = ``rule`` × it) until what ``attempt()`` simulates keeps the
     mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation
     cannot meet the aim (then no tighter aim can).
@@ -41,18 +42,8 @@ def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poo
         (that outcome, or the one with the least poor share in its worst year; the mean bound at the first aim,
         reward units; whether the relaxation meets the first aim).
     """
-    best, best_worst, first = None, np.inf, (np.nan, False)
-    for k, share in enumerate(aims):
-        planner.aim = rule * share
-        out = attempt()
-        if k == 0:
-            first = (planner.bound.mean, planner.bound.meets_rule)
-        worst = float(poor_by_year(out).max())
-        if worst < best_worst:
-            best, best_worst = out, worst
-        if worst <= rule + 1e-12 or not planner.bound.meets_rule:
-            return out, *first
-    return best, *first
+    out, first = first_within(planner, rule, [{"aim": rule * share} for share in aims], attempt, poor_by_year)
+    return out, first.mean, first.meets_rule
 
 
 def exact_least_budget(cfg: FleetConfig, fleet, seed: int, rule: float) -> tuple[ExactLeastBudget, np.ndarray]:

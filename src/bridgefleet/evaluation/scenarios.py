@@ -24,6 +24,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.evaluation.aims import first_within
 from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
 from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet, set_budget
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
@@ -195,16 +196,9 @@ def try_aims(planner: LagrangianPlanner, rule: float, attempt: Callable[[], Any]
     cannot meet the rule at this budget (then no tighter aim can): that one; else the one with the least poor share
     in its worst year.
     ``stop_at_zero``: a rule of 0 stops at the first (every aim is 0 then)."""
-    best, best_worst = None, np.inf
-    for rounded, aim, share in (AIMS if order is None else [AIMS[k] for k in order]):
-        planner.aim, planner.rounded, planner.budget_share = rule * aim, rounded, share
-        out = attempt()
-        worst = float(poor_by_year(out).max())
-        if worst < best_worst:
-            best, best_worst = out, worst
-        if worst <= rule + 1e-12 or (stop_at_zero and rule == 0) or not planner.bound.meets_rule:
-            return out
-    return best
+    settings = [{"aim": rule * aim, "rounded": rounded, "budget_share": share}
+                for rounded, aim, share in (AIMS if order is None else [AIMS[k] for k in order])]
+    return first_within(planner, rule, settings, attempt, poor_by_year, stop_at_zero)[0]
 
 
 @dataclass
