@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from bridgefleet import textfile
+from bridgefleet.inventory import json_stream as stream_mod
 from bridgefleet.inventory import rows as rows_mod
-from bridgefleet.inventory import snbi as snbi_mod
 from bridgefleet.inventory.load import InventoryError, bundled_path, load_inventory
 from bridgefleet.inventory.nbi import read_nbi
 from bridgefleet.inventory.rows import read_text_file
@@ -77,8 +77,8 @@ def _whole(path: Path) -> tuple:
 
 def _streamed(path: Path) -> tuple:
     try:
-        return "ok", list(snbi_mod._JsonArray(path, read_text_file(path, "cp1252", "x")))
-    except snbi_mod._FileProblem as problem:
+        return "ok", list(stream_mod._JsonArray(path, read_text_file(path, "cp1252", "x")))
+    except stream_mod._FileProblem as problem:
         return "refused", str(problem.error).split(": ", 1)[1]
 
 
@@ -105,7 +105,7 @@ def test_json_records_stream_as_json_reads_them(tmp_path: Path, monkeypatch: pyt
         path.write_text(doc, encoding="utf-8")
         want = _whole(path)
         for chunk in (1, 2, 7, 1 << 20):
-            monkeypatch.setattr(snbi_mod, "JSON_CHUNK", chunk)
+            monkeypatch.setattr(stream_mod, "JSON_CHUNK", chunk)
             assert _streamed(path) == want, (doc, chunk)
 
 
@@ -150,14 +150,14 @@ def test_records_cut_by_the_buffer_read_the_same(tmp_path: Path, monkeypatch: py
     assert whole.kept == 116 and len(whole.dropped) == 4
     assert any("temporary codes: BC01 1, BH02 1, BW03" in n for n in whole.notes)
     for chunk in (5, 97, 4096):
-        monkeypatch.setattr(snbi_mod, "JSON_CHUNK", chunk)
+        monkeypatch.setattr(stream_mod, "JSON_CHUNK", chunk)
         _same(read_snbi(path), whole)
         _same(read_snbi(path, year=2025), given)
 
 
 def test_refusals_name_the_record_when_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The record's BID01 in a refusal is read back from the file (no record is kept for it)."""
-    monkeypatch.setattr(snbi_mod, "JSON_CHUNK", 64)
+    monkeypatch.setattr(stream_mod, "JSON_CHUNK", 64)
     recs = _state_file(30)
     path = tmp_path / "dup.json"
     path.write_text(json.dumps([*recs, recs[20], recs[3]]), encoding="utf-8")
@@ -199,7 +199,7 @@ def test_memory_a_record_stays_under_a_kilobyte(tmp_path: Path) -> None:
     """Peak memory (Python and numpy allocations) of reading 3,000 records stays under 1 kB a record beyond the
     chunks read at a time (bytes for the encoding, characters for the JSON); read whole, a Coding-Guide row took
     about 6 kB and an SNBI record 13 kB."""
-    chunks = textfile.STREAM_CHUNK + 2 * snbi_mod.JSON_CHUNK
+    chunks = textfile.STREAM_CHUNK + 2 * stream_mod.JSON_CHUNK
     n = 3000
     lines = bundled_path("dc-2019").read_text(encoding="latin-1").splitlines(keepends=True)
     nbi = tmp_path / "nation2019.txt"
