@@ -205,7 +205,7 @@ class _Survey:
         self.with_deck += seen
 
     def add(self, rec: Any, may_be_temporary: bool = True) -> None:
-        """One record; ``may_be_temporary`` False: its text holds no temporary code (:data:`bridgefleet.inventory.json_stream._MAY_BE_TEMPORARY`)."""
+        """One record; ``may_be_temporary`` False: its text holds no temporary code (json_stream)."""
         if not isinstance(rec, dict):
             return
         y = _record_inspection_year(rec)
