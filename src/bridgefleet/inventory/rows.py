@@ -1,4 +1,5 @@
-"""Reading text tables and turning rows into bridges: decoding, fields, ratings, numbers, dropped rows.
+"""Reading text tables and turning rows into bridges: decoding, rows, kept and dropped bridges (each field's value:
+:mod:`bridgefleet.inventory.values`, re-exported here).
 Shared by the NBI reader (:mod:`bridgefleet.inventory.nbi`) and the mapped-CSV reader
 (:mod:`bridgefleet.inventory.mapped_csv`); the SNBI reader shares the row machinery.
 
@@ -10,17 +11,13 @@ from __future__ import annotations
 
 import csv
 import datetime
-import math
-import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from bridgefleet.config.quantities import INVENTORY, shown
 from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED,
@@ -30,6 +27,72 @@ from bridgefleet.inventory.model import (
     InventoryError,
     _RowProblem,
     default_rate,
+)
+from bridgefleet.inventory.values import (
+    EARLIEST_YEAR_BUILT as EARLIEST_YEAR_BUILT,
+)
+from bridgefleet.inventory.values import (
+    GROUPED_NUMBER as GROUPED_NUMBER,
+)
+from bridgefleet.inventory.values import (
+    MAX_DECK_AREA_M2 as MAX_DECK_AREA_M2,
+)
+from bridgefleet.inventory.values import (
+    NBI_CONDITION_CODES as NBI_CONDITION_CODES,
+)
+from bridgefleet.inventory.values import (
+    NUMBER_SPELLING as NUMBER_SPELLING,
+)
+from bridgefleet.inventory.values import (
+    SPREADSHEET_NUMBER as SPREADSHEET_NUMBER,
+)
+from bridgefleet.inventory.values import (
+    _age as _age,
+)
+from bridgefleet.inventory.values import (
+    _Bridge as _Bridge,
+)
+from bridgefleet.inventory.values import (  # the row values, used here and by the readers through this module
+    _clean as _clean,
+)
+from bridgefleet.inventory.values import (
+    _deck_area as _deck_area,
+)
+from bridgefleet.inventory.values import (
+    _digits as _digits,
+)
+from bridgefleet.inventory.values import (
+    _in_range as _in_range,
+)
+from bridgefleet.inventory.values import (
+    _nbi_code as _nbi_code,
+)
+from bridgefleet.inventory.values import (
+    _not_a_number as _not_a_number,
+)
+from bridgefleet.inventory.values import (
+    _number as _number,
+)
+from bridgefleet.inventory.values import (
+    _optional_number as _optional_number,
+)
+from bridgefleet.inventory.values import (
+    _rating as _rating,
+)
+from bridgefleet.inventory.values import (
+    _truck_detour as _truck_detour,
+)
+from bridgefleet.inventory.values import (
+    _year_built as _year_built,
+)
+from bridgefleet.inventory.values import (
+    component_levels as component_levels,
+)
+from bridgefleet.inventory.values import (
+    nhs_item_104 as nhs_item_104,
+)
+from bridgefleet.inventory.values import (
+    spreadsheet_number as spreadsheet_number,
 )
 from bridgefleet.textfile import Decoded, TextEncodingError, TextFile, decode_text, scan_encoding
 
@@ -60,7 +123,6 @@ def check_inventory_year(year: int, how: str, path: Path) -> None:
     Raises:
         InventoryError: naming the year and where it came from.
     """
-    import datetime
 
     last = datetime.date.today().year + 1
     if not FIRST_NBI_YEAR <= year <= last:
@@ -300,237 +362,6 @@ def _read_rows(path: Path, quotechar: str, legacy: str, what: str, one_line: boo
     return header, rows, text
 
 
-def _clean(value: str) -> str:
-    """Strip spaces and stray quotes from a field ("'0001   '" → "0001")."""
-    return value.strip().strip("'\"").strip()
-
-
-NBI_CONDITION_CODES = "0123456789N"
-"""NBI items 58–62 (deck, superstructure, substructure, channel, culvert) are one character: a rating 0–9, or N
-(not applicable); FHWA's Recording and Coding Guide (1995). A blank is not reported."""
-
-SPREADSHEET_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-"""A number as spreadsheets and ``pandas.to_csv`` write one: ASCII digits, an optional leading ``-``, decimal point
-and exponent (``1000``, ``1000.5``, ``-2``, ``1e3``, ``1.5E+03``). Not Python's other spellings (``1_000``,
-``nan``, ``inf``, ``+6``, full-width or other scripts' digits)."""
-
-GROUPED_NUMBER = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
-"""A number a spreadsheet writes with thousands separators (a cell formatted ``#,##0`` is saved as displayed,
-quoted: ``"1,000"``): groups of exactly three digits after the first."""
-
-NUMBER_SPELLING = "digits with an optional '-', decimal point and exponent (1000, 1000.5, 1e3), or '1,000'"
-
-
-def spreadsheet_number(v: str) -> float | None:
-    """The value of a cleaned field written as :data:`SPREADSHEET_NUMBER` or :data:`GROUPED_NUMBER`, else None."""
-    if SPREADSHEET_NUMBER.fullmatch(v):
-        return float(v)
-    if GROUPED_NUMBER.fullmatch(v):
-        return float(v.replace(",", ""))
-    return None
-
-
-def _not_a_number(v: str, what: str) -> str:
-    """Why ``v`` (cleaned) is not a number of the inventory: what was written and what is accepted."""
-    if "_" in v:
-        why = "'_' between digits is Python's spelling, not a spreadsheet's"
-    elif v.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        why = "not a finite number"
-    elif v.startswith("+"):
-        why = "a leading '+' is not how a spreadsheet writes a number"
-    elif "," in v:
-        why = "commas only between groups of three digits (1,000)"
-    else:
-        why = "not a number"
-    return f"{what}: {why}; give {NUMBER_SPELLING}"
-
-
-def _nbi_code(value: str, column: str) -> float | None:
-    """A condition rating coded as NBI items 58–62: one character 0–9, or N / blank (None: not applicable / not
-    reported); the field's padding blanks and quotes are stripped and ``n`` is read as N. Anything else (``6.5``,
-    ``1e0``, ``+6``, ``07``) is a bad value: the row is dropped with its reason."""
-    v = _clean(value)
-    if v in ("", "N", "n"):
-        return None
-    if len(v) == 1 and v in NBI_CONDITION_CODES:
-        return float(v)
-    raise _RowProblem(_BAD, "not an NBI condition code (one character: 0–9, or N)", column, v)
-
-
-def _rating(value: str, column: str, lo: float = 0.0, hi: float = 9.0, codes: bool = True) -> float | None:
-    """A condition rating, or None for N / blank (not applicable / not reported). ``codes``: an NBI code
-    (:func:`_nbi_code`; a mapped table may also write it as a whole number ``7.0``, as pandas writes a column with
-    blanks); else an index (a spreadsheet number, :data:`SPREADSHEET_NUMBER`) in ``lo``–``hi``."""
-    v = _clean(value)
-    if codes:
-        return _nbi_code(v[:-2] if re.fullmatch(r"[0-9]\.0", v) else v, column)
-    if v in ("", "N", "n"):
-        return None
-    r = spreadsheet_number(v)
-    if r is None:
-        raise _RowProblem(_BAD, _not_a_number(v, f"not a condition rating ({lo:g}–{hi:g} or N)"), column, v)
-    if not lo <= r <= hi:
-        raise _RowProblem(_BAD, f"condition rating outside {lo:g}–{hi:g}", column, v)
-    return r
-
-
-def _number(value: str, column: str, what: str, *, required: bool = True, minimum: float | None = 0.0,
-            limits: str | None = None) -> float | None:
-    """A field written as a spreadsheet writes a number (:func:`spreadsheet_number`), ≥ ``minimum`` and, where
-    ``limits`` names one, in its quantity's range (:data:`bridgefleet.config.quantities.INVENTORY`: the precision and
-    unit it is used in); None for a blank where not ``required``.
-
-    Raises:
-        _RowProblem: blank where required, another spelling (``1_000``, ``nan``, ``+5``), below ``minimum``, out of
-            the range.
-    """
-    v = _clean(value)
-    if v == "":
-        if required:
-            raise _RowProblem(_BAD, f"missing {what}", column, v)
-        return None
-    x = spreadsheet_number(v)
-    if x is None:
-        raise _RowProblem(_BAD, _not_a_number(v, f"{what} is not a number"), column, v)
-    if not math.isfinite(x):  # 1e999
-        raise _RowProblem(_BAD, f"{what} is not finite", column, v)
-    if minimum is not None and x < minimum:
-        why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
-        raise _RowProblem(_BAD, why, column, v)
-    return x if limits is None else _in_range(x, limits, what, column, v)
-
-
-def _in_range(x: float, key: str, what: str, column: str | None, value: str | None) -> float:
-    """``x`` if it is the quantity :data:`bridgefleet.config.quantities.INVENTORY` names ``key`` (its range, in the
-    unit and precision it is used in).
-
-    Raises:
-        _RowProblem: a bad value naming ``what``, ``x``, the range and its unit (the row is dropped with it).
-    """
-    why = INVENTORY[key].problem(x)
-    if why is not None:
-        raise _RowProblem(_BAD, f"{what} {shown(x)}: {why}", column, value)
-    return x
-
-
-def _digits(value: str, column: str, what: str, most: int) -> float:
-    """An NBI numeric item coded as 1 to ``most`` ASCII digits (item 27 year built: 4; item 29 ADT: 6).
-
-    Raises:
-        _RowProblem: blank, or any other spelling (``1_000``, ``1e3``, ``2,000``, ``+5``).
-    """
-    v = _clean(value)
-    if v == "":
-        raise _RowProblem(_BAD, f"missing {what}", column, v)
-    if not re.fullmatch(f"[0-9]{{1,{most}}}", v):
-        raise _RowProblem(_BAD, f"{what} is not coded as the NBI codes it (1 to {most} digits)", column, v)
-    return float(v)
-
-
-MAX_DECK_AREA_M2 = INVENTORY["deck_area"].high
-"""The largest deck area a bridge may have, m² (a million; the largest deck, the Lake Pontchartrain Causeway's, is
-about 800,000 m²): a larger one is a unit or entry error, and the row is dropped with its reason
-(:data:`bridgefleet.config.quantities.INVENTORY`)."""
-
-
-def _deck_area(area: float, column: str, value: str) -> float:
-    """``area`` (m², however it was computed: DECK_AREA, length × width, × area_scale) if a bridge may have it
-    (:data:`MAX_DECK_AREA_M2`, and above 0 as the 32-bit float it is stored in).
-
-    Raises:
-        _RowProblem: out of range, naming the column and its value, the area and the range.
-    """
-    why = INVENTORY["deck_area"].problem(area)
-    if why is not None:
-        size = f"{area:,.0f}" if abs(area) < 1e15 else shown(area)
-        raise _RowProblem(_BAD, f"deck area {size} m²: {why}", column, value)
-    return area
-
-
-EARLIEST_YEAR_BUILT = 1700
-"""Years built before this are not a year (0, 0000, a two-digit year): the row is dropped by both readers."""
-
-
-def _year_built(value: str, column: str, year: int, nbi: bool = False) -> float:
-    """Year built (item 27, or a mapped column) checked as one rule for every reader: a whole year
-    EARLIEST_YEAR_BUILT … the inventory year, else the row is dropped as malformed; ``nbi``: coded as the NBI
-    codes item 27 (four digits)."""
-    built = _digits(value, column, "year built", 4) if nbi else _number(value, column, "year built")
-    assert built is not None
-    if built != int(built):
-        raise _RowProblem(_BAD, "year built is not a whole year", column, _clean(value))
-    if built < EARLIEST_YEAR_BUILT or built > year:
-        raise _RowProblem(_BAD, f"year built outside {EARLIEST_YEAR_BUILT}–{year} (inventory year)", column,
-                          _clean(value))
-    return built
-
-
-def _age(value: str, column: str, year: int | None) -> float:
-    """An age column, years: the same rule as a year built (no older than EARLIEST_YEAR_BUILT)."""
-    age = _number(value, column, "age")
-    assert age is not None
-    oldest = (year if year is not None else datetime.date.today().year) - EARLIEST_YEAR_BUILT
-    if age > oldest:
-        raise _RowProblem(_BAD, f"age above {oldest} years (built before {EARLIEST_YEAR_BUILT})", column,
-                          _clean(value))
-    return age
-
-
-# ------------------------------------------------------------------------------------------------
-# Row → bridge (shared by both readers)
-
-
-@dataclass
-class _Bridge:
-    line: int
-    bridge_id: str
-    urban: bool
-    condition: float
-    age: float
-    ysm: float
-    deck_area: float
-    aadt: float
-    cost_factor: float
-    county: str = ""
-    owner: str = ""
-    state: str = ""
-    latitude: float = float("nan")
-    longitude: float = float("nan")
-    truck_share: float = float("nan")
-    detour_km: float = float("nan")
-    nhs: float = float("nan")
-    components: tuple[int, int, int] | None = None
-    culvert: bool = False
-
-
-def component_levels(deck: float | None, sup: float | None, sub: float | None, culvert: float | None
-                     ) -> tuple[tuple[int, int, int], bool]:
-    """The component model's three slots of a bridge (whole ratings; :mod:`bridgefleet.sim.components`) and
-    whether it is a culvert: deck, superstructure, substructure (items 58–60; an item coded N is not applicable,
-    held at 9), or, where all three are N, the culvert rating (item 62) in the deck slot and 9, 9."""
-    if deck is None and sup is None and sub is None and culvert is not None:
-        return (int(culvert), 9, 9), True
-    return tuple(9 if r is None else int(r) for r in (deck, sup, sub)), False  # type: ignore[return-value]
-
-
-def nhs_item_104(value: str) -> float:
-    """NBI item 104 highway system (FHWA Recording and Coding Guide, 1995): 1.0 for code 1 (on the National
-    Highway System), 0.0 for 0 (not on it), NaN for blank or any other value (not coded)."""
-    v = _clean(value)
-    return 1.0 if v == "1" else 0.0 if v == "0" else math.nan
-
-
-def _truck_detour(truck: str, detour: str, truck_scale: float) -> dict[str, float]:
-    """``truck_share`` (0–1) and ``detour_km`` of NBI item 109 (× ``truck_scale`` to a share: 0.01 for the coded
-    percent) and item 19 (km; 199 = 199 km or more), NaN where blank or not a plausible value (the model's
-    defaults then apply): keyword arguments of :class:`_Bridge`."""
-    t = _optional_number(truck)
-    share = t * truck_scale if t is not None else math.nan
-    d = _optional_number(detour)
-    return {"truck_share": share if INVENTORY["truck_share"].problem(share) is None else math.nan,
-            "detour_km": d if d is not None and INVENTORY["detour_km"].problem(d) is None else math.nan}
-
-
 class _Columns:
     """The kept bridges, field by field, in compact arrays (a few hundred bytes a bridge, no object per bridge):
     what :func:`_collect` gathers and :func:`_inventory` turns into an :class:`Inventory`. County, owner and state
@@ -676,7 +507,3 @@ def _years_since(age: float, year: int | None, reconstructed: float | None, buil
     return float(ysm)
 
 
-def _optional_number(value: str) -> float | None:
-    """An optional field's number (:func:`spreadsheet_number`), None where blank, finite or another spelling."""
-    x = spreadsheet_number(_clean(value))
-    return x if x is not None and math.isfinite(x) else None
