@@ -143,3 +143,20 @@ def test_least_budget_equals_occupation_lp():
             assert res.lower == pytest.approx(lp, rel=1e-6, abs=1e-8), (case, share)
             assert res.upper == pytest.approx(lp, rel=1e-6, abs=1e-8), (case, share)
     assert found >= 5
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_bound_from_given_prices_equals_occupation_lp(case):
+    """Started from arbitrary prices the search takes its boxstep turns (``box``) and still ends at the LP's value,
+    with and without a binding rule, as it does with smoothing alone (box 0)."""
+    model, agency, budget, deck, t_n = _two_bridges(200 + case, case, 5)
+    start = np.random.default_rng(case).uniform(0.0, 2.0, (2, t_n))
+    for share in (1.0, 0.3):
+        lp = occupation_lp(model, agency, budget, deck, share)
+        if lp is None:
+            continue
+        rule = Rule(np.zeros(2, int), deck, share)
+        for box in (0.2, 0.0):
+            res = lagrangian_bound(model, agency, budget, rule=rule, tol=1e-10, max_iter=300, start=start, box=box)
+            assert res.rule_met
+            assert res.bound == pytest.approx(lp, rel=1e-6, abs=1e-7), (case, share, box)

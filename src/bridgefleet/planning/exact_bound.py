@@ -145,7 +145,8 @@ class _Master:
     """max Σ r_k w_k s.t. Σ_k coef_k w_k ≤ 1 (budget rows scaled by their right-hand sides), Σ_{k of b} w_k = 1,
     w ≥ 0, as a HiGHS minimisation kept warm between solves."""
 
-    def __init__(self, n_rows: int, b_n: int, elastic: np.ndarray | None = None, penalty: float = 0.0):
+    def __init__(self, n_rows: int, b_n: int, elastic: np.ndarray | None = None, penalty: float = 0.0,
+                 box: int = 0):
         self.n_rows, self.b_n = n_rows, b_n
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
@@ -160,6 +161,26 @@ class _Master:
             k = self.n_slack
             self.h.addCols(k, np.full(k, penalty), np.zeros(k), np.full(k, highspy.kHighsInf), k,
                            np.arange(k, dtype=np.int32), np.asarray(elastic, dtype=np.int32), -np.ones(k))
+        self.n_elastic, self.box = self.n_slack, box
+        for sign in (-1.0, 1.0) if box else ():  # the box's columns on rows 0 … box−1, fixed at 0 until set
+            self.h.addCols(box, np.zeros(box), np.zeros(box), np.zeros(box), box, np.arange(box, dtype=np.int32),
+                           np.arange(box, dtype=np.int32), np.full(box, sign))
+        self.n_slack += 2 * box
+
+    def box_around(self, centre: np.ndarray | None, width: float) -> None:
+        """Keep the duals of rows 0 … box−1 within centre × (1 ± width) (a floor of 1 % of the mean centre on
+        the width), or free them (``centre`` None). A column that overdraws row r at centre_r (1 + width) per
+        unit caps its dual there, one that leaves it unused for centre_r (1 − width) floors it (Marsten, Hogan &
+        Blankenship 1975, the boxstep method); the master's value then bounds nothing, so the box is freed
+        before any value is read."""
+        k, e = self.box, self.n_elastic
+        ix = np.arange(e, e + 2 * k, dtype=np.int32)
+        if centre is None:
+            self.h.changeColsBounds(2 * k, ix, np.zeros(2 * k), np.zeros(2 * k))
+            return
+        half = width * np.maximum(centre, 1e-2 * centre.mean())
+        self.h.changeColsCost(2 * k, ix, np.concatenate([centre + half, -np.maximum(centre - half, 0.0)]))
+        self.h.changeColsBounds(2 * k, ix, np.zeros(2 * k), np.full(2 * k, highspy.kHighsInf))
 
     def add(self, reward: np.ndarray, coef: np.ndarray, bridge: np.ndarray) -> None:
         """Columns of value ``reward`` (k,), scaled row entries ``coef`` (k, M), of bridges ``bridge`` (k,)."""
@@ -174,12 +195,12 @@ class _Master:
 
     def slack(self) -> float:
         """Sum of the elastic rows' slacks in the last solution (allowances exceeded)."""
-        return float(np.sum(np.asarray(self.h.getSolution().col_value)[: self.n_slack]))
+        return float(np.sum(np.asarray(self.h.getSolution().col_value)[: self.n_elastic]))
 
 
 def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
                      price_poor: np.ndarray | None = None, rule: Rule | None = None, tol: float = 1e-6,
-                     max_iter: int = 500, smoothing: float = 0.5, warm: int = 600, seed: int = 0,
+                     max_iter: int = 500, smoothing: float = 0.5, box: float = 0.2, warm: int = 600, seed: int = 0,
                      start: np.ndarray | None = None,
                      callback: Callable[[int, float, float], None] | None = None) -> ExactBound:
     """The Lagrangian upper bound of the fleet under per-agency budgets (and a poor deck-area rule), minimised
@@ -196,6 +217,10 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         max_iter: the most DP solves (the bound stays valid if it stops there, only looser).
         smoothing: α of Wentges' dual smoothing: the DP is solved at α μ_best + (1 − α) μ_master (falling back
             to μ_master when that adds no column); 0: plain Kelley column generation.
+        box: when started from prices (``start`` or ``warm``), every other DP solve is at the master's duals kept
+            within the best prices × (1 ± box) (boxstep), the others smoothed as above: the first make L fall
+            fast from good prices, the second bring the master the columns its value needs (Indiana's 4,794
+            bridges: 6 DP solves to tol 1e-3 against 13 with smoothing alone). 0: smoothing alone.
         warm: in a fleet of more bridges, first solve the bound of a random sub-fleet of ``warm`` bridges (budget
             scaled per agency by its share of the replacement cost, the dearest action) to tolerance 1e-4; its
             prices are the fleet's first. 0: none. Any prices give a valid bound; this only saves DP solves.
@@ -241,11 +266,13 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
                           for g in range(g_n)])
         sub = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
                                price_poor=base_poor[pick], rule=rows_rule.subset(pick),
-                               tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, warm=0)
+                               tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, box=box, warm=0)
         mu_warm, nu_warm = sub.row_price, rows_rule.from_subset(sub.rule_price, pick)
     nothing = policy_value(model, 0, price_poor=base_poor, horizon=t_n)
     penalty = RULE_PENALTY * max(1.0, float(np.abs(nothing.reward).sum()))
-    master = _Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty)
+    stabilise = mu_warm is not None and box > 0
+    master = _Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
+                     box=n_budget if stabilise else 0)
     every = np.arange(b_n)
     cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
     master.add(nothing.reward, rows(nothing.spend, nothing.poor, every), every)
@@ -280,6 +307,10 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             cols.append((idx, np.full(len(idx), it), reward[idx], sol.spend[idx]))
             began = time.perf_counter()
             m_val, dual, pi, _ = master.solve()
+            if stabilise and it % 2 == 0:  # the next prices: the master's within the box around the best
+                master.box_around(best[1].ravel()[rows_budget.active] * rows_budget.scale, box)
+                mu_box, nu_box = split(master.solve()[1])
+                master.box_around(None, box)
             lp_s += time.perf_counter() - began
             mu_master, nu_master = split(dual)
         history.append((lval, m_val))
@@ -289,7 +320,9 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             break
         if not new.any() and mu_eval is mu_master:
             break  # the master's duals price no column in: L(μ_master) = master value
-        if not new.any():
+        if stabilise and new.any() and it % 2 == 0:
+            mu_eval, nu_eval = mu_box, nu_box
+        elif not new.any():
             mu_eval, nu_eval = mu_master, nu_master
         else:
             mu_eval = smoothing * best[1] + (1.0 - smoothing) * mu_master
