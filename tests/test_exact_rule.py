@@ -160,3 +160,19 @@ def test_bound_from_given_prices_equals_occupation_lp(case):
             res = lagrangian_bound(model, agency, budget, rule=rule, tol=1e-10, max_iter=300, start=start, box=box)
             assert res.rule_met
             assert res.bound == pytest.approx(lp, rel=1e-6, abs=1e-7), (case, share, box)
+
+
+def test_independent_fleets_in_one_master_each_their_own_bound():
+    """Two fleets priced in one master (their own agencies and rule rows) end where each ends alone: the bound is
+    the sum of the two LP optima (each block stops on its own and keeps its own best prices)."""
+    model, agency, budget, deck, t_n = _two_bridges(300, 1, 5)
+    other = np.random.default_rng(7).integers(1, 5, (2, t_n)).astype(float)
+    both = model.subset(np.array([0, 1, 0, 1]))
+    share = 0.9
+    rule = Rule(np.array([0, 0, 1, 1]), np.tile(deck, 2), share)
+    res = lagrangian_bound(both, np.concatenate([agency, agency + 2]), np.vstack([budget, other]), rule=rule,
+                           tol=1e-10, max_iter=300)
+    one = occupation_lp(model, agency, budget, deck, share)
+    two = occupation_lp(model, agency, other, deck, share)
+    assert one is not None and two is not None
+    assert res.bound == pytest.approx(one + two, rel=1e-6, abs=1e-7)

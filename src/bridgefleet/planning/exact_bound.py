@@ -44,6 +44,7 @@ from typing import NamedTuple
 import highspy
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from bridgefleet.planning.bound import run_highs
 from bridgefleet.planning.exact_dp import FleetModel, policy_value, solve
@@ -193,6 +194,10 @@ class _Master:
         return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
                 dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack :])
 
+    def slacks(self) -> np.ndarray:
+        """The elastic rows' slacks in the last solution, (n_elastic,)."""
+        return np.asarray(self.h.getSolution().col_value)[: self.n_elastic]
+
     def slack(self) -> float:
         """Sum of the elastic rows' slacks in the last solution (allowances exceeded)."""
         return float(np.sum(np.asarray(self.h.getSolution().col_value)[: self.n_elastic]))
@@ -283,40 +288,60 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     mu_master, nu_master = split(dual)
     mu_eval = mu_master if mu_warm is None else mu_warm
     nu_eval = nu_master if mu_warm is None else (nu_master if nu_warm is None else nu_warm)
-    best = (np.inf, mu_eval, nu_eval, None, base_poor)
+    # Each block (agencies and rule fleets that share bridges) is a problem of its own: its best prices are its
+    # own, and it stops being solved once its bound and master value agree.
+    blocks = _Blocks(agency, g_n, rows_rule, t_n)
+    k_n = blocks.k_n
+    best_l = np.full(k_n, np.inf)
+    best_mu, best_nu = mu_eval.copy(), nu_eval.copy()
+    best_value, best_spend = np.zeros(b_n), np.zeros((b_n, t_n))
+    best_poor = np.zeros((b_n, t_n))
+    done = np.zeros(k_n, dtype=bool)
     history, prices = [], []
     for it in range(max_iter):
+        act = np.flatnonzero(~done[blocks.of_bridge])
         price = dp_price(mu_eval)
-        poor_price = base_poor + rows_rule.dp_price(nu_eval, disc)
+        poor_price = np.broadcast_to(base_poor + rows_rule.dp_price(nu_eval, disc), (b_n, t_n))[act]
         began = time.perf_counter()
-        sol = solve(model, price[agency], poor_price, keep_policy=False)
+        sol = solve(model if len(act) == b_n else model.subset(act), price[agency[act]], poor_price,
+                    keep_policy=False)
         dp_s += time.perf_counter() - began
-        lval = float(sol.value.sum() + rows_budget.allowance(mu_eval) + rows_rule.allowance(nu_eval))
+        lk = (np.bincount(blocks.of_bridge[act], sol.value, k_n) + blocks.rows(rows_budget.allowances(mu_eval),
+                                                                             rows_rule.allowances(nu_eval)))
+        lk = np.where(done, best_l, lk)
         prices.append(price)
-        if lval < best[0]:
-            best = (lval, mu_eval, nu_eval, sol, poor_price)
+        up = lk < best_l
+        best_l = np.minimum(best_l, lk)
+        best_mu[up[blocks.of_agency]] = mu_eval[up[blocks.of_agency]]
+        if rows_rule.n:
+            best_nu[up[blocks.of_fleet]] = nu_eval[up[blocks.of_fleet]]
+        moved = up[blocks.of_bridge[act]]
+        for best, now in ((best_value, sol.value), (best_spend, sol.spend), (best_poor, poor_price)):
+            best[act[moved]] = now[moved]
         # reduced cost at the master's duals (the DP's columns are priced at mu_eval; a column's value leaves
         # the rule's charge out, which its rows carry)
-        reward = sol.reward + rows_rule.charge(nu_eval, sol.poor)
-        coef = rows(sol.spend, sol.poor, every)
-        rc = reward - coef @ dual - pi
+        reward = sol.reward + rows_rule.charge(nu_eval, sol.poor, act)
+        coef = rows(sol.spend, sol.poor, act)
+        rc = reward - coef @ dual - pi[act]
         new = rc > 1e-9 * np.maximum(1.0, np.abs(reward))
         if new.any():
             idx = np.flatnonzero(new)
-            master.add(reward[idx], coef[idx], idx)
-            cols.append((idx, np.full(len(idx), it), reward[idx], sol.spend[idx]))
+            master.add(reward[idx], coef[idx], act[idx])
+            cols.append((act[idx], np.full(len(idx), it), reward[idx], sol.spend[idx]))
             began = time.perf_counter()
-            m_val, dual, pi, _ = master.solve()
+            m_val, dual, pi, weight = master.solve()
+            mk = blocks.master_values(cols, weight, master.slacks(), penalty)
             if stabilise and it % 2 == 0:  # the next prices: the master's within the box around the best
-                master.box_around(best[1].ravel()[rows_budget.active] * rows_budget.scale, box)
+                master.box_around(best_mu.ravel()[rows_budget.active] * rows_budget.scale, box)
                 mu_box, nu_box = split(master.solve()[1])
                 master.box_around(None, box)
             lp_s += time.perf_counter() - began
             mu_master, nu_master = split(dual)
-        history.append((lval, m_val))
+            done |= best_l - mk <= tol * np.maximum(1.0, np.abs(best_l))
+        history.append((float(lk.sum()), m_val))
         if callback is not None:
-            callback(it, lval, m_val)
-        if best[0] - m_val <= tol * max(1.0, abs(best[0])):
+            callback(it, float(lk.sum()), m_val)
+        if done.all() or best_l.sum() - m_val <= tol * max(1.0, abs(best_l.sum())):
             break
         if not new.any() and mu_eval is mu_master:
             break  # the master's duals price no column in: L(μ_master) = master value
@@ -325,14 +350,48 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         elif not new.any():
             mu_eval, nu_eval = mu_master, nu_master
         else:
-            mu_eval = smoothing * best[1] + (1.0 - smoothing) * mu_master
-            nu_eval = smoothing * best[2] + (1.0 - smoothing) * nu_master
+            mu_eval = smoothing * best_mu + (1.0 - smoothing) * mu_master
+            nu_eval = smoothing * best_nu + (1.0 - smoothing) * nu_master
     _, _, _, weight = master.solve()
-    bound, mu, nu, sol, poor_price = best
     bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
-    return ExactBound(bound, dp_price(mu), mu, sol.value, sol.spend, m_val, len(history), np.array(history),
-                      np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s, lp_s,
-                      poor_price, nu, master.slack() <= 1e-6 * max(1, rows_rule.n))
+    return ExactBound(float(best_l.sum()), dp_price(best_mu), best_mu, best_value, best_spend, m_val, len(history),
+                      np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s,
+                      lp_s, best_poor, best_nu, master.slack() <= 1e-6 * max(1, rows_rule.n))
+
+
+class _Blocks:
+    """The independent problems within one master: agencies and rule fleets joined by the bridges they share.
+
+    Attributes:
+        k_n: number of blocks; of_agency (G,), of_fleet (F,), of_bridge (B,): int64 block of each.
+    """
+
+    def __init__(self, agency: np.ndarray, g_n: int, rule: RuleRows, t_n: int):
+        f_n = rule.g_n if rule.n else 0
+        if f_n:  # nodes: the agencies, then the fleets; an edge per bridge
+            edges = sp.coo_matrix((np.ones(len(agency)), (agency, g_n + rule.group)), shape=(g_n + f_n,) * 2)
+            self.k_n, label = connected_components(edges, directed=False)
+        else:
+            self.k_n, label = g_n, np.arange(g_n)
+        self.of_agency = label[:g_n].astype(np.int64)
+        self.of_fleet = label[g_n:].astype(np.int64)
+        self.of_bridge = self.of_agency[agency]
+        self.t_n = t_n
+
+    def rows(self, budget: np.ndarray, rule: np.ndarray) -> np.ndarray:
+        """(K,): per-agency (G,) and per-fleet (F,) amounts summed by block."""
+        out = np.bincount(self.of_agency, budget, self.k_n)
+        return out + np.bincount(self.of_fleet, rule, self.k_n) if len(rule) else out
+
+    def master_values(self, cols: list, weight: np.ndarray, slack: np.ndarray, penalty: float) -> np.ndarray:
+        """(K,): the master's value by block: its columns' rewards × weights less the penalty of its fleets' rule
+        slacks (rows fleet-major, T a fleet)."""
+        bridge = np.concatenate([c[0] for c in cols])
+        reward = np.concatenate([c[2] for c in cols])
+        out = np.bincount(self.of_bridge[bridge], reward * weight, self.k_n)
+        if len(slack):
+            out -= penalty * np.bincount(self.of_fleet[np.arange(len(slack)) // self.t_n], slack, self.k_n)
+        return out
 
 
 class BudgetRows:
@@ -381,7 +440,11 @@ class BudgetRows:
 
     def allowance(self, mu: np.ndarray) -> float:
         """Σ μ · budget over the priced rows, the budgets' part of L."""
-        return float((mu * self.rhs).ravel()[self.active].sum())
+        return float(self.allowances(mu).sum())
+
+    def allowances(self, mu: np.ndarray) -> np.ndarray:
+        """(G,): Σ_t μ · budget over each agency's priced rows."""
+        return np.where(self.forbid, 0.0, mu * self.rhs).sum(1)
 
 
 class RuleRows:
@@ -424,15 +487,20 @@ class RuleRows:
             return 0.0
         return nu[self.group] * self.deck[:, None] / disc
 
-    def charge(self, nu: np.ndarray, poor: np.ndarray) -> np.ndarray | float:
-        """(B,) Σ_t ν_t deck_b poor_bt: the present value the DP charged each bridge for the rule."""
+    def charge(self, nu: np.ndarray, poor: np.ndarray, bridge: np.ndarray) -> np.ndarray | float:
+        """(k,) Σ_t ν_t deck_b poor_bt of bridges ``bridge`` (k,), poor (k, T): the present value the DP charged
+        each for the rule."""
         if not self.n:
             return 0.0
-        return (nu[self.group] * poor).sum(1) * self.deck
+        return (nu[self.group[bridge]] * poor).sum(1) * self.deck[bridge]
 
     def allowance(self, nu: np.ndarray) -> float:
         """Σ ν F D, the rule's part of L."""
-        return float((nu * self.allow[:, None]).sum()) if self.n else 0.0
+        return float(self.allowances(nu).sum())
+
+    def allowances(self, nu: np.ndarray) -> np.ndarray:
+        """(F,): Σ_t ν F D of each fleet (empty without a rule)."""
+        return (nu * self.allow[:, None]).sum(1) if self.n else np.zeros(0)
 
     def subset(self, pick: np.ndarray) -> Rule | None:
         """The rule of some bridges (their fleets renumbered 0 … by order of first appearance)."""
