@@ -231,3 +231,18 @@ def test_inventory_year_needed(tmp_path: Path) -> None:
         read_snbi(path)
     assert "pass year=" in _one_line(exc)
     assert math.isclose(read_snbi(path, year=2024).age[0], 34.0)
+
+
+def test_culvert_under_fill_deck_area_is_length_times_approach_width(tmp_path: Path) -> None:
+    """A culvert whose BG16 is 0 takes BG02 × BG09 (23 CFR 490.411: structure length × approach roadway width);
+    a bridge (not a culvert) with BG16 0 is still dropped, and so is a culvert without BG09."""
+    culvert = dict(BC01="N", BC02="N", BC03="N", BC04="6")
+    records = [_bridge(f"{k:04d}") for k in range(12)] + [
+        _bridge("C1", BG16=0, BG02=40.0, BG09=30.0, **culvert),  # 1,200 ft²
+        _bridge("B1", BG16=0, BG02=40.0, BG09=30.0),
+        _bridge("C2", BG16=0, BG02=40.0, **culvert),
+    ]
+    inv = read_snbi(_write(tmp_path / "s.json", records))
+    assert inv.kept == 13 and inv.bridge_id[-1] == "C1"
+    assert inv.deck_area[-1] == pytest.approx(1200 * FT2_TO_M2, rel=1e-6)  # 111.48 m²
+    assert [d[0] for d in inv.dropped] == [14, 15] and all("no deck area" in d[1] for d in inv.dropped)

@@ -244,7 +244,7 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
     rated = [r for r in ratings if r is not None]
     if not rated:
         raise _RowProblem("no condition rating", "BC01–BC04 are all N", bad=False)
-    area = _snbi_area(rec)
+    area = _snbi_area(rec, culvert=ratings[3] is not None)
     built_text = rec.get("BW01")
     if built_text is None:
         raise _RowProblem(_BAD, "missing year built (null, absent or a temporary code)", "BW01",
@@ -297,9 +297,10 @@ def _optional(text: str | None) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _snbi_area(rec: _Record) -> float:
-    """Deck area, m²: ``BG15`` irregular deck area where given and above 0, else ``BG16`` calculated deck area (both
-    sq ft × :data:`FT2_TO_M2`)."""
+def _snbi_area(rec: _Record, culvert: bool) -> float:
+    """Deck area, m²: ``BG15`` irregular deck area where given and above 0, else ``BG16`` calculated deck area; for a
+    culvert (``BC04`` rated) where both are 0 or not known, ``BG02`` total bridge length × ``BG09`` approach roadway
+    width, as 23 CFR 490.411 measures a culvert under fill (NBI items 49 × 32); all sq ft × :data:`FT2_TO_M2`."""
     for tag in ("BG15", "BG16"):
         v = rec.get(tag)
         if v is None:
@@ -307,8 +308,13 @@ def _snbi_area(rec: _Record) -> float:
         ft2 = _number(v, tag, "deck area")
         if ft2:
             return _deck_area(ft2 * FT2_TO_M2, tag, v)
-    raise _RowProblem("no deck area", "BG15 and BG16 are both 0, null, absent or temporary codes", "BG16",
-                      bad=False)
+    length, width = (rec.get("BG02"), rec.get("BG09")) if culvert else (None, None)
+    if length is not None and width is not None:
+        ft2 = _number(length, "BG02", "culvert length") * _number(width, "BG09", "approach roadway width")
+        if ft2:
+            return _deck_area(ft2 * FT2_TO_M2, "BG02", length)
+    raise _RowProblem("no deck area", "BG15 and BG16 are both 0, null, absent or temporary codes (and, for a "
+                      "culvert, BG02 × BG09 too)", "BG16", bad=False)
 
 
 def _bid_of(records: _JsonArray, line: int | None) -> str:
@@ -324,7 +330,8 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
 
     Mapping (units and sources in docs/inventory.md, "SNBI files"): bridge_id ← ``BID01`` (text, leading zeros
     kept), state ← ``BL01``, county ← ``BL02``, latitude / longitude ← ``BL05`` / ``BL06`` (decimal degrees), owner ←
-    ``BCL01``; deck_area (m²) ← ``BG15`` where given, else ``BG16`` (sq ft × 0.09290304); condition ← lowest of
+    ``BCL01``; deck_area (m²) ← ``BG15`` where given, else ``BG16``, else for a culvert ``BG02`` × ``BG09`` (sq ft ×
+    0.09290304); condition ← lowest of
     ``BC01``–``BC04`` (``N`` skipped), components ← :func:`~bridgefleet.inventory.rows.component_levels`; age ←
     inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15). From the highway
     carried (``Features`` entry ``BF01`` H, ``BF02`` C): urban ← ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N,
