@@ -24,7 +24,11 @@ The best μ comes from column generation: the Dantzig–Wolfe master LP chooses 
 policies found so far (columns: value without the budget price, expected spend per year) within the expected
 budgets; its duals are the next μ, each DP solve at them adds at most one column per bridge (those of
 positive reduced cost), and it stops when min L (an upper bound) and the master's value (a lower bound on
-min_μ L) agree within ``tol``. The master is solved by HiGHS (``highspy``) from its last basis.
+min_μ L) agree within ``tol``. The master is solved by HiGHS (``highspy``) from its last basis. Agencies (with a
+rule, each fleet and its agencies) that share no row are separate problems in one master: each keeps its own best
+prices and leaves the DP once its own gap closes. From given prices, every other solve is at the master's duals
+kept within a box around the best prices (boxstep, Marsten, Hogan & Blankenship 1975, Mathematical Programming
+9), the others smoothed (Wentges 1997): the first bring L down, the second the columns the master needs.
 
 With a poor deck-area rule (:class:`Rule`: at most F of each fleet's counted deck area poor at the end of every
 year, in expectation; FHWA's minimum condition, 23 CFR 490.411) each (fleet, year) adds a row priced by ν ≥ 0
