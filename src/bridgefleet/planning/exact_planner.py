@@ -197,7 +197,8 @@ class ExactPlanner:
         full, agency, budget = fleet_model(sim, np.arange(e_n))
         counted = sim.fhwa_weight()[:e_n].reshape(-1)
         values, parts, prices, poor_prices = np.empty(e_n), [], [], []
-        # The first fleet alone, then the others in groups from its prices (fleets of one fleet model are alike).
+        # The first fleet alone, then the others in groups, each from the prices of the group before (fleets of one
+        # fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
         like = None
         for fleets in groups:
@@ -208,7 +209,9 @@ class ExactPlanner:
             res = lagrangian_bound(full.subset(bridges), agency[bridges] - 2 * fleets[0], part_budget,
                                    sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
                                    start=None if like is None else np.tile(like, (len(fleets), 1)))
-            like = res.row_price[:2] if like is None else like  # a large first fleet starts from a sample's prices
+            # the next group starts from the median prices of this one's fleets (a large fleet's first from a
+            # sample's): a typical fleet's prices, where one fleet's are its own
+            like = np.median(res.row_price.reshape(len(fleets), 2, -1), axis=0)
             parts.append(res)
             row_value = res.row_price * _row_budget(part_budget, sim.config.carry_over_budget)
             values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.reshape(len(fleets), -1).sum(1)
