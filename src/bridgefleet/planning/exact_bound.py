@@ -199,12 +199,9 @@ class _Master:
                 dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack :])
 
     def slacks(self) -> np.ndarray:
-        """The elastic rows' slacks in the last solution, (n_elastic,)."""
+        """The elastic rows' slacks in the last solution (allowances exceeded), (n_elastic,)."""
         return np.asarray(self.h.getSolution().col_value)[: self.n_elastic]
 
-    def slack(self) -> float:
-        """Sum of the elastic rows' slacks in the last solution (allowances exceeded)."""
-        return float(np.sum(np.asarray(self.h.getSolution().col_value)[: self.n_elastic]))
 
 
 def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
@@ -360,7 +357,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
     return ExactBound(float(best_l.sum()), dp_price(best_mu), best_mu, best_value, best_spend, m_val, len(history),
                       np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s,
-                      lp_s, best_poor, best_nu, master.slack() <= 1e-6 * max(1, rows_rule.n))
+                      lp_s, best_poor, best_nu, master.slacks().sum() <= 1e-6 * max(1, rows_rule.n))
 
 
 class _Blocks:
@@ -442,12 +439,8 @@ class BudgetRows:
         per_year = np.cumsum(mu[:, ::-1], axis=1)[:, ::-1] if self.carry_over else mu
         return np.where(self.forbid, np.inf, per_year / self.disc)
 
-    def allowance(self, mu: np.ndarray) -> float:
-        """Σ μ · budget over the priced rows, the budgets' part of L."""
-        return float(self.allowances(mu).sum())
-
     def allowances(self, mu: np.ndarray) -> np.ndarray:
-        """(G,): Σ_t μ · budget over each agency's priced rows."""
+        """(G,): Σ_t μ · budget over each agency's priced rows, the budgets' part of L."""
         return np.where(self.forbid, 0.0, mu * self.rhs).sum(1)
 
 
@@ -498,12 +491,8 @@ class RuleRows:
             return 0.0
         return (nu[self.group[bridge]] * poor).sum(1) * self.deck[bridge]
 
-    def allowance(self, nu: np.ndarray) -> float:
-        """Σ ν F D, the rule's part of L."""
-        return float(self.allowances(nu).sum())
-
     def allowances(self, nu: np.ndarray) -> np.ndarray:
-        """(F,): Σ_t ν F D of each fleet (empty without a rule)."""
+        """(F,): Σ_t ν F D of each fleet, the rule's part of L (empty without a rule)."""
         return (nu * self.allow[:, None]).sum(1) if self.n else np.zeros(0)
 
     def subset(self, pick: np.ndarray) -> Rule | None:
