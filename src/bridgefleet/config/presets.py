@@ -64,13 +64,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 7.1 % → 0.0 % below its best.
     # min_samples_per_transition 1 (new): each stored bridge-year sampled at least once on average. The default
     # fleet and dc-2019 keep 2 updates a year (their runs are unchanged); Indiana gets 6.5 (was 2: each stored
-    # transition sampled 0.3 times). Indiana's validation fleets, seeds 0 and 1 (docs/benchmarks-record.md, "The replay on
-    # Indiana"): distance to the bound per bridge at 0.5 / 1 / 2 × 2.069 / 2.121 / 5.242 → 1.715 / 2.346 / 3.944 and
-    # 2.104 / 2.214 / 6.451 → 1.777 / 2.015 / 6.523; training 448 → 510 s.
+    # transition sampled 0.3 times). Indiana's validation fleets, seeds 0 and 1 (docs/benchmarks-record.md, "The
+    # replay on Indiana"): distance to the bound per bridge at 0.5 / 1 / 2 × 2.069 / 2.121 / 5.242 → 1.715 / 2.346 /
+    # 3.944 and 2.104 / 2.214 / 6.451 → 1.777 / 2.015 / 6.523; training 448 → 510 s.
     # min_samples_per_transition 2 (was 1): each stored bridge-year sampled twice on average; the default fleet keeps
     # 2 updates a year (its runs are unchanged), dc-2019 gets 3.8, Indiana 13.0. Validation fleets, seeds 0 and 1,
-    # 0.5 / 1 / 2 × (docs/benchmarks-record.md, "Two samples a transition"): dc-2019 2.904 / 1.553 / 2.635 → 2.268 / 1.257
-    # / 1.741 and 2.831 / 1.535 / 3.120 → 2.586 / 1.688 / 2.193; Indiana 1.715 / 2.346 / 3.944 → 1.759 / 1.812 /
+    # 0.5 / 1 / 2 × (docs/benchmarks-record.md, "Two samples a transition"): dc-2019 2.904 / 1.553 / 2.635 → 2.268
+    # / 1.257 / 1.741 and 2.831 / 1.535 / 3.120 → 2.586 / 1.688 / 2.193; Indiana 1.715 / 2.346 / 3.944 → 1.759 / 1.812 /
     # 4.125 and 1.777 / 2.015 / 6.523 → 2.568 / 2.231 / 3.804; training dc-2019 about 100 s, Indiana 510 → 600 s.
     # budget_scale_range [0.25, 2] (new in the preset; every issue-27 figure since 2026-12-03 was measured with it,
     # set by the benchmark): one run decides at any budget level of `scenarios` (docs/benchmarks-record.md, "One run for
@@ -90,8 +90,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # budget level, dc-2019 lost at 0.5 x and 2 x, and Indiana's seed 2 ends 2.9 % below its best. Figures in
     # docs/benchmarks-record.md, "Every target on the greedy action".
     # lr_drop_factor 0.5 (new): the learning rate halves at an evaluation after ε's decay that falls more than 1 % below
-    # the best. Validation fleets (docs/benchmarks-record.md, "A learning-rate cut on a validation drop"): Indiana's seed 2
-    # ends at its best (2.9 % below it before); the cut fired in one other run of seven (the default fleet's seed 2).
+    # the best. Validation fleets (docs/benchmarks-record.md, "A learning-rate cut on a validation drop"): Indiana's
+    # seed 2 ends at its best (2.9 % below it before); the cut fired in one other run of seven (the default fleet's
+    # seed 2).
     # On the test fleets Indiana's seed 2 is then further from the bound at 1 x and 2 x (1.06 / 1.05 -> 1.44 / 2.56).
     "sarsa": {"agent": "bridge", "amp": "auto", "bridge_hidden": (192, 192), "num_envs": 16, "batch_size": 2048,
                 "lr": 1e-3, "buffer_capacity": 400_000, "learning_starts": 20_000, "polyak_tau": 0.01,
@@ -104,11 +105,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     # first name): the per-bridge network fitted to the lagrangian planner's benefits (training/distill_run.py): 4
     # fleets (an inventory: sample paths up to teacher_rows) at each of 4 budget levels, one DAgger round on the same
     # fleets. Chosen on the validation fleets; on the test fleets closer to the bound than the SARSA preset's agent in
-    # every cell but Indiana's 0.5 x (docs/benchmarks-record.md, "The planner distilled into the network, built", and "The
-    # distilled network as the default preset"). input_scaling and lr 2e-3 (new, 2026-12-06; lr was 1e-3): the cost
+    # every cell but Indiana's 0.5 x (docs/benchmarks-record.md, "The planner distilled into the network, built", and
+    # "The distilled network as the default preset"). input_scaling and lr 2e-3 (new, 2026-12-06; lr was 1e-3): the cost
     # inputs also as logs, every input standardised, and a fit twice as fast; chosen on the validation fleets of the
-    # default fleet and dc-2019 (docs/benchmarks-record.md, "Inputs on one scale, and a faster fit"). fit_warmup 0.05 and lr
-    # 4e-3 (new, 2026-12-06): each fit's rate warmed up over its first 5 % of steps, then twice as high; on the
+    # default fleet and dc-2019 (docs/benchmarks-record.md, "Inputs on one scale, and a faster fit"). fit_warmup 0.05
+    # and lr 4e-3 (new, 2026-12-06): each fit's rate warmed up over its first 5 % of steps, then twice as high; on the
     # validation fleets dc-2019's distance per bridge 0.854 / 0.234 / 0.069 -> 0.532 / 0.122 / -0.002 at 0.5 / 1 / 2 x,
     # the default fleet's 0.804 / 0.129 / 0.029 -> 0.742 / 0.178 / 0.030 (docs/benchmarks-record.md, "A warm-up").
     # budget_level_feature (new, 2026-12-06): the agency's budget level as an input; on the validation fleets

@@ -56,8 +56,8 @@ PLANNER_GRID_ITERS = 60
 """DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
 prices; it stops sooner where its two ends meet) on a fleet of at most
 :data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`. Its best prices give the certificate, and more solves
-give better ones: on dc-2019 (2026-12-05, docs/benchmarks-record.md) 25 solves end at [0.2465, 0.2573] × the sized budget
-and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's meet within 25."""
+give better ones: on dc-2019 (2026-12-05, docs/benchmarks-record.md) 25 solves end at [0.2465, 0.2573] × the sized
+budget and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's meet within 25."""
 PLANNER_GRID_ITERS_LARGE = 40
 """The same on a larger fleet (Indiana's 4,794 bridges, within its 15 minutes). On Indiana (2026-12-05,
 docs/benchmarks-record.md) 25 solves end at [0.1376, 0.1421] × the sized budget and certify 0.1373 ×, 40 at [0.1386,
