@@ -1,5 +1,7 @@
 """The component model end to end: the exact DP against the simulator, the planner against its bound, the CLI."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,21 @@ def test_the_planner_prices_the_rule_on_the_component_model():
     tight = ExactPlanner(tol=1e-6, max_poor_deck_area=0.005)
     evaluate_policy(tight, cfg, 2, 3, "lagrangian")
     assert not tight.bound.meets_rule
+
+
+@pytest.mark.parametrize("budget", ["0", "1.0e-9"])
+def test_bound_with_no_money_is_do_nothings_exact_value(tmp_path, budget):
+    # Issue 79's instance: 3 urban + 3 rural bridges, 5 years, no budget (or a billionth of a USD, which once
+    # scaled the master's rows past what HiGHS holds): `bound` prints do nothing's exact expected return.
+    cfg_file = tmp_path / "fleet.yaml"
+    cfg_file.write_text(f"model: components-2026\nn_urban: 3\nn_rural: 3\nhorizon_years: 5\n"
+                        f"annual_budget_usd: {budget}\nfixed_fleet: true\n")
+    out = tmp_path / "bound.json"
+    assert main(["bound", "--config", str(cfg_file), "--episodes", "1", "--quiet", "--json", str(out)]) == 0
+    cfg = FleetConfig.named("components-2026", fixed_fleet=True, n_urban=3, n_rural=3, horizon_years=5,
+                            annual_budget_usd=float(budget))
+    sim = FleetSimulator(cfg, 1)
+    sim.reset(None, [0])
+    model, _, _ = fleet_model(sim, np.array([0]))
+    nothing = policy_value(model, 0, horizon=5).reward.sum()
+    assert json.loads(out.read_text())["bound"]["mean"] == pytest.approx(nothing, abs=1e-9)

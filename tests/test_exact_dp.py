@@ -254,10 +254,30 @@ def test_zero_budget_bound_is_do_nothing():
         assert (res.spend == 0).all()
 
 
+def test_a_budget_below_the_cheapest_treatment_bound_is_do_nothing():
+    """A budget of a few cents (below every positive cost of the agency's bridges) buys nothing on any path: the
+    bound is do nothing's value, as at 0 (it scaled the master's entries past what HiGHS holds: columns refused
+    silently, then a shape error). At the cheapest cost itself the row is priced and the bound is above."""
+    rng = np.random.default_rng(4)
+    model = random_model(rng, 20, 3, a_n=4)
+    agency = rng.integers(0, 2, 20)
+    nothing = policy_value(model, 0, horizon=5).value.sum()
+    cheapest = np.array([model.cost[agency == g][:, 1:].min() for g in range(2)])
+    for carry in (False, True):
+        for budget in (np.full((2, 5), 1e-9), np.repeat(cheapest[:, None] * 0.999 / 5, 5, axis=1)):
+            res = lagrangian_bound(model, agency, budget, carry)
+            if not carry or budget[0, 0] < 1e-3:  # with carry-over 5 years of 0.999/5 reach the cheapest in year 5
+                assert abs(res.bound - nothing) <= 1e-9
+                assert (res.spend == 0).all()
+        res = lagrangian_bound(model, agency, np.repeat(cheapest[:, None], 5, axis=1), carry)
+        assert res.bound > nothing + 1e-6
+
+
 def test_hand_computed_case():
     """(e) One bridge, one component (slots 1–2 at the top, identity), R = 2, T = 2, γ = 0.9, λ = 0.1/USD.
     Level 1 drops to 0 with probability 0.2 a year; level 0 stays. Action 1 (1 USD) restores level 1 before the
-    year's deterioration. Utility u(0) = 0, u(1) = 1 on the year-end level; poor: level 0.
+    year's deterioration; action 2 (0.05 USD) does nothing (never worth its cost; it makes 0.05 USD the
+    cheapest treatment). Utility u(0) = 0, u(1) = 1 on the year-end level; poor: level 0.
 
     Year 1 (last): at level 1, nothing gives 0.8·1 = 0.8, repair 0.8 − 0.1 = 0.7: nothing, V_1(1) = 0.8.
     At level 0, nothing gives 0, repair 0.7: repair, V_1(0) = 0.7.
@@ -265,15 +285,18 @@ def test_hand_computed_case():
     Expected spend: year 0 none, year 1 P(level 0) = 0.2 USD. Share poor: 0.2 both years (0.8·0.2 + 0.2·0.2).
     With a budget of 0 in year 0 and 0.1 USD in year 1 (no carry-over), the relaxation repairs half the
     time: the price is 0.7 reward/USD in year-1 units (0.63 present value), V(μ) = 1.376 and
-    L = 1.376 + 0.63·0.1 = 1.439. No fleet policy can pay 1 USD from 0.1, so the true optimum is 1.376."""
+    L = 1.376 + 0.63·0.1 = 1.439. No fleet policy can pay 1 USD from 0.1, so the true optimum is 1.376.
+    With 0.04 USD in year 1, below the cheapest treatment, no path spends that year: the row is enforced and the
+    bound is the optimum, 1.376."""
     eye = np.eye(2)
     drop = np.array([[1.0, 0.0], [0.2, 0.8]])
     P = np.stack([drop, eye, eye])[None]
-    treat = np.stack([np.stack([eye, eye, eye]), np.stack([np.array([[0.0, 1.0], [0.0, 1.0]]), eye, eye])])[None]
-    model = FleetModel(P=P, P_protected=drop[None], lapse=0.5, treat=treat, protect=np.array([2, 2]),
-                       lowest_only=np.array([False, False]), kind=np.array([0]), utility=np.array([[0.0, 1.0]]),
-                       cost=np.array([[0.0, 1.0]]), cost_lambda=0.1, gamma=0.9, start=np.array([[1, 1, 1, 0]]),
-                       poor_top=0)
+    nothing = np.stack([eye, eye, eye])
+    treat = np.stack([nothing, np.stack([np.array([[0.0, 1.0], [0.0, 1.0]]), eye, eye]), nothing])[None]
+    model = FleetModel(P=P, P_protected=drop[None], lapse=0.5, treat=treat, protect=np.array([2, 2, 2]),
+                       lowest_only=np.array([False, False, False]), kind=np.array([0]),
+                       utility=np.array([[0.0, 1.0]]), cost=np.array([[0.0, 1.0, 0.05]]), cost_lambda=0.1, gamma=0.9,
+                       start=np.array([[1, 1, 1, 0]]), poor_top=0)
     sol = solve(model, horizon=2)
     assert sol.value[0] == pytest.approx(1.502, abs=1e-12)
     np.testing.assert_allclose(sol.spend[0], [0.0, 0.2], atol=1e-12)
@@ -282,4 +305,5 @@ def test_hand_computed_case():
     assert res.bound == pytest.approx(1.439, abs=1e-9)
     assert res.price[0, 1] == pytest.approx(0.7, abs=1e-9)
     assert np.isinf(res.price[0, 0])
+    assert lagrangian_bound(model, np.array([0]), np.array([[0.0, 0.04]])).bound == pytest.approx(1.376, abs=1e-12)
     assert joint_optimum(model, np.array([0]), np.array([[0.0, 0.1]]), False) == pytest.approx(1.376, abs=1e-12)

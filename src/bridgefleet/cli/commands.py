@@ -216,7 +216,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
     b = planner.prepare(sim)
     fleets = len(b.values)
     what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
-    print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}:")
+    print(f"best expected discounted return of a budget-feasible policy (γ {cfg.discount}, {cfg.horizon_years} years), "
+          f"{what}, estimated on a rating grid:")
     sample = "" if b.sample is None else f" after {b.sample[1]} on a sample of {b.sample[0]:,} bridges a fleet"
     print(f"  {b.mean:.2f} ± {b.ci95:.2f} (95 % CI over fleets); "
           f"{b.iterations} DP solves{sample}, {b.seconds:.1f} s, grid step {planner.mdps.h:g} rating points")

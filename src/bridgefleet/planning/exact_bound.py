@@ -17,8 +17,9 @@ value is Σ_t γ^t E[reward]; adding Σ_row μ_row (budget_row − E[spend_row])
 sum splits by bridge into rewards less priced spend, each at most V_b(μ) since bridge b's part of the fleet
 policy is one (history-dependent, randomised) policy of its own MDP, which the single-bridge optimum
 dominates. So every μ ≥ 0 gives L(μ) ≥ the fleet optimum (weak duality), whatever the budget; no action is
-dropped. A row whose (cumulative) budget is 0 forces zero spend in its years; its limit μ → ∞ is taken
-exactly: positive-cost actions are forbidden there (the DP's inf price) and the row leaves the sum.
+dropped. A row whose (cumulative) budget is below the cheapest positive-cost action of its agency's bridges (0
+among them) forces zero spend in its years, as it does on every path of a feasible policy; its limit μ → ∞ is
+taken exactly: positive-cost actions are forbidden there (the DP's inf price) and the row leaves the sum.
 
 The best μ comes from column generation: the Dantzig–Wolfe master LP chooses a mixture of each bridge's
 policies found so far (columns: value without the budget price, expected spend per year) within the expected
@@ -142,8 +143,10 @@ def add_columns(h: highspy.Highs, cost: np.ndarray, coef: np.ndarray, bridge: np
     coef = np.where(np.abs(coef) < 1e-12, 0.0, coef)
     conv = sp.csc_matrix((np.ones(k), (bridge, np.arange(k))), shape=(b_n, k))
     a = sp.vstack([sp.csc_matrix(coef.T), conv], format="csc")
-    h.addCols(k, cost, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz, a.indptr[:-1].astype(np.int32),
-              a.indices.astype(np.int32), a.data)
+    status = h.addCols(k, cost, np.zeros(k), np.full(k, highspy.kHighsInf), a.nnz,
+                       a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data)
+    if status == highspy.HighsStatus.kError:
+        raise RuntimeError(f"master LP: HiGHS refused {k} columns (an entry up to {np.abs(a.data).max():.3g})")
 
 
 class _Master:
@@ -244,7 +247,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     """
     model.check()
     b_n = len(model.kind)
-    rows_budget = BudgetRows(agency, budget, carry_over, model.gamma, b_n)
+    rows_budget = BudgetRows(agency, budget, carry_over, model.gamma, b_n, cost=model.cost)
     agency, budget = rows_budget.agency, rows_budget.budget
     g_n, t_n = budget.shape
     disc = rows_budget.disc
@@ -397,13 +400,17 @@ class _Blocks:
 
 class BudgetRows:
     """The budgets' master rows: one per (agency, year) whose budget (cumulative with carry-over) is above 0,
-    scaled by it; a row of 0 is enforced instead (positive-cost actions forbidden that year: an inf price).
+    scaled by it; a row of 0 is enforced instead (positive-cost actions forbidden that year: an inf price). Given
+    ``cost`` (B, A) USD, a row below the cheapest positive cost among its agency's bridges is enforced too: no
+    path of a budget-feasible policy spends there, and a budget of a few cents would scale the row's entries past
+    what the LP holds.
 
     Raises:
         ValueError: ``agency`` not (B,) indexing the rows of ``budget`` (G, T); a budget not finite or below 0.
     """
 
-    def __init__(self, agency: np.ndarray, budget: np.ndarray, carry_over: bool, gamma: float, b_n: int):
+    def __init__(self, agency: np.ndarray, budget: np.ndarray, carry_over: bool, gamma: float, b_n: int,
+                 cost: np.ndarray | None = None):
         self.agency = np.asarray(agency, dtype=np.int64)
         self.budget = np.asarray(budget, dtype=np.float64)
         if (self.budget.ndim != 2 or self.agency.shape != (b_n,) or (self.agency < 0).any()
@@ -416,7 +423,12 @@ class BudgetRows:
         self.g_n, self.t_n = self.budget.shape
         self.disc = gamma ** np.arange(self.t_n)
         self.rhs = np.cumsum(self.budget, axis=1) if carry_over else self.budget
-        self.forbid = self.rhs <= 0.0
+        cheapest = np.zeros(self.g_n)
+        if cost is not None:
+            cheapest = np.full(self.g_n, np.inf)
+            np.minimum.at(cheapest, self.agency, np.where(np.asarray(cost) > 0, cost, np.inf).min(1))
+            cheapest[np.isinf(cheapest)] = 0.0  # an agency whose every action is free
+        self.forbid = (self.rhs <= 0.0) | (self.rhs < cheapest[:, None])
         self.active = np.flatnonzero(~self.forbid.ravel())
         self.scale = self.rhs.ravel()[self.active]
         self.n = len(self.active)
