@@ -20,6 +20,7 @@ from bridgefleet.cli.commands import (
     cmd_train,
 )
 from bridgefleet.cli.numbers import NUMBER, WHOLE, number, whole
+from bridgefleet.cli.typos import unknown_arguments, unknown_command
 from bridgefleet.config.seeds import TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
@@ -45,7 +46,36 @@ class _OneLineErrors(argparse.ArgumentParser):
     is, instead of argparse's usage block and the line (its subcommands' parsers are of this class too)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.refuse(message)
+
+    def refuse(self, message: str, see_help: bool = True):
+        self.exit(2, f"{self.prog}: error: {message}" + (f" (see {self.prog} --help)" if see_help else "") + "\n")
+
+
+class _CommandLine(_OneLineErrors):
+    """``bridgefleet``'s own parser: a mistyped command is refused with the command it is likely a typo of
+    (``plna``: did you mean plan?), and an argument its command does not take by that command, naming the
+    option it is likely a typo of (``bridgefleet plan: error: unknown option --inventry (did you mean
+    --inventory?)``) instead of argparse's "unrecognized arguments" without either."""
+
+    _commands: argparse.Action | None = None
+
+    def add_subparsers(self, **kwargs):
+        self._commands = super().add_subparsers(parser_class=_OneLineErrors, **kwargs)
+        return self._commands
+
+    def parse_args(self, args=None, namespace=None):
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            commands = self._commands.choices
+            command = commands[namespace.command]
+            command.refuse(*unknown_arguments(namespace.command, command, extras, commands))
+        return namespace
+
+    def _check_value(self, action: argparse.Action, value) -> None:
+        if action is self._commands and value not in action.choices:
+            self.refuse(*unknown_command(value, action.choices))
+        super()._check_value(action, value)
 
 
 def check_seed(args: argparse.Namespace) -> None:
@@ -54,13 +84,16 @@ def check_seed(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _OneLineErrors(prog="bridgefleet", description=(
+    p = _CommandLine(prog="bridgefleet", description=(
         "Train deep-RL maintenance policies for a bridge fleet, compare them with today's rules of thumb, "
         "and write a multi-year maintenance plan."))
     sub = p.add_subparsers(dest="command", required=True)
 
     e = sub.add_parser("evaluate", help="evaluate heuristic policies, or a trained run against them",
-                       formatter_class=_Defaults)
+                       formatter_class=_Defaults, description="Compare maintenance policies on the same evaluation "
+                       "fleets: today's rules of thumb (the heuristics), the lagrangian planner and the upper bound, "
+                       "or a trained run's agents against them (mean discounted return with 95 % CIs, annual cost, "
+                       "share poor, distance to the bound).")
     e.add_argument("run_dir", nargs="?", help="a training run directory (omit to evaluate heuristics only)")
     e.add_argument("--policy", default="all", help="heuristic name, 'lagrangian' (the planner), or 'all' (default)")
     _evaluation_fleet_options(e, "evaluation episodes (default 100)")
@@ -74,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_evaluate)
 
     bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
-                        formatter_class=_Defaults)
+                        formatter_class=_Defaults, description="Compute an upper bound on what any maintenance "
+                        "policy within the budget can expect on the evaluation fleets, with its prices per agency and "
+                        "year: the yardstick the planner and trained agents are measured against.")
     _evaluation_fleet_options(bd, "evaluation fleets")
     bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
     _bound_options(bd)
@@ -158,7 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_plan)
 
     r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
-                       formatter_class=_Defaults)
+                       formatter_class=_Defaults, description="Write one self-contained HTML page for the budget "
+                       "meeting from a finished training run: the fleet today, every policy compared on the same "
+                       "fleets, the maintenance plan, a map where the inventory has coordinates, and the training "
+                       "curve.")
     r.add_argument("run_dir", help="a finished training run directory (with final.pt)")
     r.add_argument("--out", help="HTML file to write (default: RUN_DIR/report.html)")
     r.add_argument("--inventory", help="report on this inventory instead of the run's fleet")
@@ -218,7 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     scn.set_defaults(func=cmd_scenarios)
 
     sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
-                        formatter_class=_Defaults)
+                        formatter_class=_Defaults, description="Search training settings (TrainConfig fields) on Ray "
+                        "Tune: one training run per trial, ASHA early stopping, results with CIs over seeds in "
+                        "sweep.csv and sweep.md (pip install 'bridgefleet[ray]'; docs/sweep.md).")
     sw.add_argument("space", nargs="?", help="search space YAML (docs/sweep.md)")
     sw.add_argument("--ray-address", help="join the Ray cluster at host:port (default: start Ray on this machine)")
     sw.add_argument("--samples", type=WHOLE, default=1, help="samples of the random choices (grids: all values)")
@@ -228,7 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--resume", metavar="DIR", help="resume the sweep in DIR (finished trials are kept)")
     sw.set_defaults(func=cmd_sweep)
 
-    b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table")
+    b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table",
+                       description="Measure what each acceleration buys on this machine: train every preset from "
+                       "one or more seeds to the target return and write the plan's Benchmark Targets table "
+                       "(bench.csv, bench.md, bench.png).")
     from bridgefleet.bench.measure import add_arguments
 
     add_arguments(b)
@@ -270,7 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "component model beside it, NAME.components.yaml)")
     c.set_defaults(func=cmd_calibrate)
 
-    i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)")
+    i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)",
+                           description="Summarize a bridge inventory (an NBI file or a mapped CSV): rows kept and "
+                           "dropped, urban and rural bridges, good / fair / poor shares and condition quartiles.")
     i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")
     i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
     i.add_argument("--county", help="keep one county (NBI item 3)")
