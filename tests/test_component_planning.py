@@ -73,8 +73,10 @@ def test_the_plan_names_the_treatments_with_their_snbi_work_codes(tmp_path):
     assert main(["plan", "--policy", "condition_based", "--fleet-model", "components-2026", "--years", "5",
                  "--budget-scale", "4", "--out", str(out)]) == 0
     rows = [line.split(",") for line in out.read_text(encoding="utf-8").splitlines()]
-    assert rows[0][:6] == ["year", "bridge_id", "cluster", "action", "snbi_work_code", "action_share"]
-    pairs = {(r[3], r[4]) for r in rows[1:]}
+    assert rows[0] == ["year", "bridge_id", "cluster", "deck_area_m2", "nhs", "ratings_today", "action",
+                       "snbi_work_code", "action_share", "cost_usd", "expected_condition"]  # a rule: no reasons
+    assert all(r[5].count("/") == 2 and r[4] in ("yes", "no") and float(r[3]) > 0 for r in rows[1:])
+    pairs = {(r[6], r[7]) for r in rows[1:]}
     assert ("do_nothing", "") in pairs
     codes = {"deck_preservation": {"DK4"}, "component_rehabilitation": {"DK2", "SP2", "SB2"},
              "major_rehabilitation": {"DK1+SP2+SB2"}, "replacement": {"BR01"}}

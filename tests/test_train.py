@@ -159,7 +159,8 @@ def test_cli_evaluate_plan_and_errors(tmp_path, capsys):
     plan = tmp_path / "plan.csv"
     assert main(["plan", str(run_dir), "--years", "3", "--samples", "2", "--out", str(plan)]) == 0
     rows = plan.read_text().splitlines()
-    assert rows[0] == "year,bridge_id,cluster,action,action_share,cost_usd,expected_condition"
+    assert rows[0] == ("year,bridge_id,cluster,deck_area_m2,nhs,ratings_today,action,action_share,cost_usd,"
+                       "expected_condition")  # the fleet agent decides without benefits: no reason columns
     assert len(rows) == 1 + 3 * 100 and (tmp_path / "plan.png").is_file()
     assert main(["evaluate", "--policy", "nope"]) == 2
     assert "unknown policy 'nope'" in capsys.readouterr().err

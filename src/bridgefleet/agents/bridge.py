@@ -243,10 +243,19 @@ class BridgePolicy:
         x = torch.from_numpy(np.ascontiguousarray(feats[..., :n_in]).reshape(-1, n_in)).to(self.device)
         return self.net(x).cpu().numpy().reshape(*feats.shape[:2], 5)
 
-    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+    def benefits_and_costs(self, sim: FleetSimulator) -> tuple[np.ndarray, np.ndarray]:
+        """(each action's benefit over doing nothing now float64 (E, B, 5) return units, as the network reads it;
+        its cost float64 (E, B, 5) USD)."""
         cost = action_costs(sim)
         q = self.q_values(bridge_features(sim, cost, self.net.n_features))
-        return decide(unscaled_benefit(q, cost, sim.config.cost_lambda) if self.distilled else q, cost, sim)
+        if self.distilled:
+            return unscaled_benefit(q, cost, sim.config.cost_lambda), cost
+        q = np.asarray(q, dtype=np.float64)
+        return q - q[..., :1], cost
+
+    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+        ben, cost = self.benefits_and_costs(sim)
+        return decide(ben, cost, sim)
 
 
 def n_features(cfg: TrainConfig) -> int:

@@ -360,6 +360,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
             raise ValueError(f"plan {args.run_dir} plans on the run's own fleet; {', '.join(given)} cannot change it "
                              "(--inventory can)")
         _mapping_with_inventory(args)
+    if args.explain:
+        from bridgefleet.evaluation.explain_bridge import explain_plan
+
+        print(explain_plan(args.explain, run_dir=args.run_dir, fleet=fleet, inventory=args.inventory,
+                           mapping=args.mapping, years=args.years, seed=args.seed, budget_scale=args.budget_scale,
+                           budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area, max_urban=args.max_urban,
+                           device=args.device))
+        return 0
     make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
               samples=args.samples, seed=args.seed, device=args.device, max_urban=args.max_urban,
               policy=args.policy, fleet=fleet, budget_scale=args.budget_scale, budget_usd=args.budget_usd,

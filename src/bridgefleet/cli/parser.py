@@ -187,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (default: as trained)")
     pl.add_argument("--samples", type=WHOLE, default=32, help="deterioration samples averaged")
+    pl.add_argument("--explain", metavar="BRIDGE_ID", action="append",
+                    help="instead of writing the plan, say why the planner treats or defers this bridge in year 1 "
+                    "(structure number; repeat for several): each treatment's cost, the cost of waiting a year, "
+                    "deck area kept out of poor, road users' and later agency cost avoided, the agency's cut-off, "
+                    "the money that would fund it; with a run, the trained agent's decision beside it (the "
+                    "component fleet model)")
     pl.add_argument("--seed", type=WHOLE, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     _threads_option(pl)

@@ -13,6 +13,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.evaluation.explain import Explaining, PlanReasons, explains
 from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
 from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import counted, figure_out, write_csv
@@ -51,6 +52,10 @@ class Plan:
             continuous models' :data:`~bridgefleet.sim.model.ACTION_NAMES`).
         work_code: str (Y, B) or None: the SNBI work code (``Works`` item BW03) of the modal action, the treated
             component's in its first sample that took it ('' for do nothing); the component model only.
+        deck_area: float (B,) m²; nhs: bool (B,) on the National Highway System (NBI item 104); today: str (B,)
+            the ratings at the start (deck/superstructure/substructure, or the continuous rating).
+        reasons: why each row's bridge is treated or deferred (:class:`~bridgefleet.evaluation.explain.
+            PlanReasons`); None where the policy does not decide from benefits (a rule of thumb).
     """
 
     bridge_id: np.ndarray
@@ -70,6 +75,10 @@ class Plan:
     samples: int = 1
     action_names: tuple[str, ...] = ACTION_NAMES
     work_code: np.ndarray | None = None
+    deck_area: np.ndarray | None = None
+    nhs: np.ndarray | None = None
+    today: np.ndarray | None = None
+    reasons: PlanReasons | None = None
 
     @property
     def years(self) -> int:
@@ -160,16 +169,23 @@ def plan_files(out: Path) -> tuple[Path, Path, Path]:
 def write_plan(plan: Plan, out: Path) -> None:
     """``out`` (CSV, a row per bridge and year), the yearly summary (:func:`summary_rows`) in
     ``<out stem>_summary.csv`` and on stdout, and the figure beside them."""
-    codes = plan.work_code is not None
+    codes, why, known = plan.work_code is not None, plan.reasons, plan.deck_area is not None
 
     def rows():
-        yield ["year", "bridge_id", "cluster", "action", *(["snbi_work_code"] if codes else []), "action_share",
-               "cost_usd", "expected_condition"]
+        yield ["year", "bridge_id", "cluster", *(["deck_area_m2", "nhs", "ratings_today"] if known else []),
+               "action", *(["snbi_work_code"] if codes else []), "action_share", "cost_usd", "expected_condition",
+               *(["cost_of_waiting_usd", "value_per_usd", "cutoff_per_usd", "funded_at_usd", "reason"] if why else [])]
         for y in range(plan.years):
             for j in range(len(plan.bridge_id)):  # output rows, not simulation
-                yield [y + 1, plan.bridge_id[j], plan.cluster[j], plan.action_names[plan.action[y, j]],
-                       *([plan.work_code[y, j]] if codes else []),
-                       f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}"]
+                a = int(plan.action[y, j])
+                yield [y + 1, plan.bridge_id[j], plan.cluster[j],
+                       *([f"{plan.deck_area[j]:.1f}", "yes" if plan.nhs[j] else "no", plan.today[j]] if known else []),
+                       plan.action_names[a], *([plan.work_code[y, j]] if codes else []),
+                       f"{plan.action_share[y, j]:.2f}", f"{plan.cost_usd[y, j]:.0f}", f"{plan.condition[y, j]:.2f}",
+                       *([f"{why.waiting_usd[y, j]:.0f}", f"{why.value_per_usd[y, j]:.3f}",
+                          f"{why.cutoff_per_usd[y, j]:.3f}",
+                          "" if np.isnan(why.funded_at_usd[y, j]) else f"{why.funded_at_usd[y, j]:.0f}",
+                          why.reason(y, j, a, plan.action_names, plan.cluster[j])] if why else [])]
 
     out.parent.mkdir(parents=True, exist_ok=True)
     _, summary, png = plan_files(out)
@@ -329,6 +345,11 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     shares = np.zeros((years, 3))
     deck = np.zeros((years, 3))
     counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the plan
+    today = (np.array(["/".join(str(int(c)) for c in r) for r in sim.components[0]]) if cm is not None
+             else np.array([f"{c:.2f}" for c in sim.state.condition[0]]))
+    if explains(policy):
+        policy = Explaining(policy)
+        why = PlanReasons.empty(years, b)
     for y in range(years):
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
         before = sim.components.copy() if cm is not None else None
@@ -339,6 +360,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
             first = (res.actions == action[y]).argmax(0)
             work[y] = components.work_codes(cm, res.actions, before)[first, np.arange(b)]
         out["action_share"][y] = counts[action[y], np.arange(b)] / samples
+        if isinstance(policy, Explaining):
+            why.add(y, policy.last, action[y], fleet_cfg.cost_lambda)
         out["cost_usd"][y] = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area
                                       * sim.profile.cost_factor, 0.0).mean(0)
         out["condition"][y] = sim.state.condition.mean(0)
@@ -349,7 +372,9 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
                 shares, deck, name, sim.fhwa_basis,
                 ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples,
-                cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str))
+                cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str),
+                np.asarray(sim.profile.deck_area[0], dtype=float), np.asarray(sim.profile.nhs[0], dtype=bool), today,
+                why if isinstance(policy, Explaining) else None)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

@@ -289,17 +289,32 @@ class ExactPlanner:
         nxt = self._price[:, t + 1]
         return np.where(np.isfinite(nxt), self._model.gamma * nxt, 0.0)
 
+    def bridge_problem(self, row: int) -> tuple[FleetModel, np.ndarray, np.ndarray]:
+        """Bridge ``row`` of the prepared fleets (a fixed fleet: its column) as the planner values it: its model
+        (one bridge, from its state at year 0), its price of a USD float64 (1, T) and charge for a poor year
+        float64 (1, T), year-t units (:func:`bridgefleet.planning.exact_dp.solve`'s ``price``, ``price_poor``).
+
+        Raises:
+            RuntimeError: before :meth:`prepare`.
+        """
+        if self.bound is None:
+            raise RuntimeError("the planner has no prices yet: prepare it on the fleet first")
+        return self._model.subset(np.array([row])), self._price[row : row + 1], self._poor[row : row + 1]
+
     def _rows(self, e_n: int, b_n: int) -> np.ndarray:
         """int64 (E·B,): the model's bridge of each simulated bridge (a fixed fleet's E samples share its B)."""
         return np.tile(np.arange(b_n), e_n) if self._one else np.arange(e_n * b_n)
 
-    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+    def benefits_and_costs(self, sim: FleetSimulator) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`benefits` float64 (E, B, A) return units, each action's cost float64 (E, B, A) USD)."""
         ben = self.benefits(sim)
         e_n, b_n = sim.num_envs, sim.n_bridges
-        rows = self._rows(e_n, b_n)
-        cost = self._model.cost[rows].reshape(e_n, b_n, -1)
-        out = np.zeros((e_n, b_n), dtype=np.int64)
-        allocate(ben, np.ascontiguousarray(cost), (np.arange(b_n) >= sim.n_urban).astype(np.int64), sim.budget, out)
+        return ben, np.ascontiguousarray(self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1))
+
+    def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
+        ben, cost = self.benefits_and_costs(sim)
+        out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
+        allocate(ben, cost, (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64), sim.budget, out)
         return out
 
 
