@@ -150,11 +150,17 @@ def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, a
         lines.append("decision: do nothing; every treatment is worth more later than now (each one's cost of waiting "
                      "a year is below 0)")
     if agent is not None:
-        mine = int(agent.action[0, j])
-        said = (f"funds {names[mine]}" if mine > 0 else "defers it" if agent.best[0, j] > 0 else "does nothing")
-        lines.append(f"the trained agent {said} ({'as' if mine == act else 'unlike'} the planner); its cost of "
-                     f"waiting for that: USD {agent.benefit[0, j, max(mine, int(agent.best[0, j]))] / lam:,.0f}, "
-                     f"its agency cut-off {agent.cutoff[0, j] / lam:.3f} USD of value a USD")
+        mine, theirs = int(agent.action[0, j]), int(agent.best[0, j])
+        same = "as the planner does" if mine == act else "unlike the planner"
+        if mine > 0:
+            said = (f"funds {names[mine]} ({same}): it puts the cost of waiting a year at USD "
+                    f"{agent.benefit[0, j, mine] / lam:,.0f} of value")
+        elif theirs > 0:
+            said = (f"defers it ({same}): its best, {names[theirs]}, at {agent.ratio[0, j] / lam:.3f} USD of value a "
+                    f"USD against its cut-off {agent.cutoff[0, j] / lam:.3f}")
+        else:
+            said = f"does nothing ({same}): it values no treatment more now than later"
+        lines.append(f"the trained agent {said}")
     lines += ["", "against waiting a year (nothing in year 1, then the best plan):",
               f"{'treatment':<28} {'code':<12} {'cost USD':>12} {'cost of waiting':>16} {'per USD':>8} "
               f"{'poor m²-years':>14} {'users USD':>12} {'later agency USD':>17}"]
