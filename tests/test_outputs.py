@@ -109,6 +109,16 @@ def test_plan_csv_is_utf8_and_formula_safe_under_lc_all_c(hostile_run, tmp_path)
     assert "MOST-Ł1" in ids
     assert '\'=HYPERLINK("http://evil.example","x")' in ids and "'+1+2" in ids and "'@SUM(A1:A2)" in ids
     assert not any(i.startswith(("=", "+", "-", "@", "\t", "\r")) for i in ids)
+    # plan.xlsx beside it: the same rows, every structure number a text cell as written (never a formula)
+    import openpyxl
+
+    sheet = openpyxl.load_workbook(tmp_path / "plan.xlsx").active
+    header = [c.value for c in sheet[1]]
+    col = header.index("bridge_id")
+    cells = [row[col] for row in sheet.iter_rows(min_row=2)]
+    assert {csv_cell(c.value) for c in cells} == ids and all(c.data_type == "s" for c in cells)
+    assert '=HYPERLINK("http://evil.example","x")' in {c.value for c in cells}
+    assert all(isinstance(row[header.index("cost_usd")].value, (int, float)) for row in sheet.iter_rows(min_row=2))
 
 
 def _disk_full(monkeypatch):

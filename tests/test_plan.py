@@ -81,7 +81,8 @@ def test_plan_cli_writes_the_planners_plan_without_a_run(tmp_path, capsys):
     # a path without a suffix is a folder, as for `scenarios --out`
     assert main(["plan", "--policy", "do_nothing", "--config", str(fleet), "--years", "2", "--samples", "1",
                  "--out", str(tmp_path / "folder")]) == 0
-    assert {p.name for p in (tmp_path / "folder").iterdir()} == {"plan.csv", "plan_summary.csv", "plan.png"}
+    assert {p.name for p in (tmp_path / "folder").iterdir()} == {"plan.csv", "plan_summary.csv", "plan.png",
+                                                                  "plan.xlsx"}
 
 
 def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
@@ -93,9 +94,11 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert "--budget-usd -5: must be a finite number ≥ 0" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
     assert main(["plan", "--policy", "lagrangian", "--out", str(tmp_path / "p.png")]) == 2  # the figure's own name
-    assert (f"--out {tmp_path / 'p.png'}: the plan is a CSV and its figure goes beside it as {tmp_path / 'p.png'}: "
-            "give a .csv path or a folder") in capsys.readouterr().err
+    assert (f"--out {tmp_path / 'p.png'}: the plan is a CSV, with its figure and workbook beside it as "
+            f"{tmp_path / 'p.png'} and {tmp_path / 'p.xlsx'}: give a .csv path or a folder") in capsys.readouterr().err
     assert not (tmp_path / "p.png").exists()
+    assert main(["plan", "--policy", "lagrangian", "--out", str(tmp_path / "p.xlsx")]) == 2  # the workbook's own
+    assert "the plan is a CSV, with its figure and workbook beside it" in capsys.readouterr().err
 
 
 def test_the_planners_plan_with_the_rule_tries_tighter_aims_and_says_when_it_cannot_meet_it(monkeypatch):

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -111,6 +111,34 @@ def write_json(path: str | Path, data: Any, indent: int | None = 2) -> None:
 def write_csv(path: str | Path, rows: Iterable[Iterable[Any]]) -> None:
     """CSV rows (the first the header) into ``path`` atomically, cells made safe (:func:`csv_cell`)."""
     atomic_write(path, lambda f: SafeWriter(f).writerows(rows))
+
+
+def write_xlsx(path: str | Path, rows: Iterable[Iterable[Any]], numeric: Collection[str] = (),
+               sheet: str = "plan") -> None:
+    """Rows (the first the header) as a one-sheet Excel workbook (openpyxl, write-only: memory stays flat) into
+    ``path`` atomically: the cells of the ``numeric`` columns as numbers (blank where empty), every other cell as
+    text, which a spreadsheet never runs as a formula (text from an inventory is data: ``=cmd|' /C calc'!A0``
+    stays those characters)."""
+    from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
+
+    book = Workbook(write_only=True)
+    ws = book.create_sheet(sheet)
+    it = iter(rows)
+    header = [str(h) for h in next(it)]
+    ws.append(header)
+    as_number = [h in numeric for h in header]
+
+    def cell(value: Any, number: bool) -> Any:
+        if number:
+            return None if value in ("", None) else float(value)
+        c = WriteOnlyCell(ws, value=None)
+        c.value, c.data_type = str(value), "s"  # set after: a value starting with = would be typed a formula
+        return c
+
+    for row in it:
+        ws.append([cell(v, n) for v, n in zip(row, as_number, strict=True)])
+    atomic_write(path, book.save, binary=True)
 
 
 def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> None:

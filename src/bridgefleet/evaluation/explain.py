@@ -200,7 +200,7 @@ class PlanReasons:
             return f"funded: {self.value_per_usd[y, j]:.2f} USD of value a USD against {cut}"
         about = int(self.treatment[y, j])
         if about == 0:
-            return "nothing is worth its cost this year"
+            return "nothing: every treatment is worth more later than now"
         funded = self.funded_at_usd[y, j]
         where = f"; funded at {agency} money of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
         value = self.value_per_usd[y, j]

@@ -16,7 +16,7 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.explain import Explaining, PlanReasons, explains
 from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
 from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
-from bridgefleet.outputs import counted, figure_out, write_csv
+from bridgefleet.outputs import counted, figure_out, write_csv, write_xlsx
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.folder import run_inputs
 from bridgefleet.runs.load import load_policy, warn_untrained_budget
@@ -26,6 +26,9 @@ from bridgefleet.sim.simulator import FleetSimulator
 
 FHWA_RULE = 0.10
 """FHWA's minimum condition: at most 10 % of NHS deck area poor (23 CFR 490.411)."""
+PLAN_NUMBERS = frozenset({"year", "deck_area_m2", "action_share", "cost_usd", "expected_condition",
+                          "cost_of_waiting_usd", "value_per_usd", "cutoff_per_usd", "funded_at_usd"})
+"""plan.csv's numeric columns (numbers in plan.xlsx; the rest is text)."""
 
 
 @dataclass
@@ -127,9 +130,9 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
                                  ".csv path or a folder")
     if out.is_dir() or not out.suffix:
         out = out / "plan.csv"
-    if len(set(plan_files(out))) < 3:  # plan.png: the plan and its figure would be one file
-        raise ValueError(f"--out {out}: the plan is a CSV and its figure goes beside it as {out.with_suffix('.png')}: "
-                         "give a .csv path or a folder")
+    if len(set(plan_files(out))) < 4:  # plan.png or plan.xlsx: the plan and its figure or workbook would be one file
+        raise ValueError(f"--out {out}: the plan is a CSV, with its figure and workbook beside it as "
+                         f"{out.with_suffix('.png')} and {out.with_suffix('.xlsx')}: give a .csv path or a folder")
     reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
              *input_files((fleet or FleetConfig.default_model()).with_inventory(inventory, mapping))]
     if works:
@@ -161,9 +164,10 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     return out
 
 
-def plan_files(out: Path) -> tuple[Path, Path, Path]:
-    """The files a plan written to ``out`` takes: ``out`` (CSV), ``<stem>_summary.csv`` and ``<stem>.png``."""
-    return out, out.with_name(f"{out.stem}_summary.csv"), out.with_suffix(".png")
+def plan_files(out: Path) -> tuple[Path, Path, Path, Path]:
+    """The files a plan written to ``out`` takes: ``out`` (CSV), ``<stem>_summary.csv``, ``<stem>.png`` and
+    ``<stem>.xlsx`` (the CSV as a workbook)."""
+    return out, out.with_name(f"{out.stem}_summary.csv"), out.with_suffix(".png"), out.with_suffix(".xlsx")
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -188,13 +192,14 @@ def write_plan(plan: Plan, out: Path) -> None:
                           why.reason(y, j, a, plan.action_names, plan.cluster[j])] if why else [])]
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    _, summary, png = plan_files(out)
+    _, summary, png, book = plan_files(out)
     write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
+    write_xlsx(book, rows(), numeric=PLAN_NUMBERS)  # the same rows, text cells typed as text
     write_csv(summary, summary_rows(plan))
     print(format_summary(plan))
     plot_plan(plan, png)
     size = f"{counted(plan.years, 'year')} × {counted(len(plan.bridge_id), 'bridge')}"
-    print(f"plan ({plan.policy}): {out} ({size}), yearly summary: {summary}, figure: {png}")
+    print(f"plan ({plan.policy}): {out} ({size}; also {book.name}), yearly summary: {summary}, figure: {png}")
 
 
 def summary_rows(plan: Plan) -> Iterator[list]:
