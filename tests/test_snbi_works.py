@@ -117,7 +117,7 @@ def test_an_out_ending_in_json_is_the_works_file(tmp_path: Path) -> None:
     assert main(["plan", "--policy", "do_nothing", *COMPONENTS, "--inventory", str(inventory), "--years", "2",
                  "--samples", "1", "--format", "snbi-works", "--out", str(tmp_path / "o" / "works.json")]) == 0
     assert {p.name for p in (tmp_path / "o").iterdir()} == {"works.json", "works.csv", "works_summary.csv",
-                                                            "works.png"}
+                                                            "works.png", "works.xlsx"}
     assert json.loads((tmp_path / "o" / "works.json").read_text(encoding="utf-8")) == []  # do nothing: no work
 
 
