@@ -222,6 +222,21 @@ def test_an_ambiguous_list_is_refused_with_both_readings(tmp_path, capsys):
         numbers("1,000,000,2,000,000", "--budgets-usd")
     with pytest.raises(ValueError, match=r"one level, 1,500 .* or 2 levels, 1 and 500"):
         numbers("1,500", "--budgets")
+    # spaces between thousands, or between levels
+    with pytest.raises(ValueError, match=r"'1 000 000' reads two ways: one level, 1,000,000 .* or 3 levels, 1, 0 "
+                                         r"and 0 .* write 1000000 for the one level, '1;0;0' for the 3 levels"):
+        numbers("1 000 000", "--budgets-usd")
+    assert numbers("0.5 1 2", "--budgets") == [0.5, 1.0, 2.0]  # not groups of three: levels
+
+
+def test_a_point_before_three_digits_is_refused_with_both_readings():
+    # 1.000 is one where a point is decimal and a thousand where it separates thousands (issue 79 kind 6)
+    with pytest.raises(ValueError, match=r"^--budget-usd '1.000' reads two ways: 1 \(a decimal point\) or 1,000 "
+                                         r"\(a point between thousands\); write 1 or 1000$"):
+        number("1.000", "--budget-usd")
+    with pytest.raises(ValueError, match=r"'12.500' reads two ways: 12.5 .* or 12,500"):
+        number("12.500", "--budget-scale")
+    assert [number(t, "--x") for t in ("0.250", "1.5", "1.0000", "1.000e3", "1000.000")] == [0.25, 1.5, 1.0, 1e3, 1e3]
 
 
 # -- 7. a cached thread choice from a busy moment -------------------------------------------------------

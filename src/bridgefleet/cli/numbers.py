@@ -3,11 +3,13 @@
 - One number: digits with an optional sign, decimal point and exponent (``1000000``, ``2.5``, ``1e6``), or
   thousands separated by commas or underscores in groups of exactly three digits after the first group
   (``1,000,000``, ``1_000_000``, ``1,000.5``), as the tool's own help and tables write them. ``1,00``,
-  ``1.000.000``, ``nan`` and ``inf`` are refused in one line saying what is accepted.
+  ``1.000.000``, ``nan`` and ``inf`` are refused in one line saying what is accepted; ``1.000`` (one, or a
+  thousand where a point separates thousands) is refused with both readings.
 - A list of numbers (``--budgets``, ``--budgets-usd``): separated by ``;`` or spaces (``"5,000,000;10,000,000"``,
   ``"5e6 1e7"``), or by commas where no reading of them as thousands separators exists (``0.25,0.5,1``,
   ``5000000,10000000``). A comma list that also reads as thousands (``5,000,000``: one level of five million, or
-  three levels 5, 0 and 0) is refused, the message spelling out both readings.
+  three levels 5, 0 and 0) is refused, the message spelling out both readings; so is a space list that reads
+  as thousands (``1 000 000``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ PLAIN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 GROUPED = re.compile(r"[+-]?[0-9]{1,3}(?:(?P<sep>[,_])[0-9]{3})(?:(?P=sep)[0-9]{3})*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
 """A number with thousands separators (one kind in a number): groups of exactly three digits after the first."""
 
+DOT_GROUPED = re.compile(r"\+?[1-9][0-9]{0,2}\.[0-9]{3}")
+"""A point and exactly three digits after a first group of 1–3 (``1.000``, ``12.500``): where a point separates
+thousands (much of Europe) this is a thousand times what it is elsewhere."""
+
 SPELLING = "digits with an optional decimal point and exponent (1000000, 2.5, 1e6), thousands as 1,000,000"
 
 LIST_SEPARATORS = "separate levels with ';' or spaces"
@@ -34,6 +40,10 @@ def number(text: str, option: str) -> float:
         ValueError: one line naming ``option``, what was given and what is accepted.
     """
     t = text.strip()
+    if DOT_GROUPED.fullmatch(t):  # 1.000 is one to some and a thousand to others: refused with both readings
+        raise ValueError(f"{option} {text!r} reads two ways: {float(t):g} (a decimal point) or "
+                         f"{int(t.lstrip('+').replace('.', '')):,} (a point between thousands); write "
+                         f"{float(t):g} or {int(t.lstrip('+').replace('.', ''))}")
     if PLAIN.fullmatch(t) or GROUPED.fullmatch(t):
         x = float(t.replace(",", "").replace("_", ""))
         if math.isfinite(x):
@@ -98,6 +108,13 @@ def numbers(text: str | None, option: str) -> list[float] | None:
     example = "e.g. 0.5,1,1.5 or '5,000,000;10,000,000'"
     if re.search(r";|\s", text.strip()):
         parts = re.split(r"\s*;\s*|\s*,\s+|\s+", text.strip())
+        spaced = text.strip().split()
+        if ";" not in text and "," not in text and len(spaced) > 1 and re.fullmatch(r"[0-9]{1,3}", spaced[0]) \
+                and all(re.fullmatch(r"[0-9]{3}(?:\.[0-9]*)?", x) for x in spaced[1:]):
+            one, many = _reading(["".join(spaced)]), _reading(spaced)
+            raise ValueError(f"{option} {text!r} reads two ways: {one[0]}, {one[1]} (spaces between thousands), "
+                             f"or {many[0]}, {many[1]} (spaces between levels); write {one[2]} for the {one[0]}, "
+                             f"{many[2]} for the {many[0]}")
     else:
         parts = text.split(",")
         if all(p.strip() for p in parts):
