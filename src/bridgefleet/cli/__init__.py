@@ -1,5 +1,7 @@
 """The ``bridgefleet`` command line: evaluate, bound, train, plan, report, scenarios, sweep, bench, calibrate,
-inventory (arguments in :mod:`~bridgefleet.cli.parser`, what each does in :mod:`~bridgefleet.cli.commands`)."""
+inventory (arguments in :mod:`~bridgefleet.cli.parser`; what each does in :mod:`~bridgefleet.cli.commands`, the
+yardstick commands in :mod:`~bridgefleet.cli.yardstick`, the data commands in :mod:`~bridgefleet.cli.data`; the
+readings they share in :mod:`~bridgefleet.cli.args`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The ``bridgefleet`` command line's arguments: one subcommand per job, each naming its function in
-:mod:`bridgefleet.cli.commands`."""
+:mod:`bridgefleet.cli.commands`, :mod:`~bridgefleet.cli.yardstick` and
+:mod:`~bridgefleet.cli.data`."""
 
 from __future__ import annotations
 
@@ -7,20 +8,11 @@ import argparse
 import math
 from collections.abc import Callable
 
-from bridgefleet.cli.commands import (
-    cmd_bench,
-    cmd_bound,
-    cmd_calibrate,
-    cmd_evaluate,
-    cmd_inventory,
-    cmd_plan,
-    cmd_report,
-    cmd_scenarios,
-    cmd_sweep,
-    cmd_train,
-)
+from bridgefleet.cli.commands import cmd_bench, cmd_plan, cmd_report, cmd_sweep, cmd_train
+from bridgefleet.cli.data import cmd_calibrate, cmd_inventory
 from bridgefleet.cli.numbers import NUMBER, WHOLE, number, whole
 from bridgefleet.cli.typos import unknown_arguments, unknown_command
+from bridgefleet.cli.yardstick import cmd_bound, cmd_evaluate, cmd_scenarios
 from bridgefleet.config.seeds import TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
