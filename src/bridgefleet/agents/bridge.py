@@ -18,7 +18,7 @@ from torch import nn
 
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.planning.knapsack import allocate
+from bridgefleet.planning.knapsack import agencies, fund
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
 N_FEATURES = 14
@@ -61,7 +61,7 @@ def action_costs(sim: FleetSimulator) -> np.ndarray:
 
 def agency_of(sim: FleetSimulator) -> np.ndarray:
     """int64 (B,): 0 for the urban bridges (first n_urban columns), 1 for the rural ones."""
-    return (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64)
+    return agencies(sim.n_bridges, sim.n_urban)
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
@@ -194,10 +194,7 @@ def decide(q: np.ndarray, cost: np.ndarray, sim: FleetSimulator, explore: np.nda
         forced = np.where(np.arange(5) == random_action[..., None], 1e12, -np.inf)
         forced[..., 0] = 0.0
         ben = np.where(explore[..., None], forced, ben)
-    out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-    allocate(ben, np.ascontiguousarray(cost), agency_of(sim), np.ascontiguousarray(sim.budget, dtype=np.float64),
-             out)
-    return out
+    return fund(ben, cost, sim.n_urban, sim.budget)
 
 
 def scaled_benefit(ben: np.ndarray, cost: np.ndarray, cost_lambda: float) -> np.ndarray:
@@ -254,8 +251,7 @@ class BridgePolicy:
         return q - q[..., :1], cost
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        ben, cost = self.benefits_and_costs(sim)
-        return decide(ben, cost, sim)
+        return fund(*self.benefits_and_costs(sim), sim.n_urban, sim.budget)
 
 
 def n_features(cfg: TrainConfig) -> int:

@@ -132,14 +132,11 @@ class Explaining:
         self.last: YearReasons | None = None
 
     def __call__(self, sim, rng: np.random.Generator | None = None) -> np.ndarray:
-        from bridgefleet.planning.knapsack import allocate
+        from bridgefleet.planning.knapsack import agencies, fund
 
         benefit, cost = self.policy.benefits_and_costs(sim)
-        agency = (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64)
-        budget = np.ascontiguousarray(sim.budget, dtype=np.float64)
-        out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        allocate(np.ascontiguousarray(benefit), np.ascontiguousarray(cost), agency, budget, out)
-        self.last = year_reasons(benefit, cost, agency, budget, out)
+        out = fund(benefit, cost, sim.n_urban, sim.budget)
+        self.last = year_reasons(benefit, cost, agencies(sim.n_bridges, sim.n_urban), sim.budget, out)
         return out
 
 

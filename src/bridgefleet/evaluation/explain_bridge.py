@@ -96,24 +96,22 @@ def explain_bridge(planner, sim: FleetSimulator, row: int, reasons: YearReasons 
     deck = float(np.asarray(sim.profile.deck_area).reshape(-1)[row])
     user = float(sim.user_cost[0, row])
     disc = model.gamma ** np.arange(t_n)
-    plans = []
-    for a in range(a_n):
-        pol = best.copy()
-        pol[0, 0, s0] = a
-        plans.append(policy_value(model, pol, price, poor_price))
-    never = policy_value(model, 0, price, poor_price)
+    # every plan in one pass: copy a of the bridge does a in year 1 (copy 0: waiting), the last does nothing ever
+    copies = np.zeros(a_n + 1, dtype=np.int64)
+    pol = np.repeat(best, a_n + 1, axis=1)  # (T, A + 1, S)
+    pol[0, np.arange(a_n), s0] = np.arange(a_n)
+    pol[:, a_n] = 0
+    plans = policy_value(model.subset(copies), pol, price[copies], poor_price[copies])
 
-    def against(base) -> Outcome:
-        poor = np.array([(base.poor[0] - p.poor[0]).sum() * deck for p in plans])
-        users = np.array([((base.poor[0] - p.poor[0]) * disc).sum() * user for p in plans])
-        later = np.array([((base.spend[0] - p.spend[0]) * disc)[1:].sum() for p in plans])
-        return Outcome(poor, users, later)
+    def against(base: int) -> Outcome:
+        kept = plans.poor[base] - plans.poor[:a_n]  # (A, T) probability of poor avoided each year
+        later = ((plans.spend[base] - plans.spend[:a_n]) * disc)[:, 1:].sum(1)
+        return Outcome(kept.sum(1) * deck, (kept * disc).sum(1) * user, later)
 
     lam = model.cost_lambda
     codes = components.work_codes(sim.components_model, np.arange(a_n)[None, :],
                                   np.repeat(sim.components[:1, row : row + 1], a_n, axis=1))[0]
-    return BridgeExplanation(row, reasons, against(plans[0]), against(never),
-                             np.array([p.value[0] for p in plans]) / lam, codes)
+    return BridgeExplanation(row, reasons, against(0), against(a_n), plans.value[:a_n] / lam, codes)
 
 
 def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, agent: YearReasons | None = None) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 from bridgefleet.planning.exact_bound import ExactBound, Rule, lagrangian_bound
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
-from bridgefleet.planning.knapsack import allocate
+from bridgefleet.planning.knapsack import fund
 from bridgefleet.sim import model as sim_model
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -312,10 +312,7 @@ class ExactPlanner:
         return ben, np.ascontiguousarray(self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1))
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        ben, cost = self.benefits_and_costs(sim)
-        out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        allocate(ben, cost, (np.arange(sim.n_bridges) >= sim.n_urban).astype(np.int64), sim.budget, out)
-        return out
+        return fund(*self.benefits_and_costs(sim), sim.n_urban, sim.budget)
 
 
 def _row_budget(budget: np.ndarray, carry_over: bool) -> np.ndarray:

@@ -360,3 +360,18 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
             _solve(b, c, ok, left, act)
             for k in range(n):
                 out[e, members[k]] = act[k]
+
+
+def agencies(b_n: int, n_urban: int) -> np.ndarray:
+    """int64 (B,): whose money pays each bridge, 0 the urban agency (the first ``n_urban`` columns), 1 the rural."""
+    return (np.arange(b_n) >= n_urban).astype(np.int64)
+
+
+def fund(ben: np.ndarray, cost: np.ndarray, n_urban: int, budget: np.ndarray) -> np.ndarray:
+    """:func:`allocate` for a fleet whose first ``n_urban`` bridges the urban agency pays and the rest the rural:
+    ben, cost float (E, B, 5) (return units, USD), budget float (E, 2) USD → actions int64 (E, B)."""
+    e_n, b_n = ben.shape[:2]
+    out = np.zeros((e_n, b_n), dtype=np.int64)
+    allocate(np.ascontiguousarray(ben, dtype=np.float64), np.ascontiguousarray(cost, dtype=np.float64),
+             agencies(b_n, n_urban), np.ascontiguousarray(budget, dtype=np.float64), out)
+    return out
