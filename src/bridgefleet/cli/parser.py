@@ -312,8 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_calibrate)
 
     i = sub.add_parser("inventory", help="summarize a bridge inventory (NBI file or mapped CSV)",
-                           description="Summarize a bridge inventory (an NBI file or a mapped CSV): rows kept and "
-                           "dropped, urban and rural bridges, good / fair / poor shares and condition quartiles.")
+                       description="Summarize a bridge inventory (an NBI file or a mapped CSV): rows kept and "
+                       "dropped, urban and rural bridges, good / fair / poor shares and condition quartiles.")
     i.add_argument("path", help="inventory file, or a bundled name (dc-2019)")
     i.add_argument("--mapping", help="column-mapping YAML for non-NBI tables")
     i.add_argument("--county", help="keep one county (NBI item 3)")

@@ -193,8 +193,9 @@ def write_plan(plan: Plan, out: Path) -> None:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     _, summary, png, book = plan_files(out)
-    write_csv(out, rows())  # UTF-8, atomic, formula-like cells made text
-    write_xlsx(book, rows(), numeric=PLAN_NUMBERS)  # the same rows, text cells typed as text
+    table = list(rows())  # formatted once for both files
+    write_csv(out, table)  # UTF-8, atomic, formula-like cells made text
+    write_xlsx(book, table, numeric=PLAN_NUMBERS)  # the same rows, text cells typed as text
     write_csv(summary, summary_rows(plan))
     print(format_summary(plan))
     plot_plan(plan, png)
