@@ -136,13 +136,6 @@ def _record_inspection_year(rec: Any) -> int | None:
     return latest
 
 
-def _inspection_year(records: Iterable[Any]) -> int | None:
-    """The latest year of an inspection's completion date ``BIE03`` (else begin date ``BIE02``) in the file; dates
-    are ``YYYYMMDD`` or ``YYYY-MM-DD``; None when no record has one."""
-    years = [y for rec in records if (y := _record_inspection_year(rec)) is not None]
-    return max(years) if years else None
-
-
 def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
     """The latest ``Works`` year ``BW02`` with work done (``BW03`` not ``0``) between year built and the inventory
     year; None if none."""
@@ -159,37 +152,9 @@ def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
     return latest
 
 
-def _deck_share(rec: Any, poor: float = 0.0, total: float = 0.0) -> tuple[float, float, bool]:
-    """``poor`` and ``total`` plus one record's quantity of deck elements 12–65 in condition states 3–4 and total
-    quantity ``BE03`` (sq ft), element by element (the file's running sums), and whether it has such elements."""
-    seen = False
-    elements = rec.get("Elements") if isinstance(rec, dict) else None
-    for e in elements if isinstance(elements, list) else ():
-        if not isinstance(e, dict):
-            continue
-        try:
-            number = int(str(e.get("BE01", "")).strip())
-            q = float(e.get("BE03"))
-            cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
-        except (TypeError, ValueError):
-            continue
-        if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
-            poor, total, seen = poor + cs, total + q, True
-    return poor, total, seen
-
-
-def _deck_shares(records: Iterable[Any]) -> tuple[float, float, int]:
-    """(quantity of deck elements 12–65 in condition states 3–4, total quantity ``BE03``, bridges with such
-    elements) over the file's ``Elements`` (sq ft)."""
-    survey = _Survey()
-    for rec in records:
-        survey.add_deck(rec)
-    return survey.poor, survey.total, survey.with_deck
-
-
 class _Survey:
     """What the file's notes say of every record, kept or dropped, gathered one record at a time: the latest
-    inspection year, temporary codes by tag, deck element quantities (:func:`_deck_share`)."""
+    inspection year, temporary codes by tag, deck element quantities (:meth:`add_deck`)."""
 
     def __init__(self) -> None:
         self.year: int | None = None
@@ -197,11 +162,23 @@ class _Survey:
         self.poor = self.total = 0.0
         self.with_deck = 0
 
-    def add_deck(self, rec: Any) -> None:
-        elements = rec.get("Elements") if isinstance(rec, dict) else None
-        if not elements:
-            return
-        self.poor, self.total, seen = _deck_share(rec, self.poor, self.total)  # one running sum, in file order
+    def add_deck(self, rec: dict[str, Any]) -> None:
+        """The record's deck elements 12–65 added to the file's running sums (sq ft, element by element in file
+        order): quantity in condition states 3–4 (``BCS03`` + ``BCS04``), total quantity ``BE03``, and the bridge
+        counted where it has such an element."""
+        elements = rec.get("Elements")
+        seen = False
+        for e in elements if isinstance(elements, list) else ():
+            if not isinstance(e, dict):
+                continue
+            try:
+                number = int(str(e.get("BE01", "")).strip())
+                q = float(e.get("BE03"))
+                cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
+            except (TypeError, ValueError):
+                continue
+            if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
+                self.poor, self.total, seen = self.poor + cs, self.total + q, True
         self.with_deck += seen
 
     def add(self, rec: Any, may_be_temporary: bool = True) -> None:
