@@ -69,6 +69,17 @@ class _Unknown(Exception):
     """Internal: a value is null, absent or a temporary code (not known)."""
 
 
+def _temporary(text: str) -> bool:
+    """Stripped text is a temporary code: ends in ``-T``, or is ``T-U`` (any case)."""
+    upper = text.upper()
+    return upper.endswith("-T") or upper == "T-U"
+
+
+def _is_temporary(value: Any) -> bool:
+    """A JSON value is a temporary code (:func:`_temporary`)."""
+    return isinstance(value, str) and _temporary(value.strip())
+
+
 def _text(value: Any, tag: str) -> str:
     """A scalar item as text (JSON strings as they are, numbers as Python writes them).
 
@@ -76,16 +87,16 @@ def _text(value: Any, tag: str) -> str:
         _Unknown: null / absent, or a temporary code (ends in ``-T``, or ``T-U``).
         _RowProblem: an object, array or true/false where an item's value belongs.
     """
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "" or _temporary(text):
+            raise _Unknown(tag)
+        return text
     if value is None:
         raise _Unknown(tag)
     if isinstance(value, (bool, dict, list)):
         raise _RowProblem(_BAD, "not a value (an object, array or true/false)", tag, str(value)[:40])
-    text = value.strip() if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
-    if text == "":
-        raise _Unknown(tag)
-    if text.upper().endswith("-T") or text.upper() == "T-U":
-        raise _Unknown(tag)
-    return text
+    return repr(value) if isinstance(value, float) else str(value)  # a JSON number: never blank or a code
 
 
 class _Record:
@@ -105,8 +116,6 @@ class _Record:
             return None
 
 
-def _is_temporary(value: Any) -> bool:
-    return isinstance(value, str) and (value.strip().upper().endswith("-T") or value.strip().upper() == "T-U")
 
 
 def _highway_carried(rec: dict[str, Any]) -> dict[str, Any] | None:
