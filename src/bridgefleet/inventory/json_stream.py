@@ -59,13 +59,16 @@ class _JsonArray:
 
     def iterate(self, what: str) -> Iterator[Any]:
         """The records, read again; ``what`` names the pass on the progress bar."""
-        for rec, _ in self.iterate_hinted(what):
+        for rec, _ in self._records(what, hint=False):
             yield rec
 
     def iterate_hinted(self, what: str) -> Iterator[tuple[Any, bool]]:
         """(record, whether its text may hold a temporary code: ``-T``, ``-U`` or an escape, any case), read again."""
+        return self._records(what, hint=True)
+
+    def _records(self, what: str, hint: bool) -> Iterator[tuple[Any, bool]]:
         with _Progress(self.path, self.text.size, what) as bar, self.text.stream() as fh:
-            yield from _JsonStream(self, fh, bar).records()
+            yield from _JsonStream(self, fh, bar).records(hint)
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterate("reading records")
@@ -149,7 +152,9 @@ class _JsonStream:
             start, self.i = self.i, end
             return value, start
 
-    def records(self) -> Iterator[tuple[Any, bool]]:
+    def records(self, hint: bool) -> Iterator[tuple[Any, bool]]:
+        """(record, whether its text may hold a temporary code), the text searched only where ``hint`` (else True:
+        it may)."""
         path = self.source.path
         self.more()
         if self.skip() != "[":
@@ -165,7 +170,7 @@ class _JsonStream:
                 rec, start = self.element()
                 n += 1
                 named = named or (isinstance(rec, dict) and "BID01" in rec)
-                yield rec, any(self.buf.find(s, start, self.i) >= 0 for s in _MAY_BE_TEMPORARY)
+                yield rec, not hint or any(self.buf.find(s, start, self.i) >= 0 for s in _MAY_BE_TEMPORARY)
                 c = self.skip()
                 if c == "]":
                     self.i += 1

@@ -163,9 +163,11 @@ def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
 
 class _Survey:
     """What the file's notes say of every record, kept or dropped, gathered one record at a time: the latest
-    inspection year, temporary codes by tag, deck element quantities (:meth:`add_deck`)."""
+    inspection year (where ``find_year``: the year is not given), temporary codes by tag, deck element quantities
+    (:meth:`add_deck`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, find_year: bool) -> None:
+        self.find_year = find_year
         self.year: int | None = None
         self.temporary: Counter[str] = Counter()
         self.poor = self.total = 0.0
@@ -194,9 +196,10 @@ class _Survey:
         """One record; ``may_be_temporary`` False: its text holds no temporary code (json_stream)."""
         if not isinstance(rec, dict):
             return
-        y = _record_inspection_year(rec)
-        if y is not None and (self.year is None or y > self.year):
-            self.year = y
+        if self.find_year:
+            y = _record_inspection_year(rec)
+            if y is not None and (self.year is None or y > self.year):
+                self.year = y
         if may_be_temporary:
             for t, v in _items(rec):
                 if _is_temporary(v):
@@ -344,7 +347,7 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     text = read_text_file(path, "cp1252", "an SNBI JSON file")
     records = _JsonArray(path, text)
     notes = [text.describe(), "SNBI submittal file: 'line' of a record is its 1-based position in the array"]
-    survey = _Survey()
+    survey = _Survey(find_year=year is None)
     try:
         if year is None:  # a first pass for the year (every record's inspections), the file's notes and its refusals
             for rec, hint in records.iterate_hinted("reading inspection dates"):
