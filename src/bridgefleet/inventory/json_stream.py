@@ -73,6 +73,11 @@ class _JsonArray:
     def __iter__(self) -> Iterator[Any]:
         return self.iterate("reading records")
 
+    def not_json(self, why: str | BaseException) -> _FileProblem:
+        """The file is not JSON: ``why`` in ``json``'s words (a ``RecursionError``: nested too deep)."""
+        reason = "nested too deep" if isinstance(why, RecursionError) else str(why)
+        return _FileProblem(InventoryError(f"not an SNBI file: not JSON ({reason})", self.path))
+
     def record(self, line: int | None) -> Any:
         """Record ``line`` (1-based), None where there is none."""
         if line is None or line < 1:
@@ -118,8 +123,7 @@ class _JsonStream:
         line = self.base_lines + self.buf.count("\n", 0, pos) + 1
         k = self.buf.rfind("\n", 0, pos)
         column = pos - k if k >= 0 else self.base + pos - self.base_newline
-        where = f"{msg}: line {line} column {column} (char {self.base + pos})"
-        return _FileProblem(InventoryError(f"not an SNBI file: not JSON ({where})", self.source.path))
+        return self.source.not_json(f"{msg}: line {line} column {column} (char {self.base + pos})")
 
     def skip(self) -> str:
         """The next character that is not white space ("" at the end of the file), the position moved to it."""
@@ -144,9 +148,7 @@ class _JsonStream:
                     continue
                 raise self.error(exc.msg, exc.pos) from None
             except (ValueError, RecursionError) as exc:  # a 5,000-digit number; nested too deep
-                reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-                raise _FileProblem(InventoryError(f"not an SNBI file: not JSON ({reason})", self.source.path)
-                                   ) from None
+                raise self.source.not_json(exc) from None
             if end > len(self.buf) - 64 and self.more():  # a number may go on (123.5 of 123.5e3)
                 continue
             start, self.i = self.i, end
@@ -197,8 +199,7 @@ class _JsonStream:
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:  # ValueError: JSON's, and a 5,000-digit number
-            reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
-            raise _FileProblem(InventoryError(f"not an SNBI file: not JSON ({reason})", self.source.path)) from None
+            raise self.source.not_json(exc) from None
         what = {dict: "an object", str: "a string", type(None): "null"}.get(type(data), "a number")
         raise _FileProblem(InventoryError(f"not an SNBI file: the JSON is {what}, not an array of bridge records",
                                           self.source.path))
