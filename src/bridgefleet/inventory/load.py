@@ -15,8 +15,10 @@ Entry points:
 - :func:`summarize` — the text printed by ``bridgefleet inventory PATH``.
 
 Modules by job: :mod:`~bridgefleet.inventory.model` (constants, errors, :class:`Inventory`),
-:mod:`~bridgefleet.inventory.rows` (decoding, fields, rows → bridges), :mod:`~bridgefleet.inventory.nbi` and
-:mod:`~bridgefleet.inventory.mapped_csv` (the two readers); this module picks the reader and summarises.
+:mod:`~bridgefleet.inventory.values` (each field's value), :mod:`~bridgefleet.inventory.rows` (decoding, rows →
+bridges), :mod:`~bridgefleet.inventory.json_stream` (an SNBI file's records, streamed),
+:mod:`~bridgefleet.inventory.nbi`, :mod:`~bridgefleet.inventory.mapped_csv` and :mod:`~bridgefleet.inventory.snbi`
+(the three readers); this module picks the reader and summarises.
 
 Bad input raises one :class:`InventoryError` naming the file, the line and the column; a few bad rows
 in an otherwise usable file are dropped and listed in :attr:`Inventory.dropped` instead.
@@ -51,8 +53,9 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
     state_cost_factor,
 )
 from bridgefleet.inventory.nbi import read_nbi
-from bridgefleet.inventory.rows import _clean, _no_such_file, check_delimiter
+from bridgefleet.inventory.rows import _no_such_file, check_delimiter
 from bridgefleet.inventory.snbi import read_snbi
+from bridgefleet.inventory.values import _clean
 from bridgefleet.outputs import counted
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
 from bridgefleet.textfile import TextEncodingError, decode_text

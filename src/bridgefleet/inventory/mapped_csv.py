@@ -27,21 +27,23 @@ from bridgefleet.inventory.model import (
     state_cost_factor,
 )
 from bridgefleet.inventory.rows import (
+    _collect,
+    _inventory,
+    _missing_columns,
+    _read_rows,
+    _years_since,
+    check_inventory_year,
+)
+from bridgefleet.inventory.values import (
     _age,
     _Bridge,
     _clean,
-    _collect,
     _deck_area,
-    _inventory,
-    _missing_columns,
     _number,
     _optional_number,
     _rating,
-    _read_rows,
     _truck_detour,
     _year_built,
-    _years_since,
-    check_inventory_year,
     component_levels,
     nhs_item_104,
     spreadsheet_number,
@@ -410,7 +412,7 @@ def _check_constant_area(constants: Mapping[str, str], area_scale: float, source
     row per bridge.
 
     Raises:
-        InventoryError: above :data:`bridgefleet.inventory.rows.MAX_DECK_AREA_M2` m², naming the keys and values.
+        InventoryError: above :data:`bridgefleet.inventory.values.MAX_DECK_AREA_M2` m², naming the keys and values.
     """
     keys = [k for k in ((("deck_area",),) if deck_area else (("length", "width"),)) if all(x in constants for x in k)]
     if not keys:

@@ -17,22 +17,24 @@ from bridgefleet.inventory.model import (
     state_cost_factor,
 )
 from bridgefleet.inventory.rows import (
-    _Bridge,
-    _clean,
     _collect,
-    _deck_area,
-    _digits,
     _inventory,
     _missing_columns,
+    _read_rows,
+    _Rows,
+    _years_since,
+    check_inventory_year,
+)
+from bridgefleet.inventory.values import (
+    _Bridge,
+    _clean,
+    _deck_area,
+    _digits,
     _nbi_code,
     _number,
     _optional_number,
-    _read_rows,
-    _Rows,
     _truck_detour,
     _year_built,
-    _years_since,
-    check_inventory_year,
     component_levels,
     nhs_item_104,
 )

@@ -1,5 +1,5 @@
 """Reading text tables and turning rows into bridges: decoding, rows, kept and dropped bridges (each field's value:
-:mod:`bridgefleet.inventory.values`, re-exported here).
+:mod:`bridgefleet.inventory.values`).
 Shared by the NBI reader (:mod:`bridgefleet.inventory.nbi`) and the mapped-CSV reader
 (:mod:`bridgefleet.inventory.mapped_csv`); the SNBI reader shares the row machinery.
 
@@ -28,72 +28,9 @@ from bridgefleet.inventory.model import (
     _RowProblem,
     default_rate,
 )
-from bridgefleet.inventory.values import (
-    EARLIEST_YEAR_BUILT as EARLIEST_YEAR_BUILT,
-)
-from bridgefleet.inventory.values import (
-    GROUPED_NUMBER as GROUPED_NUMBER,
-)
-from bridgefleet.inventory.values import (
-    MAX_DECK_AREA_M2 as MAX_DECK_AREA_M2,
-)
-from bridgefleet.inventory.values import (
-    NBI_CONDITION_CODES as NBI_CONDITION_CODES,
-)
-from bridgefleet.inventory.values import (
-    NUMBER_SPELLING as NUMBER_SPELLING,
-)
-from bridgefleet.inventory.values import (
-    SPREADSHEET_NUMBER as SPREADSHEET_NUMBER,
-)
-from bridgefleet.inventory.values import (
-    _age as _age,
-)
-from bridgefleet.inventory.values import (
-    _Bridge as _Bridge,
-)
-from bridgefleet.inventory.values import (  # the row values, used here and by the readers through this module
-    _clean as _clean,
-)
-from bridgefleet.inventory.values import (
-    _deck_area as _deck_area,
-)
-from bridgefleet.inventory.values import (
-    _digits as _digits,
-)
-from bridgefleet.inventory.values import (
-    _in_range as _in_range,
-)
-from bridgefleet.inventory.values import (
-    _nbi_code as _nbi_code,
-)
-from bridgefleet.inventory.values import (
-    _not_a_number as _not_a_number,
-)
-from bridgefleet.inventory.values import (
-    _number as _number,
-)
-from bridgefleet.inventory.values import (
-    _optional_number as _optional_number,
-)
-from bridgefleet.inventory.values import (
-    _rating as _rating,
-)
-from bridgefleet.inventory.values import (
-    _truck_detour as _truck_detour,
-)
-from bridgefleet.inventory.values import (
-    _year_built as _year_built,
-)
-from bridgefleet.inventory.values import (
-    component_levels as component_levels,
-)
-from bridgefleet.inventory.values import (
-    nhs_item_104 as nhs_item_104,
-)
-from bridgefleet.inventory.values import (
-    spreadsheet_number as spreadsheet_number,
-)
+from bridgefleet.inventory.values import _Bridge, _clean
+from bridgefleet.inventory.values import _nbi_code as _nbi_code  # re-exported: calibration.successive reads codes
+from bridgefleet.inventory.values import component_levels as component_levels  # re-exported (tests)
 from bridgefleet.textfile import Decoded, TextEncodingError, TextFile, decode_text, scan_encoding
 
 # ------------------------------------------------------------------------------------------------

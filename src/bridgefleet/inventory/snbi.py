@@ -27,19 +27,8 @@ from bridgefleet.inventory.model import (
     state_cost_factor,
 )
 from bridgefleet.inventory.nbi import US_LATITUDES
-from bridgefleet.inventory.rows import (
-    _Bridge,
-    _collect,
-    _deck_area,
-    _inventory,
-    _nbi_code,
-    _number,
-    _year_built,
-    _years_since,
-    check_inventory_year,
-    component_levels,
-    read_text_file,
-)
+from bridgefleet.inventory.rows import _collect, _inventory, _years_since, check_inventory_year, read_text_file
+from bridgefleet.inventory.values import _Bridge, _deck_area, _nbi_code, _number, _year_built, component_levels
 
 FT2_TO_M2 = 0.09290304
 """Square feet → m² (exact: 0.3048² ; SNBI geometry items BG15 / BG16 are in square feet)."""
@@ -321,7 +310,7 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     kept), state ← ``BL01``, county ← ``BL02``, latitude / longitude ← ``BL05`` / ``BL06`` (decimal degrees), owner ←
     ``BCL01``; deck_area (m²) ← ``BG15`` where given, else ``BG16``, else for a culvert ``BG02`` × ``BG09`` (sq ft ×
     0.09290304); condition ← lowest of
-    ``BC01``–``BC04`` (``N`` skipped), components ← :func:`~bridgefleet.inventory.rows.component_levels`; age ←
+    ``BC01``–``BC04`` (``N`` skipped), components ← :func:`~bridgefleet.inventory.values.component_levels`; age ←
     inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15). From the highway
     carried (``Features`` entry ``BF01`` H, ``BF02`` C): urban ← ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N,
     aadt ← ``BH09`` (vehicles/day), truck_share ← ``BH10`` / ``BH09``, detour_km ← ``BH17`` miles × 1.609344 (at

@@ -1,6 +1,6 @@
 """Field values of an inventory row, one function a kind: NBI condition codes and ratings, numbers as spreadsheets write
 them, deck areas, years built, truck share and detour, and the bridge a row becomes (:class:`_Bridge`). Shared by
-the NBI, mapped-CSV and SNBI readers through :mod:`bridgefleet.inventory.rows`."""
+the NBI, mapped-CSV and SNBI readers and the row machinery (:mod:`bridgefleet.inventory.rows`)."""
 
 from __future__ import annotations
 
