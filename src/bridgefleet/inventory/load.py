@@ -26,7 +26,6 @@ in an otherwise usable file are dropped and listed in :attr:`Inventory.dropped` 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -50,6 +49,7 @@ from bridgefleet.inventory.model import (  # re-exported: this module is the pub
     InventoryError,
     condition_band,
     default_rate,
+    dropped_by_category,
     state_cost_factor,
 )
 from bridgefleet.inventory.nbi import read_nbi
@@ -191,8 +191,8 @@ def summarize(inv: Inventory) -> str:
                  f"{100 * DEFAULT_TRUCK_SHARE:g} % for {no_truck}; detour (item 19) coded for {inv.kept - no_detour}, "
                  f"default {DEFAULT_DETOUR_KM:g} km for {no_detour}")
     lines.append(_nhs_line(inv))
-    for reason, n in Counter(r.split(":", 1)[0] for _, r in inv.dropped).most_common():
-        first = next(line for line, r in inv.dropped if r.split(":", 1)[0] == reason)
+    by_category = sorted(dropped_by_category(inv.dropped).items(), key=lambda c: -c[1][0])  # most first, stable
+    for reason, (n, first) in by_category:
         lines.append(f"  {n:>6}  {reason} (first on line {first})")
     for line, r in inv.dropped[:5]:
         lines.append(f"          line {line}: {r}")

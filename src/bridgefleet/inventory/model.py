@@ -97,6 +97,17 @@ class _RowProblem(Exception):
         return f"{self.category}: {head}{self.detail}"
 
 
+def dropped_by_category(dropped: list[tuple[int, str]]) -> dict[str, tuple[int, int]]:
+    """The categories of dropped rows' reasons (the text before a reason's first ``:``, :meth:`_RowProblem.reason`)
+    in the order first met, each with (rows, first row's line): one pass."""
+    out: dict[str, tuple[int, int]] = {}
+    for line, reason in dropped:
+        category = reason.split(":", 1)[0]
+        n, first = out.get(category, (0, line))
+        out[category] = (n + 1, first)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # The inventory
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import datetime
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from bridgefleet.inventory.model import (
     InventoryError,
     _RowProblem,
     default_rate,
+    dropped_by_category,
 )
 from bridgefleet.inventory.values import _Bridge, _clean
 from bridgefleet.inventory.values import _nbi_code as _nbi_code  # re-exported: calibration.successive reads codes
@@ -390,9 +390,9 @@ def _collect(path: Path, rows: Iterable[tuple[int, list[str]]], n_columns: int,
                              f"(first shown; at most {max_bad_fraction:.0%} are dropped and reported)",
                              path, line=line, column=p.column, value=p.value)
     if not len(bridges):
-        counts = Counter(r.split(":", 1)[0] for _, r in dropped)
+        counts = {category: n for category, (n, _) in dropped_by_category(dropped).items()}
         line = dropped[0][0] if dropped else None
-        raise InventoryError(f"no usable bridge: all {n_rows} rows dropped ({dict(counts)}); first: "
+        raise InventoryError(f"no usable bridge: all {n_rows} rows dropped ({counts}); first: "
                              f"{dropped[0][1] if dropped else '-'}", path, line=line)
     twice = bridges.first_duplicate()
     if twice is not None:
