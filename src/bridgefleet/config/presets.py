@@ -35,7 +35,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "all": {"amp": "auto", "compile": "default", "double": True, "n_step": 3, "per": True, "dueling": True,
             "noisy": True, "num_envs": 4, "updates_per_step": 1.0},
     # The plan's urban + rural agents in their fastest configuration that reaches the target return
-    # (measured: docs/benchmarks-record.md; the README's main job until the per-bridge agent measured better).
+    # (measured: docs/decisions.md; the README's main job until the per-bridge agent measured better).
     # Dueling heads were dropped after measuring: -745 with, -718 without (2000 episodes, seed 0).
     "fleet": {"amp": "auto", "double": True, "n_step": 3, "num_envs": 32,
               "updates_per_step": 1.0, "batch_size": 256, "urban_hidden": (256, 256),
@@ -45,52 +45,52 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Q-network for every bridge, budgets met by a knapsack on its benefits (agents/bridge.py).
     # Batch 2,048 over 2,000 episodes (was 4,096 over 1,600): a quarter more updates at about half the cost each, and
     # better on the default fleet model; final ε 0.01 (was 0.05): forced random treatments, funded first, cost real
-    # money under the user-cost model (docs/benchmarks-record.md, "The per-bridge agent across training seeds").
+    # money under the user-cost model (docs/decisions.md, "The per-bridge agent across training seeds").
     # reward_scale auto (was 1.0): the fleet's own scale, so the same preset learns on any inventory. Measured on
-    # validation/test fleets, seeds 0 and 1 (benchmarks/learner_scale.py, docs/benchmarks-record.md): on dc-2019 the
+    # validation/test fleets, seeds 0 and 1 (benchmarks/learner_scale.py, docs/decisions.md): on dc-2019 the
     # final validation return fell 4.0 % and 5.9 % below its best with 1.0, 0.1 % and 0.0 % with auto, and the
     # test gap to the bound went 5.09 → 4.57 and 4.43 → 3.42 per bridge; on the default fleet 0.62 → 0.69 and
     # 0.49 → 0.60 (a little worse), no collapse with either.
     # user_cost_feature (new): the network sees what a poor year costs each bridge's users (AADT × truck share ×
     # detour, which the other inputs do not give). Test-fleet gap to the bound per bridge, seeds 0, 1, 2
-    # (benchmarks/learner_scale.py, docs/benchmarks-record.md "The user cost as an input"): dc-2019 4.57 → 2.53,
+    # (benchmarks/learner_scale.py, docs/decisions.md "The user cost as an input"): dc-2019 4.57 → 2.53,
     # 3.42 → 2.78, 5.81 → 5.64; Indiana (seed 0) 13.99 → 3.83; the default fleet 0.69 → 0.61, 0.60 → 0.72,
     # 0.81 → 0.70.
     # greedy_bootstrap 0.5 (new; was SARSA only): half the targets bootstrap on the knapsack's greedy action.
     # Validation fleets, trained across budget levels, distance to the bound per bridge at 0.5 / 1 / 2 × the sized
-    # budget (benchmarks/learner_scale.py --split validation, docs/benchmarks-record.md "Half and half"): default fleet
+    # budget (benchmarks/learner_scale.py --split validation, docs/decisions.md "Half and half"): default fleet
     # (means of seeds 0-2) 1.533 / 0.776 / 1.168 → 1.215 / 0.786 / 0.832; dc-2019 (seeds 0, 2) 4.14 / 3.12 / 4.96
     # → 3.65 / 2.50 / 4.02; Indiana (seed 0) 8.13 / 4.14 / 7.15 → 5.08 / 4.14 / 7.74, final validation return
     # 7.1 % → 0.0 % below its best.
     # min_samples_per_transition 1 (new): each stored bridge-year sampled at least once on average. The default
     # fleet and dc-2019 keep 2 updates a year (their runs are unchanged); Indiana gets 6.5 (was 2: each stored
-    # transition sampled 0.3 times). Indiana's validation fleets, seeds 0 and 1 (docs/benchmarks-record.md, "The
+    # transition sampled 0.3 times). Indiana's validation fleets, seeds 0 and 1 (docs/decisions.md, "The
     # replay on Indiana"): distance to the bound per bridge at 0.5 / 1 / 2 × 2.069 / 2.121 / 5.242 → 1.715 / 2.346 /
     # 3.944 and 2.104 / 2.214 / 6.451 → 1.777 / 2.015 / 6.523; training 448 → 510 s.
     # min_samples_per_transition 2 (was 1): each stored bridge-year sampled twice on average; the default fleet keeps
     # 2 updates a year (its runs are unchanged), dc-2019 gets 3.8, Indiana 13.0. Validation fleets, seeds 0 and 1,
-    # 0.5 / 1 / 2 × (docs/benchmarks-record.md, "Two samples a transition"): dc-2019 2.904 / 1.553 / 2.635 → 2.268
+    # 0.5 / 1 / 2 × (docs/decisions.md, "Two samples a transition"): dc-2019 2.904 / 1.553 / 2.635 → 2.268
     # / 1.257 / 1.741 and 2.831 / 1.535 / 3.120 → 2.586 / 1.688 / 2.193; Indiana 1.715 / 2.346 / 3.944 → 1.759 / 1.812 /
     # 4.125 and 1.777 / 2.015 / 6.523 → 2.568 / 2.231 / 3.804; training dc-2019 about 100 s, Indiana 510 → 600 s.
     # budget_scale_range [0.25, 2] (new in the preset; every issue-27 figure since 2026-12-03 was measured with it,
-    # set by the benchmark): one run decides at any budget level of `scenarios` (docs/benchmarks-record.md, "One run for
+    # set by the benchmark): one run decides at any budget level of `scenarios` (docs/decisions.md, "One run for
     # every budget").
     # bridge_hidden [192, 192] (was the dataclass's [128, 128]) and no updates_per_step of its own (was 2): the floor
     # is the dataclass's 1, so min_samples_per_transition decides on every fleet (the default fleet 1.56 updates a
     # year, dc-2019 and Indiana unchanged), which also keeps the main job within 60 s on an AVX2-only CPU. Chosen on
-    # the validation fleets of all three; figures and test tables in docs/benchmarks-record.md, "A wider torso".
+    # the validation fleets of all three; figures and test tables in docs/decisions.md, "A wider torso".
     # rating_ramps (new): the rating also as 14 ramps of half a rating point; chosen on the validation fleets of all
-    # three, figures and test tables in docs/benchmarks-record.md, "The rating as ramps".
+    # three, figures and test tables in docs/decisions.md, "The rating as ramps".
     # replay_episodes 4 (new): an episode stores at most a quarter of the replay; Indiana's runs with the ramps fell
     # 6.7-17.9 % below their best at 13 updates a year, with 3.3 they end within 2 %. The default fleet unchanged;
-    # figures and test tables in docs/benchmarks-record.md, "A replay of four episodes".
+    # figures and test tables in docs/decisions.md, "A replay of four episodes".
     # greedy_bootstrap 1 (was 0.5): every target bootstraps on the knapsack's greedy action; the default fleet's
     # seed 2 fell 3.8 % below its best with 0.5 and ends at it with 1. Chosen on the validation fleets of all three
     # (seven runs within 0.8 % of their best); on the test fleets the default fleet and Indiana gained at every
     # budget level, dc-2019 lost at 0.5 x and 2 x, and Indiana's seed 2 ends 2.9 % below its best. Figures in
-    # docs/benchmarks-record.md, "Every target on the greedy action".
+    # docs/decisions.md, "Every target on the greedy action".
     # lr_drop_factor 0.5 (new): the learning rate halves at an evaluation after ε's decay that falls more than 1 % below
-    # the best. Validation fleets (docs/benchmarks-record.md, "A learning-rate cut on a validation drop"): Indiana's
+    # the best. Validation fleets (docs/decisions.md, "A learning-rate cut on a validation drop"): Indiana's
     # seed 2 ends at its best (2.9 % below it before); the cut fired in one other run of seven (the default fleet's
     # seed 2).
     # On the test fleets Indiana's seed 2 is then further from the bound at 1 x and 2 x (1.06 / 1.05 -> 1.44 / 2.56).
@@ -105,16 +105,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     # first name): the per-bridge network fitted to the lagrangian planner's benefits (training/distill_run.py): 4
     # fleets (an inventory: sample paths up to teacher_rows) at each of 4 budget levels, one DAgger round on the same
     # fleets. Chosen on the validation fleets; on the test fleets closer to the bound than the SARSA preset's agent in
-    # every cell but Indiana's 0.5 x (docs/benchmarks-record.md, "The planner distilled into the network, built", and
+    # every cell but Indiana's 0.5 x (docs/decisions.md, "The planner distilled into the network, built", and
     # "The distilled network as the default preset"). input_scaling and lr 2e-3 (new, 2026-12-06; lr was 1e-3): the cost
     # inputs also as logs, every input standardised, and a fit twice as fast; chosen on the validation fleets of the
-    # default fleet and dc-2019 (docs/benchmarks-record.md, "Inputs on one scale, and a faster fit"). fit_warmup 0.05
+    # default fleet and dc-2019 (docs/decisions.md, "Inputs on one scale, and a faster fit"). fit_warmup 0.05
     # and lr 4e-3 (new, 2026-12-06): each fit's rate warmed up over its first 5 % of steps, then twice as high; on the
     # validation fleets dc-2019's distance per bridge 0.854 / 0.234 / 0.069 -> 0.532 / 0.122 / -0.002 at 0.5 / 1 / 2 x,
-    # the default fleet's 0.804 / 0.129 / 0.029 -> 0.742 / 0.178 / 0.030 (docs/benchmarks-record.md, "A warm-up").
+    # the default fleet's 0.804 / 0.129 / 0.029 -> 0.742 / 0.178 / 0.030 (docs/decisions.md, "A warm-up").
     # budget_level_feature (new, 2026-12-06): the agency's budget level as an input; on the validation fleets
     # dc-2019 0.532 / 0.122 / -0.002 -> 0.217 / -0.019 / -0.097, the default fleet 0.742 / 0.178 / 0.030 -> 0.651 /
-    # 0.130 / 0.025 (docs/benchmarks-record.md, "The budget level as an input").
+    # 0.130 / 0.025 (docs/decisions.md, "The budget level as an input").
     "default": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
                 "num_envs": 4, "batch_size": 2048, "lr": 4e-3, "fit_warmup": 0.05, "user_cost_feature": True,
                 "budget_level_feature": True,

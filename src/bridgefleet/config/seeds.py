@@ -9,7 +9,7 @@ A seed draws one fleet (a synthetic fleet model's bridges and their deterioratio
 - **Test fleets**, from :data:`TEST_SEED`: ``evaluate``, ``bound``, ``report``, ``plan`` and ``scenarios`` by
   default and the published tables; nothing is tuned on them, and no training run may meet one or evaluate on one.
 - The **development fleets** from :data:`DEVELOPMENT_SEED` were the evaluation fleets until December 2026; the
-  presets of then were chosen on them (docs/benchmarks-record.md), so they are not a test set.
+  presets of then were chosen on them (docs/decisions.md), so they are not a test set.
 """
 
 from __future__ import annotations

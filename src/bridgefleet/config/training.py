@@ -64,7 +64,7 @@ class TrainConfig:
     updates that ``min_samples_per_transition`` sets stop growing with the fleet beyond that share. With the
     ``default`` preset (4, 400,000 slots: 3,333 bridges an episode): the default fleet (16 × 100 bridges) stores every
     bridge as with 1, dc-2019 (16 × 244) 3,333 of 3,904 and 3.3 updates a year (3.8 with 1), Indiana (16 × 4,794)
-    3,333 of 76,704 and 3.3 updates a year (13,333 and 13.0 with 1; docs/benchmarks-record.md, "A replay of four
+    3,333 of 76,704 and 3.3 updates a year (13,333 and 13.0 with 1; docs/decisions.md, "A replay of four
     episodes"). 1: an episode may fill the replay, as runs before it."""
     learning_starts: int = 1000
     """Transitions in replay before learning starts."""

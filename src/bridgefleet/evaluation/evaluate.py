@@ -278,7 +278,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     fleet's sized annual budget (:func:`bridgefleet.inventory.fleet.set_budget`). ``bound_step``: the bound on
     a rating grid of this step (rating points) instead of the planner's, which still plans on its own: the grid
     bound's error has no sign and shrinks with the step (on dc-2019 at the sized budget 13.303 per bridge at 0.05,
-    13.388 at 0.02, 13.423 at 0.01; docs/benchmarks-record.md, "The bound on a finer grid"), and where the planner is
+    13.388 at 0.02, 13.423 at 0.01; docs/decisions.md, "The bound on a finer grid"), and where the planner is
     within it of the bound a distance to the bound means little.
 
     Returns:

@@ -51,16 +51,16 @@ prices (a `/tmp` script, 2026-12-03): dc-2019 0.2314 / 0.2397 / 0.2434 at steps 
 / 73 s (one certified DP a class of alike bridges, :mod:`bridgefleet.planning.alike`), the default fleet's
 (whose bridges are all different) 8 / 18 s. 0.005 since 2026-12-05 (was 0.01): on dc-2019 at the prices of 60
 solves 0.2445 → 0.2480 (the relaxation on the planner's grid: 0.2500–0.2530) for about 18 s more, the default
-fleet 0.2036 → 0.2065 for 35 s more (docs/benchmarks-record.md)."""
+fleet 0.2036 → 0.2065 for 35 s more (docs/decisions.md)."""
 PLANNER_GRID_ITERS = 60
 """DP solves of the least budget on the planner's grid (the mixture's candidates, started from the search grid's
 prices; it stops sooner where its two ends meet) on a fleet of at most
 :data:`bridgefleet.planning.planner.RULE_STEP_MAX_BRIDGES`. Its best prices give the certificate, and more solves
-give better ones: on dc-2019 (2026-12-05, docs/benchmarks-record.md) 25 solves end at [0.2465, 0.2573] × the sized
+give better ones: on dc-2019 (2026-12-05, docs/decisions.md) 25 solves end at [0.2465, 0.2573] × the sized
 budget and certify 0.2404 ×, 60 at [0.2500, 0.2530] and 0.2445 × (13 s more); the default fleet's meet within 25."""
 PLANNER_GRID_ITERS_LARGE = 40
 """The same on a larger fleet (Indiana's 4,794 bridges, within its 15 minutes). On Indiana (2026-12-05,
-docs/benchmarks-record.md) 25 solves end at [0.1376, 0.1421] × the sized budget and certify 0.1373 ×, 40 at [0.1386,
+docs/decisions.md) 25 solves end at [0.1376, 0.1421] × the sized budget and certify 0.1373 ×, 40 at [0.1386,
 0.1404] and 0.1381 × (about 15 s more), and the mixture at 0.1510 × then keeps 9.9 % in its worst year on 16
 paths where it kept 10.1 % with the columns of 25."""
 SEARCH_TOL = 1e-2
@@ -75,7 +75,7 @@ day): the probes met and missed the rule as with up to 80 solves (0.148 × 11.2 
 9.6 and 9.8 %), and the first probe's search and knapsack took 64 s instead of 131 s."""
 PROBE_ORDER = (1,)
 """What a probe of the planner's least budget tries of :data:`AIMS`: the mixture alone. Near the certificate it is
-what meets the rule, and the knapsacks miss by far where it misses (traces of 2026-12-05, docs/benchmarks-record.md: the
+what meets the rule, and the knapsacks miss by far where it misses (traces of 2026-12-05, docs/decisions.md: the
 knapsack at F and its tighter check in their worst year on dc-2019 18–33 % at 1.05–1.15 × a certificate of 0.2404 ×,
 on the default fleet 27 / 44 % and 16 / 37 % at 1.10 and 1.15 × its certificate, on Indiana 52 / 61 % at 1.10 ×
 where the mixture kept 10.1 %); on dc-2019 they took 14 of the run's 125 s."""

@@ -43,7 +43,7 @@ RULE_STEP = 0.03
 :data:`RULE_STEP_MAX_BRIDGES` (34 steps a rating point, h = 0.0294). The rule binds on each year's expected poor
 deck area and spend, which the grid's chain spreads over more years than the simulator does (a drop of part of a
 step moves some of the mass a whole step: ``benchmarks/grid_diffusion.py``), so a mixture planned to the edge of
-the rule on the 0.05 grid ends above it in simulation. Measured on dc-2019 (2026-12-05, docs/benchmarks-record.md): the
+the rule on the 0.05 grid ends above it in simulation. Measured on dc-2019 (2026-12-05, docs/decisions.md): the
 planner's least budget with 6 probes 1.225 × the certificate at 0.05, 1.1375 × at 0.03 and at 0.02; with the 3
 probes of ``scenarios`` 1.40 × at 0.05, 1.15 × at 0.03, 0.02 and 0.01, in 96, 115, 169 and 449 s."""
 RULE_STEP_MAX_BRIDGES = 1000
@@ -51,13 +51,13 @@ RULE_STEP_MAX_BRIDGES = 1000
 :data:`PLANNER_STEP`. On Indiana's 4,794 bridges ``run_scenarios`` with the planner at 0.02 took 39 min
 instead of about 14 (target 15), and its least budget stayed 1.15 × the certificate (missed at 1.10 ×: 11.5 % in
 year 30, against 11.2–12.5 % on the 0.05 grid): there each path's money, not the grid, is what is left
-(docs/benchmarks-record.md)."""
+(docs/decisions.md)."""
 RELEASE_YEARS = 5
 """Following the mixture (``rounded``) with carry-over, the money a path holds as the mixture expects it to
 (its margin, ``budget_share`` < 1) is released over the last this many years of the horizon: what a path may keep
 at the start of a year with k years left is (k − 1) / this of it, so the last year keeps nothing (money left at the
 horizon's end buys nothing). Measured on dc-2019 at 0.2728 × the sized budget (168 paths, the mixture at 0.9 F
-with 95 % of the budget; 2026-12-05, docs/benchmarks-record.md): the worst of years 26–30 10.25 % (year 30) kept, 9.7 %
+with 95 % of the budget; 2026-12-05, docs/decisions.md): the worst of years 26–30 10.25 % (year 30) kept, 9.7 %
 released in the last year only, 9.5 % over 5 years, 9.3 % over 10; every USD spent instead of 96 %. At 0.2698 ×:
 10.2 %, 9.9 % and 9.8 % released over 1, 5 and 10 years."""
 SEARCH_STEP = 0.2

@@ -9,7 +9,7 @@ after each fit (a curve; the network after the last fit is kept) → final.pt + 
 reads as a per-bridge run.
 
 Why: the planner, within 1 % of the bound, decides by a knapsack on its DP benefits; the SARSA-trained agent's
-benefits sat where 30 % noise on the planner's would (docs/benchmarks-record.md, "How precise the agent's benefits must
+benefits sat where 30 % noise on the planner's would (docs/decisions.md, "How precise the agent's benefits must
 be"). The network learns the planner's benefit per USD (:func:`bridgefleet.agents.bridge.scaled_benefit`) at
 several budget levels, so one run decides at any of them, in milliseconds and without a DP.
 """
@@ -55,7 +55,7 @@ from bridgefleet.training.loop import OnEval, write_final
 TEACHER_MAX_ITER = 20
 """DP solves of the teacher's price search (the planner's default is 80): on the default fleet's validation fleets
 the network fitted to a search of 20 solves within 1 % decided as well as to one of 80 within 0.2 %, in a quarter
-of the time (docs/benchmarks-record.md, "The planner distilled into the network")."""
+of the time (docs/decisions.md, "The planner distilled into the network")."""
 TEACHER_TOL = 0.01
 """The teacher's price search stops within this share of its LP's value."""
 MARGIN_WIDTH = 0.3
