@@ -33,7 +33,6 @@ when no SNBI record carries a ``Works`` entry the fit runs without work records 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,8 +47,8 @@ from bridgefleet.calibration.panel import COMPONENTS, Panel, Works, make_panel
 from bridgefleet.inventory.load import _is_json
 from bridgefleet.inventory.model import Inventory, InventoryError
 from bridgefleet.inventory.nbi import read_nbi
-from bridgefleet.inventory.rows import _clean, _nbi_code, _read_rows, read_decoded
-from bridgefleet.inventory.snbi import RATING_TAGS, read_snbi
+from bridgefleet.inventory.rows import _clean, _nbi_code, _read_rows
+from bridgefleet.inventory.snbi import RATING_TAGS, read_snbi, snbi_records
 from bridgefleet.outputs import counted
 
 NBI_ITEMS = ("DECK_COND_058", "SUPERSTRUCTURE_COND_059", "SUBSTRUCTURE_COND_060", "CULVERT_COND_062")
@@ -136,16 +135,20 @@ def _read(path: Path, year: int | None) -> tuple[Inventory, str, list[_Row]]:
     built = np.rint(inv.year - inv.age.astype(np.float64)).astype(int) if inv.year is not None else None
     rows: list[_Row] = []
     if kind == "SNBI":
-        data = json.loads(read_decoded(path, "cp1252", "an SNBI JSON file").text)
-        for i, line in enumerate(inv.line.tolist()):
-            rec = data[line - 1]
+        kept = {line: i for i, line in enumerate(inv.line.tolist())}
+        found: dict[int, _Row] = {}
+        for line, rec in enumerate(snbi_records(path, "reading ratings and works"), start=1):  # streamed again
+            i = kept.get(line)
+            if i is None:
+                continue
             dates = [_date(ev.get("BIE03")) or _date(ev.get("BIE02")) for ev in rec.get("Inspections") or []
                      if isinstance(ev, dict)]
             works = [(w.get("BW02"), w.get("BW03")) for w in rec.get("Works") or [] if isinstance(w, dict)]
-            rows.append(_Row((_state(inv.state[i]), str(rec["BID01"]).strip()),
-                             [_rating(rec.get(t), t) for t in RATING_TAGS], float(inv.deck_area[i]),
-                             bool(inv.nhs[i] == 1.0), int(built[i]) if built is not None else -1,
-                             max(dates, default=""), works))
+            found[i] = _Row((_state(inv.state[i]), str(rec["BID01"]).strip()),
+                            [_rating(rec.get(t), t) for t in RATING_TAGS], float(inv.deck_area[i]),
+                            bool(inv.nhs[i] == 1.0), int(built[i]) if built is not None else -1,
+                            max(dates, default=""), works)
+        rows = [found[i] for i in range(len(kept))]
     else:
         header, records, _ = _read_rows(path, quotechar="'", legacy="latin-1", what="the NBI", one_line=True)
         col = {name: k for k, name in enumerate(header)}

@@ -31,7 +31,7 @@ from bridgefleet.inventory.model import (
 from bridgefleet.inventory.values import _Bridge, _clean
 from bridgefleet.inventory.values import _nbi_code as _nbi_code  # re-exported: calibration.successive reads codes
 from bridgefleet.inventory.values import component_levels as component_levels  # re-exported (tests)
-from bridgefleet.textfile import Decoded, TextEncodingError, TextFile, decode_text, scan_encoding
+from bridgefleet.textfile import TextEncodingError, TextFile, scan_encoding
 
 # ------------------------------------------------------------------------------------------------
 # Reading text tables
@@ -107,25 +107,6 @@ def _no_such_file(path: Path) -> InventoryError:
     """The error for a path that names no file: the bundled names, and where a pattern of several files works."""
     pattern = "; several files by a pattern: `bridgefleet bound` only" if any(c in str(path) for c in "*?[") else ""
     return InventoryError(f"no such file (bundled inventories: {', '.join(BUNDLED)}){pattern}", path)
-
-
-def read_decoded(path: Path, legacy: str, what: str) -> Decoded:
-    """The text of an inventory file, decoded by :func:`bridgefleet.textfile.decode_text` (UTF-8 when the bytes
-    are, else ``legacy``, the format's legacy encoding; ``what`` names the format).
-
-    Raises:
-        InventoryError: no such file, unreadable, or neither UTF-8 nor ``legacy`` text (with the line).
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise _no_such_file(path) from None
-    except OSError as exc:
-        raise InventoryError(f"cannot read the file ({exc.strerror})", path) from None
-    try:
-        return decode_text(raw, legacy, what)
-    except TextEncodingError as exc:
-        raise InventoryError(exc.what, path, line=exc.line, column=exc.column) from None
 
 
 PROGRESS_MIN_BYTES = 64 << 20

@@ -295,6 +295,18 @@ def _snbi_area(rec: _Record, culvert: bool) -> float:
                       "culvert, BG02 × BG09 too)", "BG16", bad=False)
 
 
+def snbi_records(path: str | Path, what: str = "reading records") -> Iterator[Any]:
+    """The records of an SNBI file one at a time, in file order (record k has ``line`` k in :func:`read_snbi`'s
+    inventory), streamed as :func:`read_snbi` streams them (memory: a chunk and a record); ``what`` names the pass
+    on the progress bar.
+
+    Raises:
+        InventoryError: as :func:`read_snbi` for a file that is not readable text or not a JSON array.
+    """
+    path = Path(path)
+    return _JsonArray(path, read_text_file(path, "cp1252", "an SNBI JSON file")).iterate(what)
+
+
 def _bid_of(records: _JsonArray, line: int | None) -> str:
     """``BID01`` of record ``line`` as the file writes it ("?" where the record is not an object), read again."""
     rec = records.record(line)
