@@ -116,3 +116,39 @@ def test_a_run_folder_written_before_the_record_loads_without_a_warning(run, cap
     assert main(["evaluate", str(out), "--episodes", "2", "--no-bound", "--quiet"]) == 0
     assert "warning" not in capsys.readouterr().err
     assert main(["train", "--resume", str(out), "--episodes", "6", "--quiet"]) == 0
+
+
+def test_a_relative_component_model_is_the_file_the_run_read_from_any_folder(tmp_path, monkeypatch, capsys):
+    """Issue 79 kind 5 (probe of 439d36d): a run trained on ``component_model: cm.yaml`` (relative) stored it
+    relative, so a resume from another folder silently read that folder's cm.yaml. Now config.yaml holds the
+    absolute path; and a run that stored it relative (as runs did) is checked against the file it would read now."""
+    from bridgefleet.sim.components import BUNDLED
+
+    model = Path(BUNDLED["massachusetts-2026"]).read_text()
+    monkeypatch.chdir(tmp_path)
+    Path("cm.yaml").write_text(model)
+    Path("train.yaml").write_text(yaml.safe_dump({**TINY, "fleet": {
+        "model": "components-2026", "component_model": "cm.yaml", "n_urban": 2, "n_rural": 2, "horizon_years": 2}}))
+    assert main(["train", "--config", "train.yaml", "--out", "run", "--quiet"]) == 0
+    stored = yaml.safe_load(Path("run/config.yaml").read_text())["fleet"]["component_model"]
+    assert stored == str(tmp_path / "cm.yaml")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "cm.yaml").write_text(model.replace("coupling: 0.397", "coupling: 0.9"))
+    assert (other / "cm.yaml").read_text() != model
+    monkeypatch.chdir(other)
+    capsys.readouterr()
+    assert main(["train", "--resume", "../run", "--episodes", "6", "--quiet"]) == 0  # reads tmp_path/cm.yaml
+    # a run folder as runs were written before: the relative path in config.yaml and inputs.json
+    monkeypatch.chdir(tmp_path)
+    for name in ("config.yaml", INPUTS_FILE):
+        path = Path("run") / name
+        path.write_text(path.read_text().replace(str(tmp_path / "cm.yaml"), "cm.yaml"))
+    monkeypatch.chdir(other)
+    then, now = _sha(tmp_path / "cm.yaml"), _sha(other / "cm.yaml")
+    capsys.readouterr()
+    assert main(["train", "--resume", "../run", "--episodes", "8", "--quiet"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] + "\n" == (
+        f"bridgefleet train: error: ../run: its component model cm.yaml ({other / 'cm.yaml'}) changed since the run "
+        f"was trained (SHA-256 {then[:12]} then, {now[:12]} now); a resume would continue on another fleet: put the "
+        "file back as it was, or train on it anew with --out\n")

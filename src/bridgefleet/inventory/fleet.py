@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from bridgefleet.config import FleetConfig
+from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS
 from bridgefleet.config.quantities import MAX_BUDGET_USD
 from bridgefleet.inventory.model import BUNDLED, BUNDLED_MAPPINGS
 from bridgefleet.sim import model
@@ -51,25 +52,27 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
                           urban_budget_share=share), (profile, state)
 
 
-_FILE_FIELDS = (("inventory", BUNDLED, "inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "column mapping"))
+_FILE_FIELDS = (("inventory", BUNDLED, "inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "column mapping"),
+                ("component_model", BUNDLED_COMPONENT_MODELS, "component model"))
 
 
 def _files(config: FleetConfig) -> list[tuple[str, str, str]]:
-    """(field, path, what it is) of ``config``'s inventory and column mapping where they name files (a bundled
-    name is not one)."""
+    """(field, path, what it is) of ``config``'s inventory, column mapping and component model where they name
+    files (a bundled name is not one)."""
     return [(field, value, what) for field, bundled, what in _FILE_FIELDS
             if (value := getattr(config, field)) is not None and value not in bundled and os.path.isfile(value)]
 
 
 def absolute_files(config: FleetConfig) -> FleetConfig:
-    """``config`` with its inventory and column mapping as absolute paths where they name files (bundled names stay
-    names), so a run's config.yaml reads the same files from any working folder."""
+    """``config`` with its inventory, column mapping and component model as absolute paths where they name files
+    (bundled names stay names), so a run's config.yaml reads the same files from any working folder (issue 79,
+    kind 5: a relative ``component_model`` was read from the working folder of a later resume)."""
     changes = {field: os.path.abspath(path) for field, path, _ in _files(config)}
     return config.replace(**changes) if changes else config
 
 
 def input_files(config: FleetConfig, whose: str = "the") -> list[tuple[str, str]]:
-    """(path, what it is) of the files ``config`` reads: its inventory and column mapping where they are files
+    """(path, what it is) of the files ``config`` reads: its inventory, mapping and component model where files
     (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``), named "``whose`` inventory" and so on."""
     return [(path, f"{whose} {what}") for _, path, what in _files(config)]
 

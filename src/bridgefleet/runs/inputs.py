@@ -124,16 +124,18 @@ def recorded(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def changed(run_dir: Path) -> list[Changed]:
-    """The recorded inputs whose content differs now (a bundled name is hashed in today's package)."""
+    """The recorded inputs whose content differs now: the file a command would read now, which for a fleet file
+    given as a relative path (runs before fleet paths were made absolute) is the one in the working folder, not
+    the one the run read (a bundled name is hashed in today's package; the ``--config`` file where it was)."""
     out = []
     for f in recorded(run_dir):
-        path = _bundled_file(f["key"], f["given"]) or Path(f["path"])
+        path = _bundled_file(f["key"], f["given"]) or Path(f["path" if f["key"] == CONFIG_KEY else "given"])
         try:
             now: str | None = sha256(path)
         except OSError:
             now = None
         if now != f["sha256"]:
-            out.append(Changed(f["key"], f["given"], str(path), f["sha256"], now))
+            out.append(Changed(f["key"], f["given"], str(path.resolve()), f["sha256"], now))
     return out
 
 
