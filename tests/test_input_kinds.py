@@ -66,8 +66,8 @@ def test_bytes_that_are_not_utf8_are_the_formats_legacy_encoding(tmp_path):
 
 
 @pytest.mark.parametrize(("data", "says", "line"), [
-    (nbi_text([{}]).encode("utf-16-le"), "NUL byte at byte 1: the file looks UTF-16-encoded", 1),
-    (nbi_text([{}]).encode("utf-16"), "the file is UTF-16-encoded (byte-order mark FF FE)", 1),
+    (nbi_text([{}]).encode("utf-16-le"), "NUL byte at byte 1: the file looks UTF-16-encoded", None),
+    (nbi_text([{}]).encode("utf-16"), "the file is UTF-16-encoded (byte-order mark FF FE at byte 0)", None),
     # Latin-1 has no character at 0x96 (a control code): neither UTF-8 nor Latin-1
     (nbi_text([{}, {"STRUCTURE_NUMBER_008": "'A\x96B'"}]).encode("latin-1"), "byte 0x96 at byte", 3),
     # UTF-8 Ł on line 2, a Latin-1 ü on line 3: two encodings pasted together

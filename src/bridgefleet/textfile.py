@@ -5,7 +5,8 @@ decided from its bytes, one rule for every reader.
   today): UTF-8.
 - Otherwise the format's legacy encoding: Latin-1 for FHWA's NBI files, Windows-1252 for CSV tables exported by
   a spreadsheet (Latin-1 with printable characters where Latin-1 has control codes, 0x80–0x9F).
-- Neither (refused in one line, naming the byte and its line): a UTF-16/UTF-32 byte-order mark, NUL bytes (UTF-16
+- Neither (refused in one line naming the file, and the byte offset and its line where one byte is at fault; never a
+  column, as an encoding is the whole file's): a UTF-16/UTF-32 byte-order mark, NUL bytes (UTF-16
   without a byte-order mark, or binary data), many control bytes (binary data), a file that mixes UTF-8 sequences
   with bytes that are not UTF-8 (two encodings pasted together), bytes the legacy encoding has no character for
   (Windows-1252's 0x81, 0x8D, 0x8F, 0x90, 0x9D) or reads as control codes (Latin-1's 0x80–0x9F).
@@ -34,12 +35,74 @@ _C1 = re.compile("[\x80-\x9f]")
 
 class TextEncodingError(ValueError):
     """A file whose bytes are neither UTF-8 nor its format's legacy encoding. ``what``: the one-line reason (no
-    file name: the reader adds it); ``line``: 1-based line of the first offending byte; ``column``: the first
-    header field where it could be read (UTF-16 text), else None."""
+    file name: the reader adds it; the byte offset where one byte is at fault); ``line``: 1-based line of the first
+    offending byte, None for a problem of the whole file (a UTF-16 byte-order mark, binary data). No column: an
+    encoding is the file's, not a field's."""
 
-    def __init__(self, what: str, line: int | None = None, column: str | None = None):
+    def __init__(self, what: str, line: int | None = None):
         super().__init__(what)
-        self.what, self.line, self.column = what, line, column
+        self.what, self.line = what, line
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
+         (codecs.BOM_UTF16_BE, "UTF-16"))
+"""Byte-order marks of the encodings no reader takes (UTF-32's first: its little-endian mark starts as UTF-16's)."""
+
+
+def _expected(legacy: str | None, resave: str) -> str:
+    """The end of every refusal: what the reader takes and how to re-save the file (``resave``: "UTF-8 CSV",
+    "UTF-8 JSON", "UTF-8 YAML")."""
+    takes = "UTF-8" if legacy is None else f"UTF-8 or {LEGACY_NAMES[legacy]}"
+    return f"expected {takes} text: re-save it as {resave}"
+
+
+def _whole_file_problem(head: bytes, expected: str) -> TextEncodingError | None:
+    """The refusal of a file that is not text in any 8-bit encoding, from its first bytes ``head``: a UTF-16/32
+    byte-order mark, binary data (:func:`looks_binary`), or every other byte NUL (UTF-16 without a byte-order
+    mark); None otherwise (a NUL byte elsewhere is refused with its offset and line by the caller)."""
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return TextEncodingError(f"the file is {enc}-encoded (byte-order mark {bom.hex(' ').upper()} at byte 0); "
+                                     f"{expected}")
+    if looks_binary(head):
+        return TextEncodingError(f"not a text file ({control_bytes(head)} control bytes in its first {len(head)} "
+                                 f"bytes); {expected}")
+    half = len(head) // 2
+    for order, nuls in (("little-endian", head[1::2]), ("big-endian", head[0::2])):
+        if half and nuls.count(0) > half // 2:  # every other byte NUL: Latin letters in UTF-16
+            at = head.find(b"\x00")
+            return TextEncodingError(f"NUL byte at byte {at}: the file looks UTF-16-encoded ({order}, no byte-order "
+                                     f"mark), not 8-bit text; {expected}")
+    return None
+
+
+def _nul_problem(at: int, line: int, expected: str) -> TextEncodingError:
+    """The refusal of a NUL byte at byte ``at`` (past the first two: binary data or a UTF-16/32 part pasted in)."""
+    return TextEncodingError(f"NUL byte at byte {at}: the file looks binary or UTF-16/32-encoded there, not text; "
+                             f"{expected}", line=line)
+
+
+def utf8_text(raw: bytes, resave: str = "UTF-8 YAML") -> str:
+    """``raw`` as UTF-8 text (a byte-order mark dropped), for formats that are UTF-8 only (a YAML config or
+    mapping).
+
+    Raises:
+        TextEncodingError: UTF-16/32 (byte-order mark or NUL bytes, said so), binary data, or a byte that is not
+            UTF-8 (its offset and line, and what it would be in Windows-1252).
+    """
+    expected = _expected(None, resave)
+    problem = _whole_file_problem(raw[:4000], expected)
+    if problem is not None:
+        raise problem
+    if (nul := raw.find(b"\x00")) >= 0:
+        raise _nul_problem(nul, raw.count(b"\n", 0, nul) + 1, expected)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = exc.start + (3 if raw.startswith(codecs.BOM_UTF8) else 0)
+        guess = "" if raw[at] in b"\x81\x8d\x8f\x90\x9d" else f" ({raw[at:at + 1].decode('cp1252')!r} in Windows-1252)"
+        raise TextEncodingError(f"byte 0x{raw[at]:02X} at byte {at} is not UTF-8{guess}; {expected}",
+                                line=raw.count(b"\n", 0, at) + 1) from None
 
 
 @dataclass(frozen=True)
@@ -55,32 +118,23 @@ class Decoded:
         return f"text read as {self.encoding} ({self.why})"
 
 
-def decode_text(raw: bytes, legacy: str, what: str = "the format") -> Decoded:
+def decode_text(raw: bytes, legacy: str, what: str = "the format", resave: str = "UTF-8 CSV") -> Decoded:
     """``raw`` decoded by the rule of this module; ``legacy``: the codec of the format's legacy encoding
-    (``"latin-1"`` for NBI files, ``"cp1252"`` for spreadsheet CSV), ``what`` names the format in the reason.
+    (``"latin-1"`` for NBI files, ``"cp1252"`` for spreadsheet CSV), ``what`` names the format in the reason,
+    ``resave`` what a refusal tells the user to re-save the file as (``"UTF-8 JSON"`` for an SNBI file).
 
     Raises:
-        TextEncodingError: the bytes are neither UTF-8 nor ``legacy`` text (one line, with the line number).
+        TextEncodingError: the bytes are neither UTF-8 nor ``legacy`` text (one line, with the byte offset and,
+            where one byte is at fault, its line).
     """
     name = LEGACY_NAMES[legacy]
-    expected = f"expected UTF-8 or {name} text: re-save it as UTF-8 CSV"
-    boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
-            (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
-    for bom, enc, codec in boms:
-        if raw.startswith(bom):
-            raise TextEncodingError(f"the file is {enc}-encoded (byte-order mark {bom.hex(' ').upper()}); {expected}",
-                                    line=1, column=_first_field(raw, codec))
-    head = raw[:4000]
-    if looks_binary(head):
-        raise TextEncodingError(f"not a text file ({control_bytes(head)} control bytes in its first {len(head)} "
-                                f"bytes); {expected}", line=1)
+    expected = _expected(legacy, resave)
+    problem = _whole_file_problem(raw[:4000], expected)
+    if problem is not None:
+        raise problem
     nul = raw.find(b"\x00")
     if nul >= 0:
-        line = raw.count(b"\n", 0, nul) + 1
-        guess = "UTF-16" if raw[:2].count(b"\x00") == 1 else "binary or UTF-16/32"
-        first = _first_field(raw, "utf-16-le" if raw[1:2] == b"\x00" else "utf-16-be")
-        raise TextEncodingError(f"NUL byte at byte {nul}: the file looks {guess}-encoded, not text; {expected}",
-                                line=line, column=first if line == 1 else None)
+        raise _nul_problem(nul, raw.count(b"\n", 0, nul) + 1, expected)
     bom = raw.startswith(codecs.BOM_UTF8)
     body = raw[len(codecs.BOM_UTF8):] if bom else raw
     try:
@@ -120,18 +174,7 @@ def looks_binary(head: bytes) -> bool:
     return control_bytes(head) > len(head) // 100
 
 
-def _first_field(raw: bytes, codec: str) -> str | None:
-    """The first header field of ``raw`` read as ``codec``, where it reads as a plausible column name."""
-    try:
-        head = raw[:4000].decode(codec, errors="replace").lstrip("\ufeff")
-    except LookupError:
-        return None
-    name = re.split(r"[,;\t\r\n]", head, maxsplit=1)[0].strip().strip("'\"")
-    # Only a plausible column name is worth quoting; decoded binary is a long run of arbitrary characters.
-    return name if name and len(name) <= 40 and name.isprintable() else None
-
-
-def read_text(path: str | Path, legacy: str, what: str = "the format") -> Decoded:
+def read_text(path: str | Path, legacy: str, what: str = "the format", resave: str = "UTF-8 CSV") -> Decoded:
     """The text of the file at ``path`` decoded by :func:`decode_text`.
 
     Raises:
@@ -144,7 +187,7 @@ def read_text(path: str | Path, legacy: str, what: str = "the format") -> Decode
     except OSError as exc:
         raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
     try:
-        return decode_text(raw, legacy, what)
+        return decode_text(raw, legacy, what, resave)
     except TextEncodingError as exc:
         where = f", line {exc.line}" if exc.line else ""
         raise ValueError(f"{path}{where}: {exc.what}") from None
@@ -182,7 +225,8 @@ class TextFile:
         return open(self.path, encoding=self.codec, newline="")
 
 
-def scan_encoding(path: str | Path, legacy: str, what: str = "the format", progress=None) -> TextFile:
+def scan_encoding(path: str | Path, legacy: str, what: str = "the format", progress=None,
+                  resave: str = "UTF-8 CSV") -> TextFile:
     """The encoding :func:`decode_text` would read the file at ``path`` in, and its reason, decided in one pass over
     the bytes ``STREAM_CHUNK`` at a time (the memory of a chunk, whatever the file's size); ``progress``: a callable
     given the bytes read after each chunk.
@@ -193,19 +237,13 @@ def scan_encoding(path: str | Path, legacy: str, what: str = "the format", progr
     """
     path = Path(path)
     name = LEGACY_NAMES[legacy]
-    expected = f"expected UTF-8 or {name} text: re-save it as UTF-8 CSV"
+    expected = _expected(legacy, resave)
     legacy_bad = _LEGACY_BAD[legacy]
     with path.open("rb") as fh:
         head = fh.read(4000)
-        boms = ((codecs.BOM_UTF32_LE, "UTF-32", "utf-32"), (codecs.BOM_UTF32_BE, "UTF-32", "utf-32"),
-                (codecs.BOM_UTF16_LE, "UTF-16", "utf-16"), (codecs.BOM_UTF16_BE, "UTF-16", "utf-16"))
-        for bom_, enc, codec in boms:
-            if head.startswith(bom_):
-                raise TextEncodingError(f"the file is {enc}-encoded (byte-order mark {bom_.hex(' ').upper()}); "
-                                        f"{expected}", line=1, column=_first_field(head, codec))
-        if looks_binary(head):
-            raise TextEncodingError(f"not a text file ({control_bytes(head)} control bytes in its first "
-                                    f"{len(head)} bytes); {expected}", line=1)
+        problem = _whole_file_problem(head, expected)
+        if problem is not None:
+            raise problem
         bom = head.startswith(codecs.BOM_UTF8)
         fh.seek(len(codecs.BOM_UTF8) if bom else 0)
         start = len(codecs.BOM_UTF8) if bom else 0  # raw offset of the next chunk
@@ -246,11 +284,7 @@ def scan_encoding(path: str | Path, legacy: str, what: str = "the format", progr
             bad = (start - len(carry), newlines + 1, carry[0])
     size = start
     if nul is not None:
-        at, line = nul
-        guess = "UTF-16" if head[:2].count(b"\x00") == 1 else "binary or UTF-16/32"
-        first = _first_field(head, "utf-16-le" if head[1:2] == b"\x00" else "utf-16-be")
-        raise TextEncodingError(f"NUL byte at byte {at}: the file looks {guess}-encoded, not text; {expected}",
-                                line=line, column=first if line == 1 else None)
+        raise _nul_problem(*nul, expected)
     if bad is None:
         why = "UTF-8 byte-order mark" if bom else "plain ASCII, which is valid UTF-8" if ascii_only else "valid UTF-8"
         return TextFile(path, "UTF-8", why, "utf-8-sig" if bom else "utf-8", size)

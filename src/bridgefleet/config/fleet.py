@@ -11,6 +11,7 @@ import yaml
 
 from bridgefleet.config import quantities
 from bridgefleet.config.names import unknown_names
+from bridgefleet.textfile import TextEncodingError, utf8_text
 
 # Synthetic fleet ranges (issue 2): age in years, deck area in m², AADT in vehicles/day (re-exported by
 # bridgefleet.sim.model, which draws the fleets).
@@ -87,20 +88,21 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def read_yaml(path: str | Path) -> Any:
-    """Parse a UTF-8 YAML file.
+    """Parse a UTF-8 YAML file (a UTF-8 byte-order mark allowed; :func:`bridgefleet.textfile.utf8_text`).
 
     Raises:
         ConfigError: one line naming the file (and the line and column of a YAML syntax error) when the
-            file cannot be read, is not UTF-8 text, or is not valid YAML (a key given twice in one mapping
-            included).
+            file cannot be read, is not UTF-8 text (UTF-16/32 said so; a stray byte by its offset and line),
+            or is not valid YAML (a key given twice in one mapping included).
     """
     path = Path(path)
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader
+        return yaml.load(utf8_text(path.read_bytes()), Loader=_UniqueKeyLoader)  # a SafeLoader
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); expected a YAML file") from None
+    except TextEncodingError as exc:
+        where = f", line {exc.line}" if exc.line else ""
+        raise ConfigError(f"{path}{where}: {exc.what}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -304,7 +304,7 @@ def snbi_records(path: str | Path, what: str = "reading records") -> Iterator[An
         InventoryError: as :func:`read_snbi` for a file that is not readable text or not a JSON array.
     """
     path = Path(path)
-    return _JsonArray(path, read_text_file(path, "cp1252", "an SNBI JSON file")).iterate(what)
+    return _JsonArray(path, read_text_file(path, "cp1252", "an SNBI JSON file", "UTF-8 JSON")).iterate(what)
 
 
 def _bid_of(records: _JsonArray, line: int | None) -> str:
@@ -345,7 +345,7 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
             bridge number within a state, an unknown inventory year.
     """
     path = Path(path)
-    text = read_text_file(path, "cp1252", "an SNBI JSON file")
+    text = read_text_file(path, "cp1252", "an SNBI JSON file", "UTF-8 JSON")
     records = _JsonArray(path, text)
     notes = [text.describe(), "SNBI submittal file: 'line' of a record is its 1-based position in the array"]
     survey = _Survey(find_year=year is None)
