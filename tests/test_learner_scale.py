@@ -26,7 +26,7 @@ def test_an_agent_twice_as_far_on_every_fleet_is_twice_as_far_with_no_doubt():
     planner = SimpleNamespace(returns=bound.values - 2 * per_bridge)
     agent = SimpleNamespace(returns=bound.values - 4 * per_bridge)
     half, ratio, (lo, hi) = learner_scale.gap_ratio(bound, planner, agent, 2, resamples=999)
-    assert half == pytest.approx(1.96 * np.std(per_bridge, ddof=1) / 2)
+    assert half == pytest.approx(3.1824463 * np.std(per_bridge, ddof=1) / 2)  # Student t(3), 4 fleets
     assert ratio == pytest.approx(2.0) and lo == pytest.approx(2.0) and hi == pytest.approx(2.0)
 
 

@@ -21,7 +21,7 @@ class EvalResult:
 
     Attributes:
         mean_return: mean discounted return (γ = config.discount), reward units.
-        ci95: half-width of the 95 % confidence interval of the mean (normal approximation, 1.96 σ/√N).
+        ci95: half-width of the 95 % confidence interval of the mean (Student t σ/√N: :func:`bridgefleet.stats.ci95`).
         mean_annual_cost_usd: mean spend per year, USD.
         share_poor_end: mean share of bridges rated poor (< 5) at the end of the horizon, 0–1.
         deferred_per_year: mean number of requested actions deferred for lack of budget, per year.
@@ -257,7 +257,7 @@ def to_json(results: list[EvalResult], bound: tuple[float, ...] | None = None,
 
 class BoundEstimate(NamedTuple):
     """The budget-relaxed upper bound on the fleets of an evaluation (:func:`evaluate_with_bound`): ``mean`` and
-    ``ci95`` (half-width of its 95 % CI over the fleets, 1.96 σ/√E; 0 on a fixed fleet), return units, and ``values``
+    ``ci95`` (half-width of its 95 % CI over the fleets, t σ/√E; 0 on a fixed fleet), return units, and ``values``
     float64 (N,), the bound of each episode's fleet (a fixed fleet's one bound on every episode), so that a policy's
     distance to it can be paired episode by episode. Reads as the tuple (mean, ci95) where only those are used."""
 

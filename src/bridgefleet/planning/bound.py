@@ -108,7 +108,8 @@ class BoundResult:
 
     @property
     def ci95(self) -> float:
-        """Half-width of the 95 % CI of the mean over fleets (1.96 σ/√E; 0 for one fleet)."""
+        """Half-width of the 95 % CI of the mean over fleets (Student t σ/√E: :func:`bridgefleet.stats.ci95`; 0
+        for one fleet)."""
         return ci95(self.values)
 
     @property

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from bridgefleet.outputs import SafeDictWriter, atomic_write, write_text
+from bridgefleet.stats import t95
 
 RUN_FIELDS = ("seed", "episodes", "finished", "final_eval_return", "best_eval_return", "seconds",
               "episodes_to_target", "seconds_to_target", "trial")
@@ -76,7 +77,7 @@ def ranked(rows: list[dict[str, Any]], fields: list[str]) -> list[dict[str, Any]
         mean = sum(x) / n
         sd = math.sqrt(sum((v - mean) ** 2 for v in x) / (n - 1)) if n > 1 else None
         out.append({**dict(zip(fields, key, strict=True)), "seeds": n, "mean": mean,
-                    "ci95": 1.96 * sd / math.sqrt(n) if sd is not None else None,
+                    "ci95": t95(n) * sd / math.sqrt(n) if sd is not None else None,
                     "finished": sum(bool(r["finished"]) for r in rs),
                     "seconds": sum(float(r["seconds"]) for r in rs) / n})
     return sorted(out, key=lambda g: -g["mean"])
