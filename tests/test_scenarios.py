@@ -324,3 +324,16 @@ def test_the_least_budget_sentence_gives_the_planners_breaches_there():
                      "in some year "
                      "is 50% and in 3 years running 25%, and the worst year's mean is 9.0% (year 1)")
     assert _breach_words(None, 0.10) == ""
+
+
+def test_a_budget_of_cents_is_written_in_cents_and_no_ratio_to_a_least_budget_under_a_dollar(tmp_path):
+    """Issue 79's probe (kind 9): at annual_budget_usd 0.01 scenarios printed 'USD 0 a year (31250000000.00 × the
+    least budget …)'. Cents are written as cents, and no ratio is taken to a least budget under USD 1 a year."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("model: components-2026\nannual_budget_usd: 0.01\nfixed_fleet: true\nn_urban: 2\nn_rural: 3\n"
+                     "horizon_years: 3\n")
+    assert main(["scenarios", "--config", str(fleet), "--budgets", "1", "--years", "3", "--episodes", "2",
+                 "--quiet", "--out", str(tmp_path / "sc")]) == 0
+    text = (tmp_path / "sc" / "scenarios.md").read_text()
+    assert "Sized budget: USD 0.01 a year" in text
+    assert "the least budget is under USD 1 a year" in text and "× the least budget" not in text

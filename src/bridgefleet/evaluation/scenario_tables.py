@@ -117,23 +117,25 @@ def format_markdown(sc: Scenarios) -> str:
                f"certified values on a {sc.certify_step:g}-point grid; on the planner's {sc.planner_step:g}-point "
                f"grid the relaxation's least budget lies in [{low:.3f}, {high:.3f}]")
         lines += ["", f"{'Least' if sc.exact else 'Certified least'} budget: **{sc.certified:.3f} × the sized budget = "
-                  f"USD {cert:,.0f} a year** — below it no policy of the model keeps the expected poor deck area ≤ "
+                  f"USD {_usd(cert)} a year** — below it no policy of the model keeps the expected poor deck area ≤ "
                   f"{sc.rule:.0%} in every year ({how}; docs/planning.md)."]
         if sc.lumps is not None:
             lines.append(lumps_sentence(sc.lumps, sc.exact))
     if sc.planner_least is None:
         lines.append("The planner meets the rule in expectation at none of these levels.")
     else:
-        ratio = sc.planner_least / max(sc.certified, 1e-12)
+        least = f"{'' if sc.exact else 'certified '}least budget"
+        # a ratio to a least budget under USD 1 a year (a sized budget of cents) says nothing
+        ratio = (f"{sc.planner_least / sc.certified:.2f} × the {least}" if sc.certified * sc.sized_usd >= 1.0 else
+                 f"the {least} is under USD 1 a year")
         lines.append(f"The planner meets the rule in expectation (each year's mean over the episodes at or under "
                      f"it) from {sc.planner_least:.3f} × = USD "
-                     f"{sc.planner_least * sc.sized_usd:,.0f} a year ({ratio:.2f} × the "
-                     f"{'' if sc.exact else 'certified '}least budget; "
+                     f"{_usd(sc.planner_least * sc.sized_usd)} a year ({ratio}; "
                      f"judged on {counted(sc.planner_at_least.episodes, 'episode')}"
                      + ("; no lower budget was simulated on as many episodes and missed" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
-    lines.append(f"Sized budget: USD {sc.sized_usd:,.0f} a year (1/75 of the replacement value). PV: discounted "
+    lines.append(f"Sized budget: USD {_usd(sc.sized_usd)} a year (1/75 of the replacement value). PV: discounted "
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
                  "return (condition, traffic and cost) a policy can reach at that budget (with the rule: in "
                  f"expectation), in return units of USD {1 / sc.cost_lambda:,.0f} of cost-equivalent each; it can "
@@ -155,6 +157,11 @@ def format_markdown(sc: Scenarios) -> str:
                          f"{lv.result.mean_return:,.2f} | {lv.bound:,.2f} | {au:.3f} | {ad:,.0f} | {pu:.3f} | "
                          f"{pd:,.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _usd(x: float) -> str:
+    """USD with thousands separators: whole dollars, cents under USD 100 (a budget of cents is not "USD 0")."""
+    return f"{x:,.2f}" if abs(x) < 100 else f"{x:,.0f}"
 
 
 def _breach_words(level: Level | None, rule: float) -> str:
