@@ -152,3 +152,16 @@ def test_a_relative_component_model_is_the_file_the_run_read_from_any_folder(tmp
         f"bridgefleet train: error: ../run: its component model cm.yaml ({other / 'cm.yaml'}) changed since the run "
         f"was trained (SHA-256 {then[:12]} then, {now[:12]} now); a resume would continue on another fleet: put the "
         "file back as it was, or train on it anew with --out\n")
+
+
+def test_evaluate_on_a_run_whose_config_yaml_was_edited_warns_which_field(run, capsys):
+    """Issue 79's probe (kind 5): evaluate, plan and report on a run whose config.yaml was hand-edited used the
+    checkpoint's settings without a word."""
+    out = run[0]
+    path = out / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["fleet"]["horizon_years"] = 5
+    path.write_text(yaml.safe_dump(data))
+    assert main(["evaluate", str(out), "--episodes", "2", "--no-bound", "--quiet"]) == 0
+    assert (f"warning: {path}: fleet.horizon_years is 5 but final.pt was trained with 2; its trained settings are "
+            "used (train the new config with --out to use it)") in capsys.readouterr().err.splitlines()

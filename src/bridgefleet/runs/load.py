@@ -42,10 +42,32 @@ def _load_run(run_dir: str | Path, device: str) -> tuple[TrainConfig, dict[str, 
              f"so its policy is untrained and its decisions arbitrary; train more: bridgefleet train --resume "
              f"{run_dir} --episodes N")
     inputs.warn_changed(run_dir)  # an input file edited since the run was trained: one line, and go on
+    _warn_edited_config(run_dir, state, path)
     data = dict(state["config"])
     data["device"] = device
     data["compile"] = "off"
     return TrainConfig.from_dict(data, str(path)), state
+
+
+def _warn_edited_config(run_dir: Path, state: dict[str, Any], path: Path) -> None:
+    """One warning line when the run's config.yaml was edited since ``path`` was written (the checkpoint's own
+    config is what ``evaluate``, ``plan`` and ``report`` use; issue 79's probe: a hand-edited budget share or
+    horizon was silently ignored). Nothing when config.yaml is missing or unreadable."""
+    from bridgefleet.config import ConfigError, read_yaml
+    from bridgefleet.runs.folder import changed_fields
+
+    try:
+        data = read_yaml(run_dir / "config.yaml")
+        now = TrainConfig.from_dict(dict(data), "config.yaml").to_dict(unread=False)
+        trained = TrainConfig.from_dict(dict(state["config"]), str(path)).to_dict(unread=False)
+    except (ConfigError, OSError, TypeError, ValueError):  # a config.yaml that does not load changes nothing here
+        return
+    diff = [d for d in changed_fields(trained, now) if d[0] not in ("device", "compile")]
+    if diff:
+        name, was, is_now = diff[0]
+        more = f" (and {len(diff) - 1} more field(s))" if len(diff) > 1 else ""
+        note(f"warning: {run_dir / 'config.yaml'}: {name} is {is_now!r} but {path.name} was trained with {was!r}"
+             f"{more}; its trained settings are used (train the new config with --out to use it)")
 
 
 def _updates(run_dir: Path, state: dict[str, Any]) -> int | None:
