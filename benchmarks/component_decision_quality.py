@@ -6,7 +6,8 @@
 Every policy on the same test fleets (synthetic fleets seeded from 1,000,000,000, which nothing was tuned on; an
 inventory's bridges with that many deterioration paths): mean discounted return ± 95 % CI, the planner's distance
 to the bound per bridge, the best heuristic, and the planner's deck area good / poor (FHWA, NHS where coded) at
-years 1, 5, 10 and 30 with its spend against the budget. Prints markdown tables; ``--out`` writes them too.
+years 1, 5, 10 and 30 with its spend against the budget. Prints the two tables in docs/results.md's format
+(machine, date, commit, command); ``--out`` writes them too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import time
 from pathlib import Path
 
+from bridgefleet.bench.results_page import provenance
 from bridgefleet.config import FleetConfig
 from bridgefleet.evaluation.evaluate import evaluate_with_bound
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
@@ -65,9 +67,12 @@ def main() -> None:
             spend = planner.mean_annual_cost_usd / budget if budget else float("nan")
             condition.append(f"| {name} | {level:g} | " + " | ".join(cells) + f" | {100 * spend:.0f} % |")
             print(quality[-1], flush=True)
-    text = ("Decision quality, component model `components-2026`, test fleets (seed 1,000,000,000 on; "
-            f"{args.episodes} fleets or paths each); return = expected discounted return, reward units\n\n"
-            + "\n".join(quality) + "\n\nThe planner's deck area (FHWA; NHS where coded), mean over the paths\n\n"
+    line = provenance()
+    text = ("### Decision quality on the component model\n\n" + line + "\n\n`components-2026`, test fleets "
+            f"(seed 1,000,000,000 on; {args.episodes} fleets or paths each); return = expected discounted return, "
+            "reward units, ± 95 % CI\n\n" + "\n".join(quality)
+            + "\n\n### The planner's deck area by year\n\n" + line
+            + "\n\nFHWA's measure (NHS where coded), good / poor, mean over the paths\n\n"
             + "\n".join(condition) + "\n")
     print("\n" + text)
     if args.out:

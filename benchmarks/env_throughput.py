@@ -2,6 +2,8 @@
 reference (plain Python, one bridge at a time), measured in the same run.
 
 Run: python benchmarks/env_throughput.py [--seconds 2]
+Prints the table in docs/results.md's format (machine, date, commit, command).
+The fleet is ``FleetConfig()``'s (the continuous model, ``continuous-2026``).
 A bridge-step is one bridge simulated for one year (budget, maintenance, deterioration, reward),
 including episode resets and observation building. Actions: random requests and strategies drawn
 before timing (the reference gets the same kind).
@@ -15,6 +17,7 @@ import time
 import numpy as np
 
 from bridgefleet import FleetConfig, FleetVectorEnv
+from bridgefleet.bench.results_page import results_table
 from bridgefleet.sim.reference import reference_year
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -64,11 +67,11 @@ def main() -> None:
     ap.add_argument("--envs", default="1,16,256", help="comma-separated fleet counts")
     args = ap.parse_args()
     ref = reference(args.seconds)
-    print(f"{'simulator':<30}{'fleets':>8}{'bridge-steps/s':>18}{'vs reference':>14}")
-    print(f"{'scalar reference (Python)':<30}{1:>8}{ref:>18,.0f}{1.0:>13.1f}x")
+    rows = [("scalar reference (Python)", 1, f"{ref:,.0f}", "1.0×")]
     for n in (int(x) for x in args.envs.split(",")):
         v = vectorized(n, args.seconds)
-        print(f"{'vectorized (NumPy + Numba)':<30}{n:>8}{v:>18,.0f}{v / ref:>13.1f}x")
+        rows.append(("vectorized (NumPy + Numba)", n, f"{v:,.0f}", f"{v / ref:.1f}×"))
+    print(results_table("Simulator throughput", ("simulator", "fleets", "bridge-steps/s", "vs reference"), rows))
 
 
 if __name__ == "__main__":

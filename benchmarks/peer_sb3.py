@@ -42,7 +42,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -56,6 +55,7 @@ import torch
 from bridgefleet import RuralEnv
 from bridgefleet.agents.learner import DQNLearner
 from bridgefleet.agents.networks import RuralQNetwork
+from bridgefleet.bench.results_page import provenance
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.learner import LearnerConfig
 from bridgefleet.envs.vector import FleetVectorEnv
@@ -361,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(results)
     heur = heuristic_return(s0, fleet)
     lines = [
-        f"Machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads, CPU. {s0.steps} env steps ({s0.steps // 30} episodes) per run, "
+        "### Peer comparison: Stable-Baselines3's DQN", "", provenance(), "",
+        f"{torch.get_num_threads()} torch threads, CPU. {s0.steps} env steps ({s0.steps // 30} episodes) per run, "
         f"seeds 0..{args.seeds - 1}, rows interleaved per seed; MLP {s0.hidden}, buffer {s0.buffer_size}, "
         f"batch {s0.batch_size}, lr {s0.learning_rate}, γ {s0.gamma}, SB3 schedule 1 update per {s0.train_freq} env "
         f"steps, target copy every {s0.target_update_interval} env steps, learning starts {s0.learning_starts}, "

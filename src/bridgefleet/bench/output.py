@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bridgefleet.bench.results_page import commit
 from bridgefleet.outputs import SafeDictWriter, atomic_write, save_figure, write_text
 
 
@@ -100,7 +101,7 @@ def write_markdown(path: Path, summary: Sequence[dict[str, Any]], rows: Sequence
         "",
         f"- machine: {m['cpu']} ({m['cores']} cores), {m['platform']}, GPU: {m['gpu']}",
         f"- torch {m['torch']}, Python {m['python']}, device {meta['device']}, torch threads {m['threads']}",
-        f"- date: {meta['date']}; profile: {meta['profile']}{' (tiny)' if meta['tiny'] else ''}; "
+        f"- date: {meta['date']}; commit: {commit()}; profile: {meta['profile']}{' (tiny)' if meta['tiny'] else ''}; "
         f"seeds: {meta['seeds']}; episode caps: {caps}; fleet model: {meta['fleet_model']}",
         f"- order: interleaved (every preset for seed 0, then for seed 1, …), "
         f"{_runner(meta['isolate'])}; "
