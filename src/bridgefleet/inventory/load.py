@@ -56,6 +56,7 @@ from bridgefleet.inventory.nbi import read_nbi
 from bridgefleet.inventory.rows import _no_such_file, check_delimiter
 from bridgefleet.inventory.snbi import read_snbi
 from bridgefleet.inventory.values import _clean
+from bridgefleet.inventory.works_history import works_summary
 from bridgefleet.outputs import counted
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_shares, fhwa_weight
 from bridgefleet.textfile import TextEncodingError, decode_text
@@ -174,6 +175,19 @@ def _nhs_line(inv: Inventory) -> str:
             "count NHS bridges")
 
 
+def _works_lines(inv: Inventory) -> list[str]:
+    """The summary's lines on each component's last work (SNBI files; none for NBI files and mapped CSVs), decks
+    starting protected counted on the component fleet model ``components-2026`` (the one that has the flag)."""
+    if not (inv.work_code != "").any():
+        return []
+    from bridgefleet.config.fleet import FLEET_MODELS
+    from bridgefleet.sim.components import ComponentModel
+
+    name = "components-2026"
+    model = ComponentModel.load(FLEET_MODELS[name]["component_model"])
+    return works_summary(inv.work_code, inv.culvert, inv.preserved_years(), model.protection_years, name, inv.year)
+
+
 def summarize(inv: Inventory) -> str:
     """Text summary (the output of ``bridgefleet inventory PATH``); pure, no printing.
 
@@ -191,6 +205,7 @@ def summarize(inv: Inventory) -> str:
                  f"{100 * DEFAULT_TRUCK_SHARE:g} % for {no_truck}; detour (item 19) coded for {inv.kept - no_detour}, "
                  f"default {DEFAULT_DETOUR_KM:g} km for {no_detour}")
     lines.append(_nhs_line(inv))
+    lines += _works_lines(inv)
     by_category = sorted(dropped_by_category(inv.dropped).items(), key=lambda c: -c[1][0])  # most first, stable
     for reason, (n, first) in by_category:
         lines.append(f"  {n:>6}  {reason} (first on line {first})")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgefleet.inventory.works_history import preserved_years
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_index
 
 # ------------------------------------------------------------------------------------------------
@@ -149,6 +150,11 @@ class Inventory:
             N held at 9), or for a culvert (items 58–60 all N) item 62 and 9, 9; where a mapped CSV gives one
             rating, it for all three. None: the condition's whole rating for all three.
         culvert: bool (N,), the bridge is a culvert (items 58–60 all N, item 62 coded); None: none is.
+        work_year: float32 (N, 3), year of the last work on each of the component model's slots (deck or a
+            culvert's barrel, superstructure, substructure; SNBI ``Works``: its own work codes or a replacement
+            ``BR01``, :func:`bridgefleet.inventory.works_history.last_works`), NaN where none is recorded (every
+            bridge of an NBI file or mapped CSV: they record no work kinds). None: NaN.
+        work_code: str (N, 3), that work's SNBI code (``DK5``, ``SP2``, ``BR01`` …), '' where none. None: ''.
         source: path of the file read.
         dropped: (line number, reason) of every data row not kept; a reason reads ``"category: ..."``.
         year: inventory (reference) year used for ages, or None when ages were given directly.
@@ -180,6 +186,8 @@ class Inventory:
     nhs: np.ndarray | None = None
     components: np.ndarray | None = None
     culvert: np.ndarray | None = None
+    work_year: np.ndarray | None = None
+    work_code: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -203,8 +211,13 @@ class Inventory:
         whole = np.minimum(np.floor(self.condition), 9).astype(np.int8)
         self.components = (np.repeat(whole[:, None], 3, axis=1) if self.components is None
                            else np.asarray(self.components, dtype=np.int8))
-        if self.components.shape != (self.kept, 3):
-            raise ValueError(f"Inventory.components has shape {self.components.shape}, expected ({self.kept}, 3)")
+        self.work_year = (np.full((self.kept, 3), np.nan, np.float32) if self.work_year is None
+                          else np.asarray(self.work_year, dtype=np.float32))
+        self.work_code = (np.full((self.kept, 3), "", dtype="<U4") if self.work_code is None
+                          else np.asarray(self.work_code, dtype=str))
+        for name in ("components", "work_year", "work_code"):
+            if getattr(self, name).shape != (self.kept, 3):
+                raise ValueError(f"Inventory.{name} has shape {getattr(self, name).shape}, expected ({self.kept}, 3)")
         for name in _ARRAYS:
             if getattr(self, name).shape != (self.kept,):
                 raise ValueError(f"Inventory.{name} has shape {getattr(self, name).shape}, "
@@ -225,6 +238,11 @@ class Inventory:
         """bool (N,), True for bridges coded on the National Highway System (``nhs`` = 1; not coded → False)."""
         return self.nhs == 1.0
 
+    def preserved_years(self) -> np.ndarray:
+        """Years since each deck's last preservation (``DK4`` / ``DK5``) where that is its last work, float32 (N,),
+        NaN elsewhere (:func:`bridgefleet.inventory.works_history.preserved_years`; NaN for every NBI bridge)."""
+        return preserved_years(self.work_code, self.work_year, self.year, self.culvert)
+
     def bands(self) -> np.ndarray:
         """FHWA condition band of each bridge: str (N,) of "good" (≥ 7), "fair" (5–6), "poor" (≤ 4)."""
         return condition_band(self.condition)
@@ -233,7 +251,8 @@ class Inventory:
         """The bridges where ``mask`` (bool (N,)) is True; ``dropped`` and ``notes`` are kept."""
         mask = np.asarray(mask, dtype=bool)
         arrays = {name: getattr(self, name)[mask] for name in _ARRAYS}
-        return Inventory(**arrays, components=self.components[mask], source=self.source, dropped=list(self.dropped),
+        return Inventory(**arrays, components=self.components[mask], work_year=self.work_year[mask],
+                         work_code=self.work_code[mask], source=self.source, dropped=list(self.dropped),
                          year=self.year, notes=list(self.notes))
 
     def filter(self, county: str | int | None = None, owner: str | int | None = None) -> Inventory:
@@ -298,8 +317,10 @@ class Inventory:
             fleet with no NHS bridge).
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
-            year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`). profile ``kind`` int64 (B,):
-            1 for a culvert.
+            year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`); ``preserved_years`` float32
+            (B,) (:meth:`preserved_years`: years since the deck's last preservation where that is its last work,
+            NaN elsewhere; the component model's simulator starts such a deck protected,
+            :func:`bridgefleet.sim.components.protected_at_start`). profile ``kind`` int64 (B,): 1 for a culvert.
 
         Raises:
             InventoryError: ``max_urban`` < 1, or one agent would get no bridge.
@@ -338,6 +359,7 @@ class Inventory:
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         state["components"] = self.components[order].copy()
+        state["preserved_years"] = self.preserved_years()[order]
         # An NBI rating r (a whole number) covers [r, r + 1) on the simulator's continuous scale: start at
         # the middle, so a bridge rated exactly 7 or 5 does not fall a band with the first tenth of a point.
         whole = state["condition"] == np.floor(state["condition"])

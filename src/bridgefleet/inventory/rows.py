@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -297,6 +298,8 @@ class _Columns:
         self.urban = bytearray()
         self.culvert = bytearray()
         self.components = array("b")  # 3 a bridge; -1, -1, -1: the condition's whole rating for all three
+        self.work_years = array("f")  # 3 a bridge (SNBI Works): the last work's year on each slot, NaN none
+        self.work_codes: list[str] = []  # 3 a bridge: its work code, '' none (shared strings)
         self.numbers = {name: array("f") for name in self._F32} | {name: array("d") for name in self._F64}
         self.codes: dict[str, list[str]] = {name: [] for name in self._CODES}
         self._shared: dict[str, str] = {}
@@ -310,6 +313,8 @@ class _Columns:
         self.urban.append(bool(b.urban))
         self.culvert.append(bool(b.culvert))
         self.components.extend((-1, -1, -1) if b.components is None else b.components)
+        self.work_years.extend((math.nan,) * 3 if b.work_years is None else b.work_years)
+        self.work_codes.extend(self._shared.setdefault(c, c) for c in b.work_codes or ("", "", ""))
         for name, arr in self.numbers.items():
             arr.append(getattr(b, name))
         for name, codes in self.codes.items():
@@ -407,7 +412,9 @@ def _inventory(path: Path, bridges: _Columns, dropped: list[tuple[int, str]], ye
         state=np.array(bridges.codes["state"], dtype=str), line=bridges.column("line", np.int64),
         source=str(path), dropped=dropped, year=year, notes=notes, components=comps,
         culvert=bridges.column("culvert", bool), latitude=bridges.column("latitude", np.float64),
-        longitude=bridges.column("longitude", np.float64), **f32)
+        longitude=bridges.column("longitude", np.float64),
+        work_year=bridges.column("work_years", np.float32).reshape(-1, 3),
+        work_code=np.array(bridges.work_codes, dtype=str).reshape(-1, 3), **f32)
 
 
 def _missing_columns(path: Path, header: list[str], required: Iterable[str]) -> None:

@@ -29,6 +29,7 @@ from bridgefleet.inventory.model import (
 from bridgefleet.inventory.nbi import US_LATITUDES
 from bridgefleet.inventory.rows import _collect, _inventory, _years_since, check_inventory_year, read_text_file
 from bridgefleet.inventory.values import _Bridge, _deck_area, _nbi_code, _number, _year_built, component_levels
+from bridgefleet.inventory.works_history import last_works
 
 FT2_TO_M2 = 0.09290304
 """Square feet → m² (exact: 0.3048² ; SNBI geometry items BG15 / BG16 are in square feet)."""
@@ -134,22 +135,6 @@ def _record_inspection_year(rec: Any) -> int | None:
     return latest
 
 
-def _last_work_year(rec: _Record, built: float, year: int) -> float | None:
-    """The latest ``Works`` year ``BW02`` with work done (``BW03`` not ``0``) between year built and the inventory
-    year; None if none."""
-    works = rec.data.get("Works")
-    latest: float | None = None
-    for w in works if isinstance(works, list) else ():
-        if not isinstance(w, dict) or str(w.get("BW03", "")).strip() in ("", "0") or _is_temporary(w.get("BW03")):
-            continue
-        y = w.get("BW02")
-        y = int(y) if isinstance(y, int) and not isinstance(y, bool) else int(y) if (
-            isinstance(y, str) and re.fullmatch("[0-9]{4}", y.strip())) else None
-        if y is not None and built <= y <= year:
-            latest = y if latest is None else max(latest, y)
-    return latest
-
-
 class _Survey:
     """What the file's notes say of every record, kept or dropped, gathered one record at a time: the latest
     inspection year (where ``find_year``: the year is not given), temporary codes by tag, deck element quantities
@@ -251,8 +236,8 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
     lat, lon = _optional(rec.get("BL05")), _optional(rec.get("BL06"))
     if lat is None or lon is None or not (US_LATITUDES[0] <= lat <= US_LATITUDES[1] and -180.0 <= lon <= 180.0):
         lat = lon = math.nan
-    work = _last_work_year(rec, built, year)
     levels, culvert = component_levels(*ratings)
+    work, work_years, work_codes = last_works(d.get("Works"), built, year, culvert)
     return _Bridge(
         line, bid, urban_code is not None and urban_code not in RURAL_URBAN_CODES, min(rated), age,
         _years_since(age, year, work, built), area, float(aadt or 0.0),
@@ -261,7 +246,7 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
         truck_share=share if share == share and 0.0 <= share <= 1.0 else math.nan,
         detour_km=min(detour * MILE_TO_KM, DETOUR_CAP_KM) if detour is not None and detour >= 0 else math.nan,
         nhs=1.0 if nhs_code == "Y" else 0.0 if nhs_code == "N" else math.nan,
-        components=levels, culvert=culvert)
+        components=levels, culvert=culvert, work_years=work_years, work_codes=work_codes)
 
 
 def _optional(text: str | None) -> float | None:
@@ -323,7 +308,9 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     ``BCL01``; deck_area (m²) ← ``BG15`` where given, else ``BG16``, else for a culvert ``BG02`` × ``BG09`` (sq ft ×
     0.09290304); condition ← lowest of
     ``BC01``–``BC04`` (``N`` skipped), components ← :func:`~bridgefleet.inventory.values.component_levels`; age ←
-    inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15). From the highway
+    inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15); work_year /
+    work_code ← each component's last ``Works`` entry (``BW02`` / ``BW03``: its own codes or ``BR01``;
+    :func:`~bridgefleet.inventory.works_history.last_works`). From the highway
     carried (``Features`` entry ``BF01`` H, ``BF02`` C): urban ← ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N,
     aadt ← ``BH09`` (vehicles/day), truck_share ← ``BH10`` / ``BH09``, detour_km ← ``BH17`` miles × 1.609344 (at
     most 199 km). Null, absent and temporary values (``…-T``, ``T-U``) are not known: counted in ``notes``; a record

@@ -217,6 +217,8 @@ class _Bridge:
     nhs: float = float("nan")
     components: tuple[int, int, int] | None = None
     culvert: bool = False
+    work_years: tuple[float, float, float] | None = None  # SNBI: the last work's year on each slot (NaN: none)
+    work_codes: tuple[str, str, str] | None = None  # SNBI: its work code ('' none)
 
 
 def component_levels(deck: float | None, sup: float | None, sub: float | None, culvert: float | None

@@ -257,7 +257,8 @@ class ExactPlanner:
         t = int(sim.t.max())
         if int(sim.t.min()) != t:
             raise ValueError("the exact planner needs every fleet at the same year")
-        key = (id(sim), sim.num_envs, self.aim, sim.components.tobytes() if t == 0 else None)
+        key = (id(sim), sim.num_envs, self.aim,
+               (sim.components.tobytes(), sim.protected.tobytes()) if t == 0 else None)
         if t == 0 and key != self._key:
             self.prepare(sim)
             self._key = key

@@ -250,6 +250,20 @@ def deteriorate(model: ComponentModel, components: np.ndarray, protected: np.nda
     protected &= u_lapse >= model.lapse
 
 
+def protected_at_start(model: ComponentModel, preserved_years: np.ndarray) -> np.ndarray:
+    """Whether each deck starts protected, bool (B,), from ``preserved_years`` float (B,): years since its last
+    preservation (SNBI ``DK4`` / ``DK5``) where that is its last work, NaN elsewhere (never protected).
+
+    Deterministic: protected while fewer than :attr:`ComponentModel.protection_years` (L = 1 / lapse) years have
+    passed. Under the model a deck preserved k years before is protected with probability (1 − lapse)^k: with one
+    deck preserved every year the model expects Σ_k (1 − lapse)^k = L of them protected, the rule protects the
+    ⌈L⌉ preserved fewer than L years before. Every episode of a fixed fleet starts alike, as the exact DP's one
+    start state of a fixed fleet assumes (docs/fleet-model.md, "Where a deck starts protected").
+    """
+    k = np.asarray(preserved_years, np.float64)
+    return np.isfinite(k) & (k < model.protection_years)
+
+
 def expected_drop(model: ComponentModel, components: np.ndarray, kind: np.ndarray) -> np.ndarray:
     """Expected one-year drop of the lowest slot's rating under do nothing, float32 (E, B) rating points (what the
     plan's agents observe as the deterioration rate)."""

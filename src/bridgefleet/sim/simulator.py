@@ -180,6 +180,9 @@ class FleetSimulator:
             else:
                 self.components[ids] = np.stack([f[1]["components"] for f in fleets])
             self.protected[ids] = False
+            preserved = None if self.fixed is None else self.fixed[1].get("preserved_years")
+            if preserved is not None:  # an SNBI inventory: decks whose last work was a recent preservation
+                self.protected[ids] = components.protected_at_start(self.components_model, preserved)
             self._component_state(ids)
         self.weight[ids] = model.traffic_weight(self.profile.aadt[ids], cfg)
         p = self.profile
