@@ -28,6 +28,11 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _extent(data: bytes) -> str:
+    lines = data.count(b"\n")
+    return f"{len(data):,} bytes in {lines:,} line{'s' if lines != 1 else ''}"
+
+
 @pytest.fixture()
 def run(tmp_path, capsys):
     """A 4-episode run on a 6-bridge mapped inventory, trained from a --config file: (run, table, mapping, config)."""
@@ -63,18 +68,21 @@ def test_a_run_records_the_sha256_of_each_input_file(run):
 def test_a_resume_after_an_input_was_edited_in_place_is_refused_naming_the_file(run, capsys, edit, what):
     out, table, mapping, _ = run
     path = {"table": table, "mapping": mapping}[edit]
-    then = _sha(path)
+    then, original = _sha(path), path.read_bytes()
     if edit == "table":
         path.write_text(TABLE.replace("B5,7,1965,150,1500,r", "B5,7,1965,150,9999,r"))  # one AADT edited
     else:
         path.write_text(yaml.safe_dump({**MAPPING, "cost_factor": 1.5}))
     before = _files(out)
+    size_then = _extent(original)
     assert main(["train", "--resume", str(out), "--episodes", "6", "--quiet"]) == 2
     now = _sha(path)
+    sizes = (f"{size_then} then and now, other content" if _extent(path.read_bytes()) == size_then else
+             f"{size_then} then, {_extent(path.read_bytes())} now")
     assert capsys.readouterr().err == (
         f"bridgefleet train: error: {out}: its {what} {path} changed since the run was trained (SHA-256 {then[:12]} "
-        f"then, {now[:12]} now); a resume would continue on another fleet: put the file back as it was, or train on "
-        "it anew with --out\n")
+        f"then, {now[:12]} now; {sizes}); a resume would continue on another fleet: put the file back as it was, or "
+        "train on it anew with --out\n")
     assert _files(out) == before  # nothing written
     path.write_text(TABLE if edit == "table" else yaml.safe_dump(MAPPING))  # put back: it resumes
     assert main(["train", "--resume", str(out), "--episodes", "6", "--quiet"]) == 0
@@ -83,20 +91,22 @@ def test_a_resume_after_an_input_was_edited_in_place_is_refused_naming_the_file(
 
 def test_a_resume_notes_an_edited_config_file_and_goes_on(run, capsys):
     out, _, _, config = run
-    then = _sha(config)
+    then, size = _sha(config), _extent(config.read_bytes())
     config.write_text(config.read_text() + "# another experiment\n")
     assert main(["train", "--resume", str(out), "--episodes", "6", "--quiet"]) == 0
     assert (f"note: {out}: its training config (--config) {config} changed since the run was trained (SHA-256 "
-            f"{then[:12]} then, {_sha(config)[:12]} now); a resume continues with the run's config.yaml, not it\n"
+            f"{then[:12]} then, {_sha(config)[:12]} now; {size} then, {_extent(config.read_bytes())} now); a resume "
+            "continues with the run's config.yaml, not it\n"
             in capsys.readouterr().err)
 
 
 def test_evaluate_plan_and_report_on_an_edited_inventory_warn_in_one_line_and_go_on(run, capsys):
     out, table, _, _ = run
-    then = _sha(table)
+    then, size = _sha(table), _extent(table.read_bytes())
     table.write_text(TABLE.replace("B5,7,1965,150,1500,r", "B5,7,1965,150,9999,r"))
     line = (f"warning: {out}: its inventory {table} changed since the run was trained (SHA-256 {then[:12]} then, "
-            f"{_sha(table)[:12]} now); its policy is applied to the file as it is now")
+            f"{_sha(table)[:12]} now; {size} then and now, other content); its policy is applied to the file as it "
+            "is now")
     assert main(["evaluate", str(out), "--episodes", "2", "--no-bound", "--quiet"]) == 0
     assert capsys.readouterr().err.splitlines().count(line) == 1
     inputs._warned.clear()  # once per process and file: each command is a process of its own
@@ -148,10 +158,11 @@ def test_a_relative_component_model_is_the_file_the_run_read_from_any_folder(tmp
     then, now = _sha(tmp_path / "cm.yaml"), _sha(other / "cm.yaml")
     capsys.readouterr()
     assert main(["train", "--resume", "../run", "--episodes", "8", "--quiet"]) == 2
+    sizes = f"{_extent((tmp_path / 'cm.yaml').read_bytes())} then, {_extent((other / 'cm.yaml').read_bytes())} now"
     assert capsys.readouterr().err.splitlines()[-1] + "\n" == (
         f"bridgefleet train: error: ../run: its component model cm.yaml ({other / 'cm.yaml'}) changed since the run "
-        f"was trained (SHA-256 {then[:12]} then, {now[:12]} now); a resume would continue on another fleet: put the "
-        "file back as it was, or train on it anew with --out\n")
+        f"was trained (SHA-256 {then[:12]} then, {now[:12]} now; {sizes}); a resume would continue on another fleet: "
+        "put the file back as it was, or train on it anew with --out\n")
 
 
 def test_evaluate_on_a_run_whose_config_yaml_was_edited_warns_which_field(run, capsys):

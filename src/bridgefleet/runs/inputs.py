@@ -38,23 +38,44 @@ class Changed:
     path: str
     then: str
     now: str | None
+    extent_then: str = ""
+    extent_now: str = ""
 
     def line(self, run_dir: Path) -> str:
-        """One line naming the file and what changed (hash then / now, :data:`SHOWN_HEX` hex digits)."""
+        """One line naming the file and what changed (hash then / now, :data:`SHOWN_HEX` hex digits; and its size
+        and line count then / now where the run recorded them)."""
         what = f"{_WHAT.get(self.key, self.key)} {self.given}"
         if self.path != self.given:
             what += f" ({self.path})"
         now = "the file is gone now" if self.now is None else f"{self.now[:SHOWN_HEX]} now"
-        return f"{run_dir}: its {what} changed since the run was trained (SHA-256 {self.then[:SHOWN_HEX]} then, {now})"
+        sizes = (f"; {self.extent_then} then, {self.extent_now or 'gone'} now"
+                 if self.extent_then and self.extent_then != self.extent_now else
+                 f"; {self.extent_then} then and now, other content" if self.extent_then else "")
+        return (f"{run_dir}: its {what} changed since the run was trained (SHA-256 {self.then[:SHOWN_HEX]} then, "
+                f"{now}{sizes})")
 
 
 def sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes, hex (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
+    return _digest(path)[0]
+
+
+def _digest(path: str | Path) -> tuple[str, int, int]:
+    """(SHA-256 hex, size in bytes, lines: the count of line feeds) of a file, read once in 1 MiB blocks."""
+    digest, size, lines = hashlib.sha256(), 0, 0
     with Path(path).open("rb") as f:
         while block := f.read(1 << 20):
             digest.update(block)
-    return digest.hexdigest()
+            size += len(block)
+            lines += block.count(b"\n")
+    return digest.hexdigest(), size, lines
+
+
+def _extent(size: int | None, lines: int | None) -> str:
+    """"12,345 bytes in 40 lines" ("" where not recorded: runs before the sizes were)."""
+    if size is None or lines is None:
+        return ""
+    return f"{size:,} bytes in {lines:,} line{'s' if lines != 1 else ''}"
 
 
 def _bundled_file(key: str, name: str) -> Path | None:
@@ -97,8 +118,10 @@ def record(run_dir: Path, fleet: FleetConfig, config_file: str | Path | None = N
            keep: list[dict[str, Any]] | None = None) -> None:
     """Write the run's ``inputs.json`` (atomically): the SHA-256 of each of :func:`input_files`, and the entries of
     ``keep`` (a record read before a restart) for keys not hashed now."""
-    files = [{"key": key, "given": given, "path": str(path.resolve()), "sha256": sha256(path)}
-             for key, given, path in input_files(fleet, config_file)]
+    files = [{"key": key, "given": given, "path": str(path.resolve()), "sha256": digest, "bytes": size,
+              "lines": lines}
+             for key, given, path in input_files(fleet, config_file)
+             for digest, size, lines in [_digest(path)]]
     hashed = {f["key"] for f in files}
     files += [f for f in keep or [] if f.get("key") not in hashed]
     write_json(run_dir / INPUTS_FILE, {
@@ -131,11 +154,13 @@ def changed(run_dir: Path) -> list[Changed]:
     for f in recorded(run_dir):
         path = _bundled_file(f["key"], f["given"]) or Path(f["path" if f["key"] == CONFIG_KEY else "given"])
         try:
-            now: str | None = sha256(path)
+            now: str | None
+            now, size, lines = _digest(path)
         except OSError:
-            now = None
+            now, size, lines = None, None, None
         if now != f["sha256"]:
-            out.append(Changed(f["key"], f["given"], str(path.resolve()), f["sha256"], now))
+            out.append(Changed(f["key"], f["given"], str(path.resolve()), f["sha256"], now,
+                               _extent(f.get("bytes"), f.get("lines")), _extent(size, lines)))
     return out
 
 
