@@ -17,8 +17,8 @@ from bridgefleet.inventory.load import read_csv_inventory, read_nbi
 
 MAPPING = {"id": "id", "condition": "cond", "year_built": "built", "year": 2019, "deck_area": "area",
            "aadt": "aadt", "cluster": {"column": "cls", "urban": ["u"], "rural": ["r"]}}
-DECK_RANGE = ("must be in (0, 1,000,000] m² (a bridge deck; the largest, the Lake Pontchartrain Causeway's, is about "
-              "800,000 m²)")
+DECK_RANGE = ("must be in [1, 1,000,000] m² (a bridge deck; the NBI's bridges span over 6.1 m, the largest deck, the "
+              "Lake Pontchartrain Causeway's, is about 800,000 m²)")
 CF_RANGE = "must be in (0, 100] (the state's unit cost over DC's)"
 
 
@@ -58,8 +58,9 @@ def test_the_helper_states_range_unit_and_the_32_bit_precision():
                                 "is stored in"),
     ("state_code: 1e300\n", "mapping key 'state_code' = 1e300: must be a whole number in [1, 99] (an FHWA state "
                             "code, NBI item 1)"),
-    ("aadt: 1e39\n", "mapping key 'aadt' = '1e39': traffic (AADT) 1e39: must be in [0, 999,999] vehicles/day (NBI "
-                     "item 29 codes 6 digits; the busiest bridges carry about 300,000)"),
+    ("aadt: 1e39\n", "mapping key 'aadt' = '1e39': traffic (AADT) 1e39: must be a whole number in [0, 999,999] "
+                     "vehicles/day (a count of vehicles; NBI item 29 codes 6 digits; the busiest bridges carry about "
+                     "300,000)"),
     ("deck_area: 2000000\narea_scale: 1\n", f"mapping key 'deck_area' = 2000000: deck area 2,000,000 m²: "
                                             f"{DECK_RANGE}"),
 ])
@@ -92,8 +93,9 @@ def test_an_aadt_infinite_as_a_32_bit_float_is_dropped_with_its_reason(tmp_path)
     # 1e39 vehicles/day is finite in float64 but inf in the inventory's float32 arrays: dropped, not inf
     inv = read_csv_inventory(_table(tmp_path, "C,6,1990,150,1e39,r"), MAPPING)
     assert inv.kept == 12 and np.isfinite(inv.aadt).all()
-    assert inv.dropped == [(14, "bad value: column aadt = '1e39': traffic (AADT) 1e39: must be in [0, 999,999] "
-                                "vehicles/day (NBI item 29 codes 6 digits; the busiest bridges carry about 300,000)")]
+    assert inv.dropped == [(14, "bad value: column aadt = '1e39': traffic (AADT) 1e39: must be a whole number in "
+                                "[0, 999,999] vehicles/day (a count of vehicles; NBI item 29 codes 6 digits; the "
+                                "busiest bridges carry about 300,000)")]
 
 
 def test_annual_budget_1e300_in_a_fleet_yaml_is_refused_naming_the_key(tmp_path, capsys):

@@ -59,3 +59,98 @@ def test_a_yaml_file_that_is_not_utf8_says_what_it_is(tmp_path: Path, data: byte
     assert "\n" not in str(exc.value)
     p.write_bytes("\ufeffid: Brücke\n".encode())  # UTF-8 with a byte-order mark is UTF-8
     assert read_yaml(p) == {"id": "Brücke"}
+
+
+# -- 2. a malformed condition_scale is refused; record types, counts and areas checked as what they are -------
+
+_MAPPING = {"id": "id", "condition": "cond", "age": "age", "deck_area": "area", "aadt": "adt", "cluster": "rural"}
+
+
+def _table(tmp_path: Path, rows: list[tuple[str, str, str, str]], n: int = 40, name: str = "t.csv") -> Path:
+    """A mapped CSV: ``rows`` (cond, age, area, adt) first, then good rows (7, 30, 100, 500) up to ``n``."""
+    rows = rows + [("7", "30", "100", "500")] * (n - len(rows))
+    p = tmp_path / name
+    p.write_text("id,cond,age,area,adt\n" + "".join(f"B{k},{','.join(r)}\n" for k, r in enumerate(rows)),
+                 encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize(("scale", "shown"), [
+    (0, "0"), ([], "[]"), ({}, "{}"), (False, "False"), ("", "''"), ([1, 1], "[1, 1]"), ([9, 0], "[9, 0]"),
+    ([0], "[0]"), ([0, 9, 10], "[0, 9, 10]"),
+])
+def test_a_condition_scale_that_is_not_low_high_is_refused(tmp_path: Path, scale: object, shown: str) -> None:
+    p = _table(tmp_path, [("6.5", "30", "100", "500")])
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(p, {**_MAPPING, "condition_scale": scale})
+    assert str(exc.value) == (f"mapping: mapping key 'condition_scale' = {shown}: must be [low, high], two finite "
+                              "numbers with low < high (an index's scale, e.g. [0, 100])")
+
+
+def test_a_condition_scale_reads_an_index_and_none_reads_codes(tmp_path: Path) -> None:
+    p = _table(tmp_path, [("6.5", "30", "100", "500"), ("1e0", "30", "100", "500")])
+    scaled = load_inventory(p, {**_MAPPING, "condition_scale": [0, 9]})
+    assert scaled.condition[:2].tolist() == [6.5, 1.0] and scaled.dropped == []
+    codes = load_inventory(p, {**_MAPPING, "condition_scale": None})  # null: the NBI codes
+    assert [line for line, _ in codes.dropped] == [2, 3] and codes.kept == 38
+
+
+def test_a_record_type_that_is_not_a_code_is_a_bad_value_not_a_filter(tmp_path: Path) -> None:
+    rows = [{} for _ in range(100)]
+    for k, v in enumerate(["１", "1.0", "+1", "01", "2.0", "''"]):  # not codes
+        rows[k] = {"RECORD_TYPE_005A": v}
+    for k, v in enumerate(["2", "A", "z"], start=6):  # routes under the structure (Coding Guide item 5A)
+        rows[k] = {"RECORD_TYPE_005A": v}
+    p = tmp_path / "XX19.txt"
+    p.write_text(nbi_text(rows), encoding="utf-8")
+    inv = load_inventory(p)
+    reasons = [r.split(":", 1)[0] for _, r in inv.dropped]
+    assert reasons == ["bad value"] * 6 + ["not a highway bridge"] * 3 and inv.kept == 91
+    assert inv.dropped[1][1] == ("bad value: column RECORD_TYPE_005A = '1.0': not an NBI record type (one character: "
+                                 "1 = route on the structure, 2 or A–Z = route(s) under it)")
+
+
+def test_aadt_is_a_whole_count_of_vehicles_in_every_reader(tmp_path: Path) -> None:
+    p = _table(tmp_path, [("7", "30", "100", "0.5"), ("7", "30", "100", "1e-45"), ("7", "30", "100", "1000.0"),
+                          ("7", "30", "100", "1e3")])
+    inv = load_inventory(p, _MAPPING)
+    assert [line for line, _ in inv.dropped] == [2, 3] and inv.aadt[:2].tolist() == [1000.0, 1000.0]
+    assert "traffic (AADT) 0.5: must be a whole number in [0, 999,999] vehicles/day" in inv.dropped[0][1]
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(p, {**_MAPPING, "aadt": 0.5})
+    assert str(exc.value).startswith("mapping: mapping key 'aadt' = '0.5': traffic (AADT) 0.5: must be a whole")
+    recs = [_bridge(f"B{k}") for k in range(20)]
+    recs[0]["Features"][1]["BH09"] = 0.5
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs), encoding="utf-8")
+    snbi = load_inventory(s)
+    assert snbi.kept == 19 and "AADT 0.5: must be a whole number" in snbi.dropped[0][1]
+
+
+def test_a_deck_area_below_one_square_metre_is_a_bad_value(tmp_path: Path) -> None:
+    p = _table(tmp_path, [("7", "30", "0.5", "500"), ("7", "30", "1e-45", "500"), ("7", "30", "1", "500"),
+                          ("7", "30", "0", "500")])
+    inv = load_inventory(p, _MAPPING)
+    assert [r.split(":", 1)[0] for _, r in inv.dropped] == ["bad value", "bad value", "no deck area"]
+    assert inv.deck_area[0] == 1.0  # B2: 1 m², the floor, kept
+    assert "deck area 0.5 m²: must be in [1, 1,000,000] m²" in inv.dropped[0][1]
+    recs = [_bridge(f"B{k}") for k in range(20)]
+    recs[0]["BG16"], recs[1]["BG16"] = 10, 11  # sq ft: 0.929 m² (dropped) and 1.022 m² (kept)
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs), encoding="utf-8")
+    snbi = load_inventory(s)
+    assert [line for line, _ in snbi.dropped] == [1] and snbi.deck_area[0] == pytest.approx(11 * 0.09290304)
+
+
+def test_the_snbi_optional_numbers_are_read_as_the_required_ones(tmp_path: Path) -> None:
+    recs = [_bridge(f"B{k}") for k in range(4)]
+    for rec, trucks, detour in zip(recs, ("1_000", "+100", "１００", "100"), ("+5", "5_0", "５", 5), strict=True):
+        rec["Features"][1]["BH10"], rec["Features"][1]["BH17"] = trucks, detour
+    recs[0]["BL05"] = "3_8.9"
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
+    inv = load_inventory(s)
+    # BH09 1000 vehicles/day: 100 trucks = 0.1; 5 miles = 8.04672 km; the others not numbers: not known (NaN)
+    assert inv.truck_share.tolist()[3] == pytest.approx(0.1) and all(x != x for x in inv.truck_share[:3].tolist())
+    assert inv.detour_km.tolist()[3] == pytest.approx(8.04672) and all(x != x for x in inv.detour_km[:3].tolist())
+    assert inv.latitude[0] != inv.latitude[0] and inv.latitude[1] == pytest.approx(38.9)

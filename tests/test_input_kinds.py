@@ -136,12 +136,13 @@ def test_a_mapped_csv_takes_the_numbers_a_spreadsheet_writes_and_drops_the_rest(
                  encoding="utf-8")
     m = {"id": "id", "condition": "cond", "age": "age", "deck_area": "area", "aadt": "aadt", "cluster": "rural"}
     inv = read_csv_inventory(t, m)
-    assert inv.aadt.tolist()[:4] == [1000.0, 1000.5, 1000.0, 1000.0]
-    assert [line for line, _ in inv.dropped] == [6, 7, 8, 9]
+    assert inv.aadt.tolist()[:3] == [1000.0, 1000.0, 1000.0]
+    assert [line for line, _ in inv.dropped] == [3, 6, 7, 8, 9]  # 1000.5: a number, but not a count of vehicles
     reasons = [r for _, r in inv.dropped]
-    assert "'_' between digits is Python's spelling, not a spreadsheet's" in reasons[0]
-    assert "a leading '+'" in reasons[1] and "not a finite number" in reasons[2]
-    assert "commas only between groups of three digits" in reasons[3]
+    assert "traffic (AADT) 1000.5: must be a whole number in [0, 999,999] vehicles/day" in reasons[0]
+    assert "'_' between digits is Python's spelling, not a spreadsheet's" in reasons[1]
+    assert "a leading '+'" in reasons[2] and "not a finite number" in reasons[3]
+    assert "commas only between groups of three digits" in reasons[4]
 
 
 def test_a_mapped_csvs_ratings_are_nbi_codes_unless_a_scale_is_given(tmp_path):

@@ -216,7 +216,7 @@ def test_good_small_file_and_culvert(tmp_path: Path) -> None:
     assert inv.ysm.tolist() == [15.0, 4.0]
     np.testing.assert_allclose(inv.cost_factor, 309 / 232, rtol=1e-6)
     assert inv.dropped == [(4, "not a highway bridge: column RECORD_TYPE_005A = '2': record type 1 = "
-                                "route on the structure is kept (2 = route under)")]
+                                "route on the structure is kept (2 or A–Z = route(s) under)")]
 
 
 def test_one_bad_row_is_dropped_and_reported(tmp_path: Path) -> None:
@@ -297,7 +297,7 @@ def test_a_deck_area_no_bridge_has_is_refused(tmp_path: Path) -> None:
     # A million m² at most (the largest deck, the Lake Pontchartrain Causeway's, is about 800,000 m²): 1e30 m² (a
     # unit or entry error) names its line and value, from DECK_AREA and from length × width alike.
     p = write(tmp_path, nbi_text([{"DECK_AREA": "1e30"}]))
-    with pytest.raises(InventoryError, match=r"deck area 1e30 m²: must be in \(0, 1,000,000\] m²") as exc:
+    with pytest.raises(InventoryError, match=r"deck area 1e30 m²: must be in \[1, 1,000,000\] m²") as exc:
         read_nbi(p)
     check(exc, p, 2, "DECK_AREA")
     assert "'1e30'" in str(exc.value)

@@ -137,14 +137,20 @@ class Quantity:
 # ------------------------------------------------------------------------------------------------
 # An inventory's numbers (a cell of a column, or a mapping's constant for every bridge)
 
+MIN_DECK_AREA_M2 = 1.0
+"""The smallest deck area a bridge may have, m²: the NBI records structures spanning more than 6.1 m (20 ft, 23 CFR
+650.305) that carry a road, so a real deck is tens of m² (the smallest in DC's 2019 file is 105 m², in Indiana's 50 m²,
+in Massachusetts' panel 12.7 in its unit); a positive area below 1 m² (``0.5``, ``1e-45``) is a unit or entry error,
+a bad value. 0 is "no deck area", the readers' filter."""
+
 INVENTORY: dict[str, Quantity] = {
-    "deck_area": Quantity(0.0, 1e6, "m²", "a bridge deck; the largest, the Lake Pontchartrain Causeway's, is about "
-                          "800,000 m²", low_open=True, float32=True),
+    "deck_area": Quantity(MIN_DECK_AREA_M2, 1e6, "m²", "a bridge deck; the NBI's bridges span over 6.1 m, the "
+                          "largest deck, the Lake Pontchartrain Causeway's, is about 800,000 m²", float32=True),
     "length": Quantity(0.0, 1e6, "", "a structure's length in the file's unit; NBI item 49 codes at most "
                        "99,999.9 m"),
     "width": Quantity(0.0, 1e5, "", "a deck's width in the file's unit; NBI item 52 codes at most 999.9 m"),
-    "aadt": Quantity(0.0, 999_999.0, "vehicles/day", "NBI item 29 codes 6 digits; the busiest bridges carry about "
-                     "300,000", float32=True),
+    "aadt": Quantity(0.0, 999_999.0, "vehicles/day", "a count of vehicles; NBI item 29 codes 6 digits; the busiest "
+                     "bridges carry about 300,000", whole=True, float32=True),
     "ysm": Quantity(0.0, 400.0, "years", "years since maintenance; no bridge in an inventory is older",
                     float32=True),
     "truck_share": Quantity(0.0, 1.0, "", "the truck share of traffic, NBI item 109 as a fraction", float32=True),

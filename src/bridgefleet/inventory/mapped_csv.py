@@ -210,6 +210,26 @@ def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None
     return float(x)
 
 
+def _condition_scale(scale: Any, source: str) -> tuple[bool, float, float]:
+    """(whether ratings are NBI codes, low, high) of the mapping's ``condition_scale``: none (the key absent or
+    null) reads NBI codes 0–9; otherwise exactly ``[low, high]``, two finite numbers in the range of
+    :data:`bridgefleet.config.quantities.INVENTORY` with low < high (an index's scale). ``0``, ``[]``, ``{}``,
+    ``false`` or ``""`` is not a scale (it never falls back to the codes, nor turns the index scale on).
+
+    Raises:
+        InventoryError: one line naming the key and the value as written.
+    """
+    if scale is None:
+        return True, 0.0, 9.0
+    need = "must be [low, high], two finite numbers with low < high (an index's scale, e.g. [0, 100])"
+    if not isinstance(scale, list | tuple) or len(scale) != 2:
+        raise InventoryError(f"mapping key 'condition_scale' = {shown_value(scale)}: {need}", source)
+    lo, hi = (_constant({"condition_scale": x}, "condition_scale", source) for x in scale)
+    if not lo < hi:
+        raise InventoryError(f"mapping key 'condition_scale' = {shown_value(scale)}: {need}", source)
+    return False, lo, hi
+
+
 def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path, *,
                        max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
     """Read a CSV table that is not in NBI layout, with a column mapping (dict, YAML path or bundled name).
@@ -246,14 +266,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         raise InventoryError("mapping needs 'age' or 'year_built'", msource)
     if m.get("deck_area") is None and (m.get("length") is None or m.get("width") is None):
         raise InventoryError("mapping needs 'deck_area' or both 'length' and 'width'", msource)
-    codes = m.get("condition_scale") is None  # NBI codes; an index on its scale otherwise
-    scale = m.get("condition_scale") or (0.0, 9.0)
-    if not isinstance(scale, list | tuple) or len(scale) != 2:
-        raise InventoryError(f"mapping key 'condition_scale' = {scale!r}: must be [low, high]", msource)
-    lo, hi = (_constant({"condition_scale": x}, "condition_scale", msource) for x in scale)
-    if not hi > lo:
-        raise InventoryError(f"condition_scale {m.get('condition_scale')!r} must be [low, high] with "
-                             "high > low", msource)
+    codes, lo, hi = _condition_scale(m.get("condition_scale"), msource)
     cluster_col, cluster_of = _cluster_rule(m["cluster"], msource)
     nhs_col, nhs_of = _nhs_rule(m.get("nhs"), msource)
     area_scale = _constant(m, "area_scale", msource, default=1.0)

@@ -78,6 +78,13 @@ def _file_year(path: Path, header: list[str], rows: _Rows) -> tuple[int | None, 
     return None, ""
 
 
+RECORD_TYPE = re.compile("[12A-Za-z]")
+"""NBI item 5A record type (FHWA Recording and Coding Guide, 1995): one character, ``1`` the route carried on the
+structure (kept), ``2`` a single route under it, ``A``–``Z`` one of several routes under it (filtered: they repeat a
+bridge); a lower-case letter is its upper case. Anything else (``1.0``, ``01``, ``+1``, full-width ``１``, blank) is a
+bad value."""
+
+
 def read_nbi(path: str | Path, *, year: int | None = None,
              max_bad_fraction: float = MAX_BAD_FRACTION) -> Inventory:
     """Read an FHWA NBI delimited file (one state or the national file) as published.
@@ -143,9 +150,12 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         if not sn:
             raise _RowProblem(_BAD, "missing structure number", "STRUCTURE_NUMBER_008", sn)
         rt = _clean(get(f, "RECORD_TYPE_005A"))
+        if not RECORD_TYPE.fullmatch(rt):
+            raise _RowProblem(_BAD, "not an NBI record type (one character: 1 = route on the structure, 2 or A–Z "
+                              "= route(s) under it)", "RECORD_TYPE_005A", rt)
         if rt != "1":
             raise _RowProblem("not a highway bridge", "record type 1 = route on the structure is kept "
-                              "(2 = route under)", "RECORD_TYPE_005A", rt, bad=rt not in ("2",))
+                              "(2 or A–Z = route(s) under)", "RECORD_TYPE_005A", rt, bad=False)
         # 23 CFR 490.411: a bridge is poor when any coded item among 58, 59, 60 and 62 is ≤ 4, so its rating
         # is the lowest of every coded one (N / blank skipped), item 62 included.
         items = [_nbi_code(get(f, c), c) for c in ("DECK_COND_058", "SUPERSTRUCTURE_COND_059",

@@ -28,7 +28,15 @@ from bridgefleet.inventory.model import (
 )
 from bridgefleet.inventory.nbi import US_LATITUDES
 from bridgefleet.inventory.rows import _collect, _inventory, _years_since, check_inventory_year, read_text_file
-from bridgefleet.inventory.values import _Bridge, _deck_area, _nbi_code, _number, _year_built, component_levels
+from bridgefleet.inventory.values import (
+    _Bridge,
+    _deck_area,
+    _nbi_code,
+    _number,
+    _optional_number,
+    _year_built,
+    component_levels,
+)
 from bridgefleet.inventory.works_history import last_works
 
 FT2_TO_M2 = 0.09290304
@@ -156,13 +164,13 @@ class _Survey:
         for e in elements if isinstance(elements, list) else ():
             if not isinstance(e, dict):
                 continue
-            try:
-                number = int(str(e.get("BE01", "")).strip())
-                q = float(e.get("BE03"))
-                cs = sum(float(e.get(t) or 0.0) for t in ("BCS03", "BCS04"))
-            except (TypeError, ValueError):
-                continue
-            if DECK_ELEMENTS[0] <= number <= DECK_ELEMENTS[1] and math.isfinite(q + cs) and q > 0 and 0 <= cs <= q:
+            number = str(e.get("BE01", "")).strip()
+            q = _element_quantity(e.get("BE03"))
+            parts = [0.0 if e.get(t) in (None, "") else _element_quantity(e.get(t)) for t in ("BCS03", "BCS04")]
+            if not re.fullmatch("[0-9]{1,4}", number) or q is None or parts[0] is None or parts[1] is None:
+                continue  # an element number or a quantity not written as a number: not counted
+            cs = parts[0] + parts[1]
+            if DECK_ELEMENTS[0] <= int(number) <= DECK_ELEMENTS[1] and q > 0 and 0 <= cs <= q:
                 self.poor, self.total, seen = self.poor + cs, self.total + q, True
         self.with_deck += seen
 
@@ -250,14 +258,19 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
 
 
 def _optional(text: str | None) -> float | None:
-    """An optional item's number, None where not known or not a finite number."""
-    if text is None:
+    """An optional item's number (truck count ``BH10``, detour ``BH17``, position ``BL05`` / ``BL06``) read by the
+    rule the required ones are (:func:`~bridgefleet.inventory.values.spreadsheet_number`: ``1_000``, ``+5``,
+    ``nan``, a full-width ``５`` are not numbers); None where not known or not such a number (the model's default
+    then applies, as for an NBI file's items 109 and 19)."""
+    return None if text is None else _optional_number(text)
+
+
+def _element_quantity(value: Any) -> float | None:
+    """An element's quantity (``BE03``, ``BCS03``, ``BCS04``: a JSON number, or text written as one by
+    :func:`~bridgefleet.inventory.values.spreadsheet_number`), None for anything else."""
+    if value is None or isinstance(value, bool | dict | list):
         return None
-    try:
-        x = float(text)
-    except ValueError:
-        return None
-    return x if math.isfinite(x) else None
+    return _optional_number(repr(value) if isinstance(value, float) else str(value))
 
 
 def _snbi_area(rec: _Record, culvert: bool) -> float:

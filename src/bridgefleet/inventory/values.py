@@ -151,14 +151,15 @@ about 800,000 m²): a larger one is a unit or entry error, and the row is droppe
 
 def _deck_area(area: float, column: str, value: str) -> float:
     """``area`` (m², however it was computed: DECK_AREA, length × width, × area_scale) if a bridge may have it
-    (:data:`MAX_DECK_AREA_M2`, and above 0 as the 32-bit float it is stored in).
+    (:data:`bridgefleet.config.quantities.MIN_DECK_AREA_M2` to :data:`MAX_DECK_AREA_M2`, as the 32-bit float it is
+    stored in).
 
     Raises:
         _RowProblem: out of range, naming the column and its value, the area and the range.
     """
     why = INVENTORY["deck_area"].problem(area)
     if why is not None:
-        size = f"{area:,.0f}" if abs(area) < 1e15 else shown(area)
+        size = f"{area:,.0f}" if 1.0 <= abs(area) < 1e15 else shown(area)
         raise _RowProblem(_BAD, f"deck area {size} m²: {why}", column, value)
     return area
 
