@@ -23,9 +23,10 @@ from bridgefleet.sim.simulator import FleetSimulator
 NAN = math.nan
 
 
-def _highway(aadt: int, urban: str = "99999", nhs: str = "N", trucks: int | None = None) -> dict:
-    return {"BF01": "H", "BF02": "C", "BH01": "5", "BH02": urban, "BH03": nhs, "BH09": aadt, "BH10": trucks,
-            "BH17": 3}
+def _highway(aadt: Any, urban: str = "99999", nhs: str = "N", trucks: int | None = None, fc: str = "5",
+             detour: int = 3) -> dict:
+    return {"BF01": "H", "BF02": "C", "BH01": fc, "BH02": urban, "BH03": nhs, "BH09": aadt, "BH10": trucks,
+            "BH17": detour}
 
 
 def _record(bid: str, works: list[dict], features: list[dict], **items: Any) -> dict:
@@ -95,6 +96,34 @@ def test_works_entries_not_read() -> None:
     assert last_works("not a list", 1960, 2025, culvert=False)[2] == ("", "", "")
     # a culvert's deck slot takes CU codes, not DK codes
     assert last_works([{"BW02": 2000, "BW03": "DK4"}], 1960, 2025, culvert=True)[2] == ("", "", "")
+
+
+def test_the_busiest_of_several_highways_carried(tmp_path: Path) -> None:
+    records = [
+        # a rural local road and an urban NHS arterial carried, a waterway below: the arterial (AADT 12,000) is read
+        _record("TWO", [], [_highway(800, detour=9), {"BF01": "W", "BF02": "B"},
+                            _highway(12000, urban="47900", nhs="Y", trucks=1200, detour=2)]),
+        # the same AADT: the higher functional class (BH01 1, Interstate) is read
+        _record("TIE", [], [_highway(3000, fc="5", detour=4), _highway(3000, fc="1", detour=6)]),
+        # the busiest (AADT 5,000) is off the NHS, a ramp carried is on it: the bridge carries the NHS
+        _record("RAMP", [], [_highway(5000, detour=1), _highway(400, nhs="Y", detour=7)]),
+        # an AADT not known (temporary code) is never the busiest
+        _record("TMP", [], [_highway("T-U", urban="47900", detour=8), _highway(600, detour=5)]),
+        # one highway carried, one above it (BF02 A): not counted as several
+        _record("ONE", [], [_highway(700), {**_highway(90000), "BF02": "A"}]),
+    ]
+    path = tmp_path / "highways.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    inv = load_inventory(path)
+    assert inv.bridge_id.tolist() == ["TWO", "TIE", "RAMP", "TMP", "ONE"]
+    assert inv.aadt.tolist() == [12000.0, 3000.0, 5000.0, 600.0, 700.0]
+    assert inv.urban.tolist() == [True, False, False, False, False]
+    assert inv.nhs.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
+    np.testing.assert_allclose(inv.truck_share, [0.1, NAN, NAN, NAN, NAN])
+    np.testing.assert_allclose(inv.detour_km, np.array([2, 6, 1, 5, 3]) * 1.609344, rtol=1e-6)
+    assert ("records carrying a highway in several Features entries (BF01 H, BF02 C): 4, each read from one: the "
+            "highest AADT BH09, then functional class BH01 (1 Interstate first), then file order; 1 on the NHS by "
+            "another highway carried (BH03 Y: 23 CFR 490.403)") in inv.notes
 
 
 def _fleet(path: Path | str, **fields: Any) -> tuple[FleetConfig, tuple[dict, dict]]:

@@ -59,6 +59,12 @@ RATING_TAGS = ("BC01", "BC02", "BC03", "BC04")
 """Deck, superstructure, substructure, culvert condition ratings (``0``–``9`` or ``N``)."""
 
 
+HIGHWAY_ORDER = "the highest AADT BH09, then functional class BH01 (1 Interstate first), then file order"
+"""Which highway feature carried on the bridge (``BF01`` H, ``BF02`` C) the model reads where a record has several:
+the busiest, whose users a poor bridge costs most (the model's traffic weight and user cost are one highway's).
+SNBI records each highway carried as its own feature with its own traffic (``BH09``); it names no main one."""
+
+
 OPTIONAL_TAGS = ("BG15",)
 """Items reported only where they apply (BG15: irregular decks): not counted as not known when absent."""
 
@@ -116,15 +122,31 @@ class _Record:
 
 
 
-def _highway_carried(rec: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``Features`` entry of the highway carried on the bridge (``BF01`` H, ``BF02`` C), None if none."""
+def _highways_carried(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``Features`` entries of highways carried on the bridge (``BF01`` H, ``BF02`` C), in file order."""
     features = rec.get("Features")
     if not isinstance(features, list):
-        return None
-    for f in features:
-        if isinstance(f, dict) and str(f.get("BF01", "")).strip() == "H" and str(f.get("BF02", "")).strip() == "C":
-            return f
-    return None
+        return []
+    return [f for f in features if isinstance(f, dict) and str(f.get("BF01", "")).strip() == "H"
+            and str(f.get("BF02", "")).strip() == "C"]
+
+
+def _busiest(carried: list[dict[str, Any]]) -> dict[str, Any]:
+    """The highway the model reads of a bridge carrying several (:data:`HIGHWAY_ORDER`): the highest known AADT
+    ``BH09``, then the highest functional class (lowest ``BH01`` code, 1 Interstate … 7 local), then file order."""
+    def key(k: int) -> tuple[float, int, int]:
+        f = carried[k]
+        try:
+            aadt = _optional(_text(f.get("BH09"), "BH09"))
+        except (_Unknown, _RowProblem):
+            aadt = None
+        try:
+            fc = _text(f.get("BH01"), "BH01")
+        except (_Unknown, _RowProblem):
+            fc = ""
+        return (-(aadt if aadt is not None and aadt >= 0 else -1.0), int(fc) if fc.isdigit() else 99, k)
+
+    return carried[min(range(len(carried)), key=key)]
 
 
 def _record_inspection_year(rec: Any) -> int | None:
@@ -195,8 +217,9 @@ class _Survey:
             yield rec
 
 
-def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> _Bridge:
-    """One SNBI record as a bridge; raises :class:`_RowProblem` (the record is dropped with its reason)."""
+def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str], highways: Counter[str]) -> _Bridge:
+    """One SNBI record as a bridge; raises :class:`_RowProblem` (the record is dropped with its reason). ``highways``
+    counts records carrying several highways (``"several"``) and those on the NHS by another one (``"nhs"``)."""
     d = rec.data
     if not isinstance(d, dict):
         raise _RowProblem(_BAD, "a record is not a JSON object", "BID01", str(d)[:40])
@@ -222,10 +245,12 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
                           None if d.get("BW01") is None else str(d.get("BW01")))
     built = _year_built(built_text, "BW01", year)
     age = float(year - built)
-    hwy = _highway_carried(d)
-    if hwy is None:
+    carried = _highways_carried(d)
+    if not carried:
         raise _RowProblem("not a highway bridge", "no Features entry with BF01 = H and BF02 = C (a highway carried "
                           "on the bridge)", "Features", bad=False)
+    hwy = _busiest(carried) if len(carried) > 1 else carried[0]
+    highways["several"] += len(carried) > 1
     aadt_text = rec.get("BH09", hwy)
     if aadt_text is None:
         unknown_needed["BH09"] += 1
@@ -236,6 +261,9 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str]) -> 
     if urban_code is None:
         unknown_needed["BH02 (read as rural)"] += 1
     nhs_code = rec.get("BH03", hwy)
+    if nhs_code != "Y" and any(str(f.get("BH03", "")).strip().upper() == "Y" for f in carried if f is not hwy):
+        nhs_code = "Y"  # 23 CFR 490.403: the measures count bridges carrying the NHS (its ramps too)
+        highways["nhs"] += 1
     trucks = rec.get("BH10", hwy)
     t = _optional(trucks)
     share = t / aadt if t is not None and aadt else math.nan
@@ -324,7 +352,8 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     inventory year − ``BW01``; ysm ← min(age, inventory year − latest ``Works`` ``BW02``, 15); work_year /
     work_code ← each component's last ``Works`` entry (``BW02`` / ``BW03``: its own codes or ``BR01``;
     :func:`~bridgefleet.inventory.works_history.last_works`). From the highway
-    carried (``Features`` entry ``BF01`` H, ``BF02`` C): urban ← ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N,
+    carried (``Features`` entry ``BF01`` H, ``BF02`` C; of several, the busiest, :data:`HIGHWAY_ORDER`): urban ←
+    ``BH02`` not 99999 / 99998, nhs ← ``BH03`` Y / N (Y where any highway carried is on the NHS),
     aadt ← ``BH09`` (vehicles/day), truck_share ← ``BH10`` / ``BH09``, detour_km ← ``BH17`` miles × 1.609344 (at
     most 199 km). Null, absent and temporary values (``…-T``, ``T-U``) are not known: counted in ``notes``; a record
     whose rating, deck area, year built, AADT or bridge number is not known is dropped with its reason, one without
@@ -370,11 +399,12 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
         raise problem.error from None
     unknown: Counter[str] = Counter()
     unknown_needed: Counter[str] = Counter()
+    highways: Counter[str] = Counter()
 
     def parse(line: int, fields_: list[Any]) -> _Bridge:
         rec = _Record(fields_[0], unknown)
         try:
-            b = _parse(rec, line, year, unknown_needed)
+            b = _parse(rec, line, year, unknown_needed, highways)
         except _RowProblem as p:
             bid = rec.data.get("BID01") if isinstance(rec.data, dict) else None
             if bid is not None and p.column:
@@ -401,6 +431,11 @@ def read_snbi(path: str | Path, *, year: int | None = None, max_bad_fraction: fl
     if unknown_needed:
         notes.append("records affected: " + ", ".join(f"{t} {n}" for t, n in sorted(unknown_needed.items()))
                      + " (a rating or AADT not known drops the record)")
+    if highways["several"]:
+        notes.append(f"records carrying a highway in several Features entries (BF01 H, BF02 C): "
+                     f"{highways['several']}, each read from one: {HIGHWAY_ORDER}"
+                     + (f"; {highways['nhs']} on the NHS by another highway carried (BH03 Y: 23 CFR 490.403)"
+                        if highways["nhs"] else ""))
     if survey.temporary:
         notes.append("temporary codes: " + ", ".join(f"{t} {n}" for t, n in sorted(survey.temporary.items())))
     if survey.total > 0:
