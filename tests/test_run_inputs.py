@@ -176,3 +176,18 @@ def test_evaluate_on_a_run_whose_config_yaml_was_edited_warns_which_field(run, c
     assert main(["evaluate", str(out), "--episodes", "2", "--no-bound", "--quiet"]) == 0
     assert (f"warning: {path}: fleet.horizon_years is 5 but final.pt was trained with 2; its trained settings are "
             "used (train the new config with --out to use it)") in capsys.readouterr().err.splitlines()
+
+
+def test_a_run_trained_on_a_mapped_csv_plans_an_nbi_file_by_its_own_layout(run, capsys, tmp_path):
+    """Issue 79's probe (kind 5): ``plan RUN --inventory NBI_FILE`` applied the run's column mapping to the NBI file
+    and failed 'missing required column(s) id, cond …'. A mapping names its own file's columns: another inventory
+    is read by its own layout unless --mapping is given; the run's own file keeps its mapping."""
+    out, table, _, _ = run
+    plan = tmp_path / "dc" / "plan.csv"
+    assert main(["plan", str(out), "--inventory", "dc-2019", "--years", "1", "--samples", "1", "--out",
+                 str(plan)]) == 0
+    assert len(plan.read_text(encoding="utf-8").splitlines()) == 1 + 244  # DC's 244 bridges, one row each, year 1
+    assert FleetConfig(inventory=str(table), inventory_mapping="m.yaml").with_inventory(
+        str(table)).inventory_mapping == "m.yaml"
+    assert FleetConfig(inventory=str(table), inventory_mapping="m.yaml").with_inventory(
+        "dc-2019").inventory_mapping is None
