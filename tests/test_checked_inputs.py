@@ -136,9 +136,10 @@ def test_a_free_action_is_handled_by_the_planner_and_train(tmp_path, capsys):
     # 1/34 of a point misses the new structure's 8.3: refused before the least budget's minute, not after it
     (["--certify-step", "0.03"], "--certify-step 0.03: the certified bound needs the new-structure rating 8.3 on its "
                                  "grid, which a step of 0.02941 (1/34 point) misses: try 0.1, 0.05, 0.02, 0.01"),
-    (["--budgets", "1e308,1"], "--budgets 1e+308 (× the sized budget, USD 18,862,049 a year): more than the "
-                               "USD 1,000,000,000,000,000 a year a budget may be"),
-    (["--budgets-usd", "1e16"], "--budgets-usd 1e+16: more than the USD 1,000,000,000,000,000 a year a budget may be"),
+    (["--budgets", "1e308,1"], "--budgets '1e308,1': level 1e308: must be in [0, 100] × the sized budget (give "
+                               "--budget-usd for a budget in USD)"),
+    (["--budgets-usd", "1e16"], "--budgets-usd 1e16: must be in [0, 1e15] USD a year (a thousand trillion is the "
+                                "most a budget may be)"),
     (["--episodes", "0"], "error: --episodes 0: must be at least 1\n"),  # names only the option given
     (["--years", "0"], "error: --years 0: must be at least 1\n"),
 ])
@@ -200,7 +201,7 @@ def test_an_option_argparse_cannot_parse_is_refused_in_one_line(capsys, argv):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "usage:" not in err
-    assert err.startswith(f"bridgefleet {argv[0]}: error: argument {argv[1]}: invalid ") and argv[2] in err
+    assert err.startswith(f"bridgefleet {argv[0]}: error: argument {argv[1]}: '{argv[2]}': not a number; give ")
 
 
 def test_train_refuses_an_out_folder_it_cannot_write_before_training(tmp_path, capsys, monkeypatch):
@@ -235,8 +236,8 @@ def test_running_out_of_memory_is_one_line_naming_the_options_that_cost_it(monke
     def too_big(args):
         raise MemoryError("Unable to allocate 67.1 GiB for an array with shape (9001, 9001, 111) and data type float64")
 
-    monkeypatch.setattr(parser, "cmd_inventory", too_big)  # e.g. `bound --certify-step 1e-9`
-    assert main(["inventory", "dc-2019"]) == 2
+    monkeypatch.setattr(parser, "cmd_bound", too_big)  # e.g. `bound --certify-step 1e-9`
+    assert main(["bound", "--episodes", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("bridgefleet inventory: error: not enough memory (Unable to allocate")
-    assert "--grid-step or --certify-step" in err[0]
+    assert len(err) == 1 and err[0].startswith("bridgefleet bound: error: not enough memory (Unable to allocate")
+    assert err[0].endswith("try a coarser --grid-step or --certify-step, fewer --episodes, or a smaller fleet")

@@ -258,8 +258,11 @@ def test_what_a_new_user_tried_gets_one_line_not_a_traceback(tmp_path, monkeypat
     assert f"{afile} is a file, not a folder" in capsys.readouterr().err
     assert main(["train", "--out", "", "--quiet"]) == 2
     assert "--out '': give a folder name" in capsys.readouterr().err
-    assert main(["train", "--threads", "abc", "--quiet"]) == 2
-    assert "bridgefleet train: error: --threads 'abc': must be a whole number or auto" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "--threads", "abc", "--quiet"])
+    assert stop.value.code == 2
+    assert "bridgefleet train: error: argument --threads: 'abc': not a number; give a whole number in digits" in \
+        capsys.readouterr().err
 
     def ctrl_c(cfg):
         raise KeyboardInterrupt

@@ -122,7 +122,7 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("n_urban: 3\nn_rural: 3\n")
     out = tmp_path / "scn"
-    assert main(["scenarios", "--config", str(fleet), "--budgets", "0,1", "--years", "5", "--episodes", "4",
+    assert main(["scenarios", "--config", str(fleet), "--budgets", "0;1", "--years", "5", "--episodes", "4",
                  "--bisect", "1", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "Certified least budget" in text and (out / "scenarios.png").is_file()
@@ -158,7 +158,7 @@ def test_scenarios_cli_writes_its_table_csv_and_figure(tmp_path, capsys):
     assert f"--out {own} is the config file, which this command reads" in capsys.readouterr().err
     assert own.read_text() == fleet.read_text()
     # A rule out of reach says so (not "certified least budget 0.000"); a level given twice is one level.
-    assert main(["scenarios", "--config", str(fleet), "--rule", "0.0001", "--budgets", "1,1", "--years", "3",
+    assert main(["scenarios", "--config", str(fleet), "--rule", "0.0001", "--budgets", "1;1", "--years", "3",
                  "--episodes", "2", "--bisect", "0", "--out", str(tmp_path / "tight"), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "**No budget meets the rule in the relaxation**" in text and "Certified least budget" not in text

@@ -406,6 +406,7 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
 def _parse_caps(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
+    from bridgefleet.cli.numbers import Refused, whole
     from bridgefleet.config.presets import PRESETS
 
     caps = {}
@@ -417,20 +418,21 @@ def _parse_caps(text: str | None) -> dict[str, int] | None:
         if key not in (*PRESETS, "1env", "vec"):
             raise ValueError(f"--caps: unknown key {key!r} (presets: {', '.join(PRESETS)}; or 1env, vec)")
         try:
-            caps[key] = int(value)
-        except ValueError:
-            raise ValueError(f"--caps: {key}={value!r} is not a whole number of episodes") from None
-        if caps[key] < 1:
-            raise ValueError(f"--caps: {key}={value!r} must be at least 1 episode")
+            caps[key] = whole(value, "", 1, "at least 1 episode")
+        except Refused as exc:
+            raise ValueError(f"--caps {key}={exc}") from None
     return caps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``bench`` options to ``parser`` (a subcommand parser of the CLI)."""
+    from bridgefleet.cli.numbers import whole_at_least
+
     parser.add_argument("--profile", choices=list(PROFILES), default="quick",
                         help="quick: 1 seed, low caps (4.4 min measured on 2 cores); full: 3 seeds, higher caps "
                         "(34 min) (default quick)")
-    parser.add_argument("--seeds", type=int, help="number of seeds (default: quick 1, full 3)")
+    parser.add_argument("--seeds", type=whole_at_least(1, "at least 1 seed"),
+                        help="number of seeds (default: quick 1, full 3)")
     parser.add_argument("--presets", help="comma-separated presets (default: all)")
     parser.add_argument("--device", default="auto", help="cpu, cuda or auto (default auto)")
     parser.add_argument("--out", default="bench-out", help="output folder (default bench-out)")

@@ -31,6 +31,15 @@ def _utf8_streams() -> None:
             stream.reconfigure(encoding="utf-8")
 
 
+def _less_memory(coarser: tuple[str, ...], fewer: tuple[str, ...]) -> str:
+    """What needs less memory, in the options of the command that ran out (its parser's ``memory`` default: the
+    steps a coarser value of which, and the counts fewer of which, need less): "try a coarser --grid-step, fewer
+    --episodes, or a smaller fleet"."""
+    parts = ([f"a coarser {' or '.join(coarser)}"] if coarser else []) + (
+        [f"fewer {' or '.join(fewer)}"] if fewer else [])
+    return f"try {', '.join(parts)}, or a smaller fleet" if parts else "try a smaller fleet or input"
+
+
 def main(argv: list[str] | None = None) -> int:
     _utf8_streams()
     args = build_parser().parse_args(argv)
@@ -50,9 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bridgefleet {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # numpy: "Unable to allocate 67.1 GiB …" (a grid step too fine for the machine)
-        print(f"bridgefleet {args.command}: error: not enough memory ({str(exc) or 'MemoryError'}): a finer "
-              "--grid-step or --certify-step, more --episodes or a larger fleet needs more; try a coarser step or "
-              "fewer episodes", file=sys.stderr)
+        print(f"bridgefleet {args.command}: error: not enough memory ({str(exc) or 'MemoryError'}): "
+              f"{_less_memory(*getattr(args, 'memory', ((), ())))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a path the system refuses (not a folder, read-only, …): one line, no traceback
         where = f": {exc.filename}" if exc.filename else ""

@@ -30,11 +30,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                                   reprobe=args.reprobe, device=args.device)
     else:
         amp = {"auto": "auto", "on": True, "off": False, None: None}[args.amp]
-        threads = args.threads if args.threads in (None, "auto") else _whole(args.threads, "--threads")
         overrides = {"episodes": args.episodes, "num_envs": args.num_envs, "vector": args.vector,
                      "device": args.device, "seed": args.seed, "inventory": args.inventory,
                      "max_urban": args.max_urban, "county": args.county, "owner": args.owner,
-                     "inventory_mapping": args.mapping, "amp": amp, "threads": threads, "agent": args.agent,
+                     "inventory_mapping": args.mapping, "amp": amp, "threads": args.threads, "agent": args.agent,
                      "checkpoint_replay": True if args.checkpoint_replay else None,
                      "fleet": {"model": args.fleet_model} if args.fleet_model else None}
         cfg = resolve_config(args.preset, args.config, overrides)
@@ -54,14 +53,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         value = summary[key]
         print(f"  {key:<20} {value:.4g}" if isinstance(value, float) else f"  {key:<20} {value}")
     return 0
-
-
-
-def _whole(text: str, option: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{option} {text!r}: must be a whole number or auto") from None
 
 
 

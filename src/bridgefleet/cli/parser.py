@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
 
 from bridgefleet.cli.commands import cmd_bench, cmd_plan, cmd_report, cmd_sweep, cmd_train
 from bridgefleet.cli.data import cmd_calibrate, cmd_inventory
-from bridgefleet.cli.numbers import NUMBER, WHOLE, number, whole
+from bridgefleet.cli.numbers import (
+    BUDGET_MULTIPLE,
+    BUDGET_USD,
+    NUMBER,
+    WHOLE,
+    Refused,
+    number,
+    real_in,
+    whole_at_least,
+)
 from bridgefleet.cli.typos import unknown_arguments, unknown_command
 from bridgefleet.cli.yardstick import cmd_bound, cmd_evaluate, cmd_scenarios
 from bridgefleet.config.seeds import TEST_SEED
@@ -92,11 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--device", default="auto", help="cpu, cuda or auto")
     e.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     e.add_argument("--no-bound", action="store_true", help="skip the lagrangian planner and the upper bound")
-    e.add_argument("--budget-scale", type=NUMBER, help="every policy (and the bound) at this multiple of the sized "
-                   "annual budget (default 1; a run says when it did not learn at that budget: the default preset "
-                   "learns at 0.25 to 2)")
+    e.add_argument("--budget-scale", type=real_in(BUDGET_MULTIPLE), help="every policy (and the bound) at this "
+                   "multiple of the sized annual budget, at most 100 (default 1; a run says when it did not learn "
+                   "at that budget: the default preset learns at 0.25 to 2)")
     _bound_options(e)
-    e.set_defaults(func=cmd_evaluate)
+    e.set_defaults(func=cmd_evaluate, memory=(("--grid-step",), ("--episodes",)))
 
     bd = sub.add_parser("bound", help="upper bound on what any budget-feasible policy can reach, with its prices",
                         formatter_class=_Defaults, description="Compute an upper bound on what any maintenance "
@@ -105,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _evaluation_fleet_options(bd, "evaluation fleets")
     bd.add_argument("--json", metavar="FILE", help="also write the bound and prices as JSON")
     _bound_options(bd)
-    bd.set_defaults(func=cmd_bound)
+    bd.set_defaults(func=cmd_bound, memory=(("--grid-step", "--certify-step"), ("--episodes",)))
 
     d = _preset_defaults()
     sarsa = _preset_defaults("sarsa")
@@ -135,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="mixed precision: auto (bf16 on a CPU with native bf16, fp16 on CUDA, each only where a probe "
                    "finds it faster than fp32), on, off "
                    f"(default: {d['amp']})")
-    t.add_argument("--threads", help="torch threads: a number, or auto (probed on the allowed cores) "
+    t.add_argument("--threads", type=_threads_or_auto, help="torch threads: a number, or auto (probed on the "
+                   "allowed cores) "
                    f"(default: {d['threads']})")
     t.add_argument("--reprobe", action="store_true", help="probe precision and threads again (not the cache)")
     t.add_argument("--checkpoint-replay", action="store_true",
@@ -144,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", help="run directory (default runs/<preset>-<time>)")
     t.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its latest checkpoint")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
-    t.set_defaults(func=cmd_train)
+    t.set_defaults(func=cmd_train, memory=((), ("--num-envs",)))
 
     pl = sub.add_parser("plan", help="write a multi-year maintenance plan (a trained run's, or the planner's)",
                         formatter_class=_Defaults, description="Write a bridge × year maintenance plan with its "
@@ -160,11 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--county", help="keep one county (NBI item 3; without a run)")
     pl.add_argument("--owner", help="keep one owner (NBI item 22; without a run)")
     budget = pl.add_mutually_exclusive_group()
-    budget.add_argument("--budget-scale", type=NUMBER, help="the annual budget as a multiple of the sized budget "
-                        "(default 1; a run says when it did not learn at that budget: the default preset learns at "
-                        "0.25 to 2)")
-    budget.add_argument("--budget-usd", type=NUMBER, help="the annual budget, USD a year: 1000000, 1,000,000 or "
-                        "1e6 (split between the agencies as the sized one)")
+    budget.add_argument("--budget-scale", type=real_in(BUDGET_MULTIPLE), help="the annual budget as a multiple of "
+                        "the sized budget, at most 100 (default 1; a run says when it did not learn at that budget: "
+                        "the default preset learns at 0.25 to 2)")
+    budget.add_argument("--budget-usd", type=real_in(BUDGET_USD), help="the annual budget, USD a year: 1000000, "
+                        "1,000,000 or 1e6 (1,000 and 1.000 are refused: a thousand, or one where the comma or point "
+                        "is decimal; split between the agencies as the sized one)")
     pl.add_argument("--out", help="plan CSV path, or a folder (plan.csv inside it; a path without a suffix is "
                     "taken as a folder); plan_summary.csv (a row per year) and plan.png beside it (default: "
                     "RUN_DIR/plan.csv, or plan.csv)")
@@ -188,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seed", type=WHOLE, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     _threads_option(pl)
-    pl.set_defaults(func=cmd_plan)
+    pl.set_defaults(func=cmd_plan, memory=((), ("--samples", "--years")))
 
     r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
                        formatter_class=_Defaults, description="Write one self-contained HTML page for the budget "
@@ -211,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "'What each budget buys'")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     _threads_option(r)
-    r.set_defaults(func=cmd_report)
+    r.set_defaults(func=cmd_report, memory=((), ("--episodes", "--samples")))
 
     scn = sub.add_parser("scenarios", help="what each budget buys on FHWA's measures, and the least budget for "
                          "the 10 %% poor rule", formatter_class=_Defaults, description="The lagrangian planner at "
@@ -251,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     scn.add_argument("--out", default="scenarios", help="output folder")
     scn.add_argument("--quiet", action="store_true", help="no progress bar")
     _threads_option(scn)
-    scn.set_defaults(func=cmd_scenarios)
+    scn.set_defaults(func=cmd_scenarios, memory=(("--certify-step",), ("--episodes", "--years")))
 
     sw = sub.add_parser("sweep", help="search TrainConfig fields on Ray Tune (pip install 'bridgefleet[ray]')",
                         formatter_class=_Defaults, description="Search training settings (TrainConfig fields) on Ray "
@@ -352,16 +362,16 @@ def _inventory_options(p: argparse.ArgumentParser) -> None:
 
 
 def _share(text: str) -> float:
-    """An argparse type: a share of deck area in [0, 1] (--max-poor-deck-area)."""
-    try:
-        f = number(text, "--max-poor-deck-area")
-    except ValueError:
-        if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
-            f = math.nan
-        else:
-            raise argparse.ArgumentTypeError(f"{text!r}: give a share, e.g. 0.10") from None
+    """An argparse type: a share of deck area in [0, 1] (--max-poor-deck-area), read by :func:`number`."""
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        f = math.nan
+    else:
+        try:
+            f = number(text, "")
+        except Refused as exc:
+            raise argparse.ArgumentTypeError(f"{exc}; give a share, e.g. 0.10") from None
     if not 0.0 <= f <= 1.0:  # NaN too
-        raise argparse.ArgumentTypeError(f"{text}: must be a share in [0, 1] (0.10 for FHWA's rule)")
+        raise argparse.ArgumentTypeError(f"{text.strip()}: must be a share in [0, 1] (0.10 for FHWA's rule)")
     return f
 
 
@@ -394,28 +404,18 @@ def _fleet_model_option(p: argparse.ArgumentParser) -> None:
                         "for; plan-2025 = the model of the plan's published figures, docs/fleet-model.md)")
 
 
-def _at_least(low: int, why: str) -> Callable[[str], int]:
-    """An argparse type: a whole number ≥ ``low``; below it refused with ``why``."""
-
-    def parse(text: str) -> int:
-        try:
-            n = whole(text, "")
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number ≥ {low}") from None
-        if n < low:
-            raise argparse.ArgumentTypeError(f"{n}: {why}")
-        return n
-
-    return parse
-
-
-MAX_URBAN = _at_least(1, "at least 1 urban bridge under per-bridge control")
+MAX_URBAN = whole_at_least(1, "at least 1 urban bridge under per-bridge control")
 """--max-urban's type, on every command that has it."""
+
+
+def _threads_or_auto(text: str) -> int | str:
+    """An argparse type: ``train --threads``, a whole number ≥ 1 or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else whole_at_least(1, "at least 1 thread, or auto")(text)
 
 
 def _threads_option(p: argparse.ArgumentParser) -> None:
     # its own dest: train's --threads (a number or auto) goes to the training config instead
-    p.add_argument("--threads", dest="cpu_threads", type=_at_least(1, "at least 1 thread"), metavar="N",
+    p.add_argument("--threads", dest="cpu_threads", type=whole_at_least(1, "at least 1 thread"), metavar="N",
                    help="CPU threads of the DPs, the knapsacks and the network (default: every core this process "
                         "may use; give fewer on a shared machine)")
 
@@ -428,7 +428,7 @@ def _bound_options(p: argparse.ArgumentParser) -> None:
                         "--max-poor-deck-area on a fleet of at most 1,000 bridges, so the yearly poor deck area and "
                         "spend it plans to are closer to what the simulation gives; an estimate whatever the "
                         "step, the new-structure rating rounded to its grid)." + STEP_HELP)
-    p.add_argument("--bound-iters", type=_at_least(2, "the price search needs at least 2 DP solves"), default=80,
+    p.add_argument("--bound-iters", type=whole_at_least(2, "the price search needs at least 2 DP solves"), default=80,
                    help="most DP solves in the search for the prices (on a 0.2-point grid)")
     if p.prog.endswith(" bound"):
         p.add_argument("--certify-step", type=NUMBER, metavar="H",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from bridgefleet.cli.args import check_grid_step, files_read, fleet_config, fleet_options_given, write_json_said
-from bridgefleet.cli.numbers import numbers
+from bridgefleet.cli.numbers import BUDGET_MULTIPLE, BUDGET_USD, numbers
 from bridgefleet.paths import check_writable_file, check_writable_folder
 
 
@@ -237,7 +237,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from bridgefleet.evaluation.scenario_tables import SCENARIO_FILES, write_scenarios
     from bridgefleet.evaluation.scenarios import DEFAULT_SCALES, run_scenarios
 
-    scales, usd = numbers(args.budgets, "--budgets"), numbers(args.budgets_usd, "--budgets-usd")  # before any work
+    scales = numbers(args.budgets, "--budgets", BUDGET_MULTIPLE)  # before any work
+    usd = numbers(args.budgets_usd, "--budgets-usd", BUDGET_USD)
     out = check_writable_folder(args.out, "--out")  # before minutes of work
     reads = files_read(args)
     for name in SCENARIO_FILES:  # none of them may replace what the command reads
