@@ -13,8 +13,8 @@ from bridgefleet.config import ConfigError
 from bridgefleet.inventory.load import InventoryError, read_csv_inventory, read_nbi
 from bridgefleet.sweep.space import load_space
 
-CF = "must be in (0, 100] (the state's unit cost over DC's)"
-AS = "must be in (0, 1,000,000] (the multiplier turning deck_area, or length × width, into m²)"
+CF = "must be in [0.01, 100] (the state's unit cost over DC's; the 2017 costs run 0.57 to 1.33)"
+AS = "must be in [1e-6, 1,000,000] (the multiplier turning deck_area, or length × width, into m²; mm² is 1e-6)"
 
 TABLE = ("id,cond,built,area,aadt\n" + "".join(f"B{i},7,{1950 + i},100,1000\n" for i in range(12))
          + "C,6,{built},150,800\n")
@@ -79,15 +79,15 @@ def _space(tmp_path, space):
      "whole number"),
     ({"eps_decay_fraction": {"uniform": [0.5, 1.5]}},
      "field 'eps_decay_fraction' = 1.5 (uniform draws any number in [0.5, 1.5]): training option "
-     "eps_decay_fraction = 1.5: must be in (0, 1]"),
+     "eps_decay_fraction = 1.5: must be in [0.001, 1] (a share of the episodes)"),
     ({"double": {"uniform": [0, 1]}},
      "field 'double' = 0.0 (uniform draws any number in [0, 1]): training option double = 0.0: must be true or "
      "false"),
-    ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be in (0, 1] (Adam's "
-     "learning rate; default 1e-4)"),
+    ({"lr": {"choice": [0.001, -0.1]}}, "field 'lr' = -0.1: training option lr = -0.1: must be in [1e-8, 1] (Adam's "
+     "learning rate; default 1e-4; a smaller step is lost in 32-bit weights)"),
     ({"weight_average": {"uniform": [0.5, 1.0]}},
      "field 'weight_average' = 1.0 (uniform draws any number in [0.5, 1.0]): training option weight_average = 1.0: "
-     "must be in (0, 1), or left out"),
+     "must be in [0.01, 0.999] (the average's weight on itself; 1 would never move it), or left out"),
 ])
 def test_every_kind_of_sweep_value_is_checked_for_type_and_both_ends(tmp_path, space, message):
     p = _space(tmp_path, space)

@@ -154,3 +154,60 @@ def test_the_snbi_optional_numbers_are_read_as_the_required_ones(tmp_path: Path)
     assert inv.truck_share.tolist()[3] == pytest.approx(0.1) and all(x != x for x in inv.truck_share[:3].tolist())
     assert inv.detour_km.tolist()[3] == pytest.approx(8.04672) and all(x != x for x in inv.detour_km[:3].tolist())
     assert inv.latitude[0] != inv.latitude[0] and inv.latitude[1] == pytest.approx(38.9)
+
+
+# -- 3. closed ranges, the value echoed as written ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    # 1e-300 vehicles/day made every traffic weight (AADT / it) ** 0.5 overflow: NaN returns
+    ("aadt_reference: 1e-300", "aadt_reference = 1e-300: must be in [1, 999,999] vehicles/day (the AADT of traffic "
+                               "weight 1, a count of vehicles; below 1 every weight (AADT / it) ** aadt_exponent "
+                               "overflows)"),
+    ("annual_budget_usd: 1e400", "annual_budget_usd = 1e400: must be in [0, 1e15] USD a year"),  # not "= inf"
+    ("annual_budget_usd: 1.0e+400", "annual_budget_usd = 1.0e+400: must be in [0, 1e15] USD a year"),
+    ("fleet_seed: 1e19", "fleet_seed = 1e19: must be a whole number in [0, 1e18] (a seed)"),
+    ("fleet_seed: 2.5", "fleet_seed = 2.5: must be a whole number in [0, 1e18] (a seed)"),
+    ("n_urban: 1e400", "n_urban = 1e400: must be a whole number in [1, 1e7] bridges"),
+    ("cost_lambda: 1e-300", "cost_lambda = 1e-300: must be in [1e-9, 1] reward units per USD"),
+    ("discount: 1e-300", "discount = 1e-300: must be in [0.5, 1] per year"),
+])
+def test_a_config_number_outside_its_closed_range_is_echoed_as_written(tmp_path: Path, line: str, says: str) -> None:
+    from bridgefleet.config import FleetConfig
+
+    key, value = line.split(": ")
+    keys = {"n_urban": "3", "n_rural": "5", "horizon_years": "5", key: value}
+    p = tmp_path / "fleet.yaml"
+    p.write_text("".join(f"{k}: {v}\n" for k, v in keys.items()))
+    with pytest.raises(ConfigError) as exc:
+        FleetConfig.from_yaml(p)
+    assert str(exc.value).startswith(f"{p}: {says}") and "inf" not in str(exc.value)
+
+
+def test_a_whole_number_key_takes_its_range_however_written(tmp_path: Path) -> None:
+    from bridgefleet.config import FleetConfig
+
+    p = tmp_path / "fleet.yaml"
+    p.write_text("n_urban: 3.0\nn_rural: 5\nhorizon_years: 5\nfleet_seed: 1e18\naadt_reference: 1\n")
+    cfg = FleetConfig.from_yaml(p)
+    assert cfg.fleet_seed == 10**18 and type(cfg.fleet_seed) is int and cfg.n_urban == 3 and type(cfg.n_urban) is int
+    assert cfg.aadt_reference == 1.0
+
+
+def test_a_mapping_and_an_snbi_file_echo_1e400_as_written(tmp_path: Path) -> None:
+    p = _table(tmp_path, [])
+    for scale, shown in (("[0, 1e400]", "1e400"), ("[0, 1.0e+400]", "1.0e+400")):
+        m = tmp_path / "m.yaml"
+        m.write_text("id: id\ncondition: cond\nage: age\ndeck_area: area\naadt: adt\ncluster: rural\n"
+                     f"condition_scale: {scale}\n")
+        with pytest.raises(InventoryError) as exc:
+            load_inventory(p, m)
+        assert str(exc.value) == (f"{m}: mapping key 'condition_scale' = {shown}: must be in [-1,000,000, 1,000,000] "
+                                  "(an end of the index's scale)")
+    recs = [_bridge(f"B{k}") for k in range(20)]
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs).replace('"BH09": 1000', '"BH09": 1e400', 1), encoding="utf-8")
+    inv = load_inventory(s)
+    assert inv.dropped == [(1, "bad value: column BH09 of BID01 'B0' = '1e400': AADT 1e400: must be a whole number in "
+                               "[0, 999,999] vehicles/day (a count of vehicles; NBI item 29 codes 6 digits; the "
+                               "busiest bridges carry about 300,000)")]

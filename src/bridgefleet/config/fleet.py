@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -69,7 +70,9 @@ class ConfigError(ValueError):
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader that refuses a key given twice in one mapping (YAML 1.2 requires keys to be unique;
-    PyYAML would keep the last value silently, so a setting a user wrote first would be lost unseen)."""
+    PyYAML would keep the last value silently, so a setting a user wrote first would be lost unseen), and keeps a
+    number no float holds (``1.0e+400``) as the user wrote it (:class:`~bridgefleet.config.quantities.Written`), so
+    that its refusal echoes it rather than ``inf``."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Mark] = {}
@@ -86,6 +89,17 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     None, None, f"the key {key!r} is given twice, first on line {first.line + 1}",
                     key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
+
+
+def _float_as_written(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """A YAML float; one that overflows a float (not ``.inf``) as its text (:class:`quantities.Written`)."""
+    value = loader.construct_yaml_float(node)
+    if value in (math.inf, -math.inf) and ".inf" not in str(node.value).lower():
+        return quantities.Written(str(node.value))
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _float_as_written)
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -272,17 +286,15 @@ class FleetConfig:
                 raise bad(name, "must be true or false")
         for name in quantities.FLEET:  # 1e300 and 5e6 in a YAML file are numbers (YAML 1.2), not text
             setattr(self, name, quantities.yaml_number(getattr(self, name)))
-        for name in ("n_urban", "n_rural", "horizon_years", "fleet_seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise bad(name, "must be an integer")
-        if self.max_urban is not None and (isinstance(self.max_urban, bool) or not isinstance(self.max_urban, int)):
-            raise bad("max_urban", "must be a positive integer or null")
-        for name, limits in quantities.FLEET.items():
+        for name, limits in quantities.FLEET.items():  # the range, unit and whole-ness the message states
             value = getattr(self, name)
             if value is None and name in _OPTIONAL_NUMBERS:
                 continue
             _check_numbers(name, value, limits)
+        for name in ("n_urban", "n_rural", "horizon_years", "fleet_seed", "max_urban"):  # 1e18 is the count 10**18
+            value = getattr(self, name)
+            if isinstance(value, float):
+                setattr(self, name, int(value))
         for name, size in (("rating_rate_factors", 9), ("unit_costs_usd_per_m2", 5)):
             if len(getattr(self, name)) != size:
                 raise bad(name, f"must be {size} numbers")

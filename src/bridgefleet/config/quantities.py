@@ -32,17 +32,27 @@ def shown(x: float) -> str:
     the shortest form with a plain exponent (``1e300``, ``0.0133``)."""
     if math.isfinite(x) and x == int(x) and abs(x) < 1e7:
         return f"{int(x):,}"
-    return f"{x:g}".replace("e+", "e")
+    return re.sub(r"e\+?(-?)0*(?=[0-9])", r"e\1", f"{x:g}")  # 1e+07 → 1e7, 1e-09 → 1e-9
+
+
+class Written(str):
+    """A number as the user wrote it that no 64-bit float holds (``1e400``, ``1.0e+400``: infinite as a float), kept
+    as its text so that a refusal echoes it as written, never as ``inf``; it is no quantity's value (a range check
+    refuses it). Made by :func:`yaml_number`, the YAML loader of configs and mappings, and the SNBI reader's JSON
+    decoder."""
 
 
 def shown_value(value: Any) -> str:
     """A value as a message shows it, as the user wrote it: a float as Python writes it with a plain exponent
-    (``1.0``, ``1e300``), a whole number in digits, anything else by ``repr``."""
+    (``1.0``, ``1e300``), a whole number in digits, a :class:`Written` number as written (``1e400``), anything else
+    by ``repr``."""
+    if isinstance(value, Written):
+        return str(value)
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         return repr(value)
     if isinstance(value, int | np.integer):
         return str(value) if abs(value) < 10**16 else f"{float(value):.3e}".replace("e+", "e")
-    return repr(float(value)).replace("e+", "e")
+    return re.sub(r"e\+?(-?)0*(?=[0-9])", r"e\1", repr(float(value)))  # 1e-05 → 1e-5, as a user writes it
 
 
 YAML_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -52,10 +62,14 @@ text."""
 
 def yaml_number(value: Any) -> Any:
     """``value`` as a number where it is text YAML 1.2 reads as one (``"1e300"``, ``"5e6"``: PyYAML's YAML 1.1 reads
-    them as text); anything else unchanged (the range check says what it must be)."""
+    them as text), a :class:`Written` where no float holds it (``"1e400"``); anything else unchanged (the range check
+    says what it must be)."""
     if isinstance(value, str) and YAML_NUMBER.fullmatch(value.strip()):
         text = value.strip()
-        return int(text) if re.fullmatch(r"[-+]?[0-9]+", text) else float(text)
+        if re.fullmatch(r"[-+]?[0-9]+", text):
+            return int(text)
+        x = float(text)
+        return x if math.isfinite(x) else Written(text)
     return value
 
 
@@ -156,9 +170,10 @@ INVENTORY: dict[str, Quantity] = {
     "truck_share": Quantity(0.0, 1.0, "", "the truck share of traffic, NBI item 109 as a fraction", float32=True),
     "truck_percent": Quantity(0.0, 100.0, "%", "the truck share of traffic, NBI item 109", float32=True),
     "detour_km": Quantity(0.0, 199.0, "km", "NBI item 19; 199 = 199 km or more", float32=True),
-    "cost_factor": Quantity(0.0, 100.0, "", "the state's unit cost over DC's", low_open=True, float32=True),
-    "area_scale": Quantity(0.0, 1e6, "", "the multiplier turning deck_area, or length × width, into m²",
-                           low_open=True),
+    "cost_factor": Quantity(0.01, 100.0, "", "the state's unit cost over DC's; the 2017 costs run 0.57 to 1.33",
+                            float32=True),
+    "area_scale": Quantity(1e-6, 1e6, "", "the multiplier turning deck_area, or length × width, into m²; mm² is "
+                           "1e-6"),
     "condition_scale": Quantity(-1e6, 1e6, "", "an end of the index's scale"),
     "state_code": Quantity(1.0, 99.0, "", "an FHWA state code, NBI item 1", whole=True),
     "year": Quantity(1.0, 9999.0, "", "a year", whole=True),
@@ -172,7 +187,7 @@ FLEET: dict[str, Quantity] = {
     "n_urban": Quantity(1, MAX_BRIDGES, "bridges", whole=True),
     "n_rural": Quantity(1, MAX_BRIDGES, "bridges", whole=True),
     "horizon_years": Quantity(1, 1000, "years", "an episode's length", whole=True),
-    "fleet_seed": Quantity(0, 1e18, "", "a seed", whole=True),
+    "fleet_seed": Quantity(0, 10**18, "", "a seed", whole=True),
     "max_urban": Quantity(1, MAX_BRIDGES, "bridges", "urban bridges under per-bridge control", whole=True),
     "annual_budget_usd": Quantity(0.0, MAX_BUDGET_USD, "USD a year", "a municipality's maintenance budget; "
                                   "sums of larger ones overflow"),
@@ -184,20 +199,24 @@ FLEET: dict[str, Quantity] = {
     "deterioration_cv": Quantity(0.0, 10.0, "", "the coefficient of variation of the yearly drop"),
     "ysm_acceleration": Quantity(0.0, 10.0, "per year", "growth of the mean drop per year since maintenance"),
     "rating_rate_factors": Quantity(0.0, 1000.0, "", "a multiplier of the deterioration rate"),
-    "shock_probability": Quantity(0.0, 1.0, "per year", "a probability below 1", high_open=True),
+    "shock_probability": Quantity(0.0, 0.99, "per year", "a yearly probability; 1 would damage every bridge "
+                                  "every year"),
     "shock_mean_drop": Quantity(0.0, 9.0, "rating points"),
     "new_structure_rate": Quantity(0.0, 9.0, "rating points per year"),
-    "new_structure_rating": Quantity(0.0, 9.0, "rating points", low_open=True),
+    "new_structure_rating": Quantity(1.0, 9.0, "rating points", "a new structure's rating; NBI 0 is failed"),
     "target_condition": Quantity(0.0, 9.0, "rating points"),
     "critical_rating": Quantity(0.0, 9.0, "rating points"),
     "critical_penalty": Quantity(0.0, 1e6, "utility per rating point squared"),
-    "aadt_reference": Quantity(0.0, 999_999.0, "vehicles/day", "the AADT of traffic weight 1", low_open=True),
+    "aadt_reference": Quantity(1.0, 999_999.0, "vehicles/day", "the AADT of traffic weight 1, a count of "
+                               "vehicles; below 1 every weight (AADT / it) ** aadt_exponent overflows"),
     "aadt_exponent": Quantity(0.0, 3.0, "", "the traffic weight's exponent: (AADT / aadt_reference) ** it; a "
                               "negative one makes a bridge without traffic weigh infinitely"),
     "poor_user_cost_usd_per_aadt": Quantity(0.0, 1e6, "USD a year per vehicle/day", "the user cost of a poor "
                                             "bridge; default 411.7"),
-    "cost_lambda": Quantity(0.0, 1.0, "reward units per USD", "default 1e-5"),
-    "discount": Quantity(0.0, 1.0, "per year", "a discount factor", low_open=True),
+    "cost_lambda": Quantity(1e-9, 1.0, "reward units per USD", "default 1e-5: a reward unit is USD 100,000; "
+                            "at 1e-9 it is USD 10⁹"),
+    "discount": Quantity(0.5, 1.0, "per year", "a yearly discount factor; 0.5 is a 100 % discount rate, far above "
+                         "any agency's"),
     "unit_costs_usd_per_m2": Quantity(0.0, 100_000.0, "USD/m²", "an action's cost per m² of deck; a new bridge "
                                       "costs about USD 2,500/m²"),
 }
@@ -211,25 +230,25 @@ INITIAL_RATING = (Quantity(0.0, 20.0, "rating points", "the intercept"),
 # The training options' numbers
 
 TRAINING: dict[str, Quantity] = {
-    "lr": Quantity(0.0, 1.0, "", "Adam's learning rate; default 1e-4", low_open=True),
-    "updates_per_step": Quantity(0.0, 1000.0, "", "learner updates per vector-env step", low_open=True),
-    "grad_clip": Quantity(0.0, 1e6, "", "the gradient-norm clip", low_open=True),
+    "lr": Quantity(1e-8, 1.0, "", "Adam's learning rate; default 1e-4; a smaller step is lost in 32-bit weights"),
+    "updates_per_step": Quantity(0.001, 1000.0, "", "learner updates per vector-env step"),
+    "grad_clip": Quantity(1e-6, 1e6, "", "the gradient-norm clip"),
     "per_alpha": Quantity(0.0, 1.0),
     "per_beta_start": Quantity(0.0, 1.0),
     "eps_start": Quantity(0.0, 1.0),
     "eps_end": Quantity(0.0, 1.0),
-    "eps_decay_fraction": Quantity(0.0, 1.0, low_open=True),
-    "lr_end_fraction": Quantity(0.0, 1.0, low_open=True),
-    "lr_drop_factor": Quantity(0.0, 1.0, low_open=True),
+    "eps_decay_fraction": Quantity(0.001, 1.0, "", "a share of the episodes"),
+    "lr_end_fraction": Quantity(0.001, 1.0, "", "a share of lr"),
+    "lr_drop_factor": Quantity(0.001, 1.0, "", "a multiplier of lr"),
     "greedy_bootstrap": Quantity(0.0, 1.0),
     "min_samples_per_transition": Quantity(0.0, 1000.0, "", "samples per stored transition"),
     "margin_weight": Quantity(0.0, 1e6, "", "the weight of rows near the teacher's margin"),
-    "fit_warmup": Quantity(0.0, 1.0, "", "a share of each fit's steps", high_open=True),
-    "reward_scale": Quantity(0.0, 1e6, "", "the rewards' multiplier; default 0.01", low_open=True, float32=True),
-    "polyak_tau": Quantity(0.0, 1.0, low_open=True),
-    "weight_average": Quantity(0.0, 1.0, low_open=True, high_open=True),
+    "fit_warmup": Quantity(0.0, 0.99, "", "a share of each fit's steps"),
+    "reward_scale": Quantity(1e-9, 1e6, "", "the rewards' multiplier; default 0.01", float32=True),
+    "polyak_tau": Quantity(1e-4, 1.0, "", "the target network's step toward the online one"),
+    "weight_average": Quantity(0.01, 0.999, "", "the average's weight on itself; 1 would never move it"),
     "budget_scale_range": Quantity(0.0, 100.0, "", "a multiple of the sized budget"),
-    "teacher_levels": Quantity(0.0, 100.0, "", "a multiple of the sized budget", low_open=True),
+    "teacher_levels": Quantity(0.01, 100.0, "", "a multiple of the sized budget"),
 }
 """The ranges of :class:`bridgefleet.config.training.TrainConfig`'s real-valued options (a list option: each of
 its numbers); whole-number options keep their own rules there."""

@@ -241,7 +241,8 @@ class TrainConfig:
                      "min_samples_per_transition", "margin_weight", "fit_warmup"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ConfigError(f"training option {name} = {value!r}: must be a finite number", name)
+                raise ConfigError(f"training option {name} = {quantities.shown_value(value)}: must be a finite "
+                                  "number", name)
         for name in quantities.TRAINING:  # each number in its range (quantities.TRAINING: the unit and why)
             value = getattr(self, name)
             if value is not None and (name != "reward_scale" or isinstance(value, int | float)):
@@ -252,7 +253,8 @@ class TrainConfig:
                      "teacher_rows_kept"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"training option {name} = {value!r}: must be a whole number", name)
+                raise ConfigError(f"training option {name} = {quantities.shown_value(value)}: must be a whole "
+                                  "number", name)
             if abs(value) > quantities.MAX_COUNT:  # the counters are 64-bit; the ranges below say the rest
                 raise ConfigError(f"training option {name} = {quantities.shown_value(value)}: must be at most "
                                   f"{quantities.shown(quantities.MAX_COUNT)} in size", name)

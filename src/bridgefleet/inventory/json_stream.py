@@ -5,11 +5,13 @@ file streams through :func:`bridgefleet.inventory.snbi.read_snbi` in the memory 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from bridgefleet.config.quantities import Written
 from bridgefleet.inventory.model import InventoryError
 from bridgefleet.inventory.rows import _Progress
 from bridgefleet.textfile import TextFile
@@ -20,6 +22,18 @@ _NOT_SPACE = re.compile(r"[^ \t\n\r]")
 _MAY_BE_TEMPORARY = ("-T", "-t", "-U", "-u", "\\u")
 """A record's JSON text without any of these holds no temporary code (a value ending in ``-T``, or ``T-U``, any case;
 ``\\u`` escapes aside): its values need no look."""
+
+_HUGE = re.compile(r"[eE]\+?[0-9]{3}|[0-9]{309}")
+"""Text that may hold a number no float holds (an exponent of three digits, or 309 digits in a row): a record with it
+is decoded again keeping such a number as written (:func:`_float_as_written`)."""
+
+
+def _float_as_written(text: str) -> float | Written:
+    """A JSON number with a fraction or exponent as a float, or as the user wrote it (:class:`Written`) where no float
+    holds it (``1e400``), so a refusal echoes it, not ``inf``."""
+    x = float(text)
+    return x if math.isfinite(x) else Written(text)
+
 
 JSON_CHUNK = 1 << 20
 """Characters read at a time by :class:`_JsonArray` (a record spanning two reads is decoded again from its start)."""
@@ -55,7 +69,8 @@ class _JsonArray:
 
     def __init__(self, path: Path, text: TextFile):
         self.path, self.text = path, text
-        self.decoder = json.JSONDecoder()
+        self.decoder = json.JSONDecoder(parse_constant=Written)  # NaN, Infinity: kept as written
+        self.exact = json.JSONDecoder(parse_constant=Written, parse_float=_float_as_written)
 
     def iterate(self, what: str) -> Iterator[Any]:
         """The records, read again; ``what`` names the pass on the progress bar."""
@@ -152,6 +167,8 @@ class _JsonStream:
             if end > len(self.buf) - 64 and self.more():  # a number may go on (123.5 of 123.5e3)
                 continue
             start, self.i = self.i, end
+            if _HUGE.search(self.buf, start, end):  # a number no float holds (1e400): kept as written
+                value = self.source.exact.raw_decode(self.buf, start)[0]
             return value, start
 
     def records(self, hint: bool) -> Iterator[tuple[Any, bool]]:

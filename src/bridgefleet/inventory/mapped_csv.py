@@ -15,7 +15,7 @@ import yaml
 
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.config.names import unknown_names
-from bridgefleet.config.quantities import INVENTORY, shown_value, yaml11_text_number, yaml_number
+from bridgefleet.config.quantities import INVENTORY, Written, shown_value, yaml11_text_number, yaml_number
 from bridgefleet.inventory.model import (
     _BAD,
     BUNDLED_MAPPINGS,
@@ -117,7 +117,7 @@ def _source(m: Mapping[str, Any], key: str, source: str) -> str | Constant | Non
             return Constant(str(v).strip())
     elif v is None:
         return None
-    elif isinstance(v, str) and not yaml11_text_number(v):
+    elif isinstance(v, str) and not isinstance(v, Written) and not yaml11_text_number(v):
         return v
     elif isinstance(v, int | float | str) and not isinstance(v, bool):  # aadt: 1e4 is a number to a user
         return Constant(str(v).strip())

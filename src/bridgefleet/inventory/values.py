@@ -108,7 +108,7 @@ def _number(value: str, column: str, what: str, *, required: bool = True, minimu
     x = spreadsheet_number(v)
     if x is None:
         raise _RowProblem(_BAD, _not_a_number(v, f"{what} is not a number"), column, v)
-    if not math.isfinite(x):  # 1e999
+    if not math.isfinite(x) and limits is None:  # 1e999 (with limits: the range says what it must be)
         raise _RowProblem(_BAD, f"{what} is not finite", column, v)
     if minimum is not None and x < minimum:
         why = f"negative {what}" if minimum == 0 else f"{what} below {minimum:g}"
@@ -121,11 +121,12 @@ def _in_range(x: float, key: str, what: str, column: str | None, value: str | No
     unit and precision it is used in).
 
     Raises:
-        _RowProblem: a bad value naming ``what``, ``x``, the range and its unit (the row is dropped with it).
+        _RowProblem: a bad value naming ``what``, ``x`` as written (``value``; ``1e400``, never ``inf``), the range and
+            its unit (the row is dropped with it).
     """
     why = INVENTORY[key].problem(x)
     if why is not None:
-        raise _RowProblem(_BAD, f"{what} {shown(x)}: {why}", column, value)
+        raise _RowProblem(_BAD, f"{what} {value or shown(x)}: {why}", column, value)
     return x
 
 
