@@ -487,7 +487,7 @@ def fit_coupling(p: np.ndarray, x0: np.ndarray, x1: np.ndarray) -> CouplingFit:
     In a year the components move together (one uniform u draws every component's next rating from its row of
     ``p``: the comonotone coupling of the three rows) with probability w, independently otherwise; each
     component's own one-year matrix is ``p[c]`` either way (``bridgefleet.sim.components``). The likelihood of a
-    joint move x0 → x1 is w · |∩_c [F_c(x1_c − 1), F_c(x1_c))| + (1 − w) · Π_c p[c][x0_c, x1_c], F_c the
+    joint move x0 → x1 is w · |∩_c [F_c(x1_c − 1), F_c(x1_c))| + (1 − w) · Π_c ``p[c][x0_c, x1_c]``, F_c the
     cumulative row; w maximises it over the bridge-years (``scipy.optimize.minimize_scalar``, bounded).
 
     Args:

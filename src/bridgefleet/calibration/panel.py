@@ -164,11 +164,11 @@ def read_panel(path: str | Path) -> Panel:
         Panel (arrays described there).
 
     Raises:
-        ValueError (one line: file, row, column): a required column missing; a rating other than 0–9 (``7`` or
-        ``7.0``), ``N`` or blank (``6.5``, ``1e0``, ``+6`` refused); a year, year built or ``nhs`` that is not a
-        whole number (``nhs`` 0/1); an area that is not a number ≥ 0; a bridge-year given twice or a year not
-        after the bridge's previous one; a bridge's rows not together; the deck, superstructure or substructure
-        with no rating on any row (the culvert may have none: an agency without culverts); an empty file; no rows.
+        ValueError (one line: file, row, column): a required column missing; a rating other than 0–9 (``7`` or ``7.0``),
+            ``N`` or blank (``6.5``, ``1e0``, ``+6`` refused); a year, year built or ``nhs`` that is not a whole number
+            (``nhs`` 0/1); an area that is not a number ≥ 0; a bridge-year given twice or a year not after the bridge's
+            previous one; a bridge's rows not together; the deck, superstructure or substructure with no rating on any
+            row (the culvert may have none: an agency without culverts); an empty file; no rows.
     """
     path = Path(path)
     reader, f = _open(path)
@@ -283,9 +283,9 @@ def read_works(path: str | Path, panel: Panel | None = None) -> Works:
         Works (arrays described there).
 
     Raises:
-        ValueError (one line: file, row, column): a required column missing; a year that is not a whole number
-        1900–2100 or a blank start year; an end year before the start year; spending that is not a number ≥ 0;
-        a bridge the panel does not have.
+        ValueError (one line: file, row, column): a required column missing; a year that is not a whole number 1900–2100
+            or a blank start year; an end year before the start year; spending that is not a number ≥ 0; a bridge the
+            panel does not have.
     """
     path = Path(path)
     reader, f = _open(path)

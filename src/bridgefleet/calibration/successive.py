@@ -206,11 +206,11 @@ def read_successive(paths: Sequence[str | Path], years: Sequence[int] | None = N
 
     Raises:
         ValueError (one line naming the file or files): fewer than two files; a file named twice; ``years`` not one
-        whole year 1900–2100 per file; a file that is not an NBI or SNBI inventory (the reader's refusal, naming
-        its line and column); a file whose year cannot be told (give ``years``); two files of the same year (a
-        bridge-year given twice: one of the bridges they share is named); a file that shares no bridge (state +
-        bridge number) with the others (different states: their codes are named); the deck, superstructure or
-        substructure with no rating 1–9 in any file.
+            whole year 1900–2100 per file; a file that is not an NBI or SNBI inventory (the reader's refusal, naming its
+            line and column); a file whose year cannot be told (give ``years``); two files of the same year (a
+            bridge-year given twice: one of the bridges they share is named); a file that shares no bridge (state +
+            bridge number) with the others (different states: their codes are named); the deck, superstructure or
+            substructure with no rating 1–9 in any file.
     """
     paths = [Path(p) for p in paths]
     if len(paths) < 2:

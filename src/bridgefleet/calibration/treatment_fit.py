@@ -335,8 +335,8 @@ class CostSummary:
     """USD per m² of deck over a kind's events with known spending and area (nominal USD of the project years).
 
     Attributes:
-        n: events; median, q25, q75: quantiles of the per-event USD/m²; aggregate: Σ USD / Σ m² (what a fleet
-        pays per m² treated); all NaN when n = 0.
+        n: events; median, q25, q75: quantiles of the per-event USD/m²; aggregate: Σ USD / Σ m² (what a fleet pays per
+            m² treated); all NaN when n = 0.
     """
 
     n: int
@@ -374,10 +374,10 @@ class DeckDropEvidence:
     """Yearly deck drops after no-rise projects against the no-work baseline at the same deck rating.
 
     Attributes:
-        bridge_years: yearly deck pairs observed after the projects; observed: drops among them; expected:
-        Σ baseline drop probability of their ratings; ratio: observed / expected (the slowdown factor);
-        ci_low, ci_high: exact Poisson 95 % interval of the ratio; baseline: (10,) float64 yearly no-work drop
-        probability per deck rating (NaN where no pairs).
+        bridge_years: yearly deck pairs observed after the projects; observed: drops among them; expected: Σ baseline
+            drop probability of their ratings; ratio: observed / expected (the slowdown factor); ci_low, ci_high: exact
+            Poisson 95 % interval of the ratio; baseline: (10,) float64 yearly no-work drop probability per deck rating
+            (NaN where no pairs).
     """
 
     bridge_years: int

@@ -19,9 +19,11 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     """Run the sweep (or resume the one in ``out`` with ``resume``) and write sweep.csv / sweep.md.
 
     Raises:
-        ConfigError: a bad space (names the field). ModuleNotFoundError: Ray missing (says how to install it).
-        ConnectionError: an unreachable ``ray_address``. FileExistsError / FileNotFoundError: ``out`` holds
-        a sweep and ``resume`` is not set, or holds none and it is.
+        ConfigError: a bad space (names the field).
+        ModuleNotFoundError: Ray missing (says how to install it).
+        ConnectionError: an unreachable ``ray_address``.
+        FileExistsError: ``out`` holds a sweep and ``resume`` is not set.
+        FileNotFoundError: ``resume`` is set and ``out`` holds no sweep.
     """
     from bridgefleet.sweep import ray_run
 
