@@ -211,3 +211,44 @@ def test_a_mapping_and_an_snbi_file_echo_1e400_as_written(tmp_path: Path) -> Non
     assert inv.dropped == [(1, "bad value: column BH09 of BID01 'B0' = '1e400': AADT 1e400: must be a whole number in "
                                "[0, 999,999] vehicles/day (a count of vehicles; NBI item 29 codes 6 digits; the "
                                "busiest bridges carry about 300,000)")]
+
+
+# -- 8. a mapping gives each input one way; its constants are listed ----------------------------------------
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    ({"year_built": 1990, "year": 2019}, "mapping keys 'age' (column age) and 'year_built' (constant 1990) both give "
+                                         "the age; 'year_built' would be ignored: give one of them"),
+    ({"length": 10}, "mapping keys 'deck_area' (column area) and 'length' (constant 10) both give the deck area; "
+                     "'length' would be ignored: give one of them"),
+    ({"truck_share": 0.2, "truck_percent": "adt"}, "mapping keys 'truck_percent' (column adt) and 'truck_share' "
+                                                   "(constant 0.2) both give the truck share; 'truck_share' would be "
+                                                   "ignored: give one of them"),
+    ({"ysm": 3, "year_reconstructed": 2000}, "mapping keys 'ysm' (constant 3) and 'year_reconstructed' (constant "
+                                             "2000) both give the years since maintenance; 'year_reconstructed' would "
+                                             "be ignored: give one of them"),
+])
+def test_one_input_given_two_ways_is_refused_naming_both_keys(tmp_path: Path, extra: dict, says: str) -> None:
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(tmp_path / "not-read.csv", {**_MAPPING, **extra})  # refused before the table is read
+    assert str(exc.value) == f"mapping: {says}"
+
+
+@pytest.mark.parametrize("key", ["deck_area", "length"])
+def test_a_constant_deck_area_of_0_is_refused_before_the_table_is_read(tmp_path: Path, key: str) -> None:
+    mapping = {**_MAPPING, key: 0} if key == "deck_area" else {
+        **{k: v for k, v in _MAPPING.items() if k != "deck_area"}, "length": 0, "width": 5}
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(tmp_path / "not-read.csv", mapping)
+    assert str(exc.value).startswith(f"mapping: mapping key '{key}' = 0: every bridge's deck area would be 0 (none "
+                                     "kept); a deck area must be in [1, 1,000,000] m²")
+
+
+def test_every_constant_is_listed_cluster_and_nhs_included(tmp_path: Path) -> None:
+    p = _table(tmp_path, [])
+    inv = load_inventory(p, {**_MAPPING, "aadt": 500, "cluster": {"value": "urban"}, "nhs": {"value": 1}})
+    assert inv.n_urban == 40 and inv.on_nhs.all()
+    assert "from the mapping, the same for every bridge: aadt = 500, cluster = urban, nhs = 1 (on the NHS)" in inv.notes
+    bare = load_inventory(p, {**_MAPPING, "nhs": 0})  # a YAML number is a constant, as for every other input
+    assert bare.n_urban == 0 and not bare.on_nhs.any() and (bare.nhs == 0.0).all()
+    assert "from the mapping, the same for every bridge: cluster = rural, nhs = 0 (not on the NHS)" in bare.notes

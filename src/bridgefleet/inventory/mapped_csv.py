@@ -60,24 +60,25 @@ MAPPING_KEYS = {
     "culvert_condition": "culvert rating column, counted with the condition columns (lowest coded one)",
     "condition_scale": "[low, high] of an index's scale (any number in it), mapped linearly onto 0–9 (default: NBI "
                        "codes 0–9)",
-    "age": "column of age in years (or give year_built)",
+    "age": "column of age in years (or give year_built; not both)",
     "year_built": "column of the year built (needs year or a year column)",
     "year_reconstructed": "column of the year of the last reconstruction (bounds ysm)",
     "year": "inventory year (number) for year_built",
     "ysm": "column of years since maintenance (default min(age, YSM_CAP))",
-    "deck_area": "column of deck area (or give length and width)",
+    "deck_area": "column of deck area (or give length and width; not both)",
     "length": "column of structure length",
     "width": "column of deck width",
     "area_scale": "multiplier turning deck_area / length × width into m² (default 1)",
     "aadt": "column of traffic, vehicles/day (required; or a constant: aadt: 10000)",
-    "cluster": "rule: 'urban' | 'rural' | {column, urban: [values], rural: [values]} | "
+    "cluster": "rule: 'urban' | 'rural' (or {value: urban}) | {column, urban: [values], rural: [values]} | "
                "{functional_class: column}",
     "county": "column of the county code",
     "truck_share": "column of the truck share of traffic (NBI item 109), a fraction 0–1 (default 0.10)",
     "truck_percent": "column of the truck share in percent 0–100 (NBI item 109 as coded)",
     "detour_km": "column of the detour length, km (NBI item 19; default 8)",
     "nhs": "National Highway System rule: column coded as NBI item 104 (1 on the NHS, 0 not) | "
-           "{column, values: [values on the NHS]} (other values: not on it; blank: not coded)",
+           "{column, values: [values on the NHS]} (other values: not on it; blank: not coded) | 1 / 0 (or "
+           "{value: 1}) for every bridge",
     "owner": "column of the owner code",
     "state_code": "FHWA state code (item 1) of every bridge: sets cost_factor and state",
     "cost_factor": "explicit cost factor (overrides state_code)",
@@ -149,7 +150,10 @@ def _load_mapping(mapping: Mapping[str, Any] | str | Path) -> tuple[dict[str, An
 
 
 def _cluster_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], bool | None]]:
-    """(column or None, value → True urban / False rural / None unknown)."""
+    """(column or None, value → True urban / False rural / None unknown); ``urban`` / ``rural`` or
+    ``{value: urban}`` / ``{value: rural}``: every bridge alike."""
+    if isinstance(rule, dict) and set(rule) == {"value"}:
+        rule = rule["value"] if rule["value"] in ("urban", "rural") else rule
     if rule in ("urban", "rural"):
         return None, lambda _v: rule == "urban"
     if isinstance(rule, dict) and set(rule) == {"functional_class"}:
@@ -165,8 +169,8 @@ def _cluster_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], b
             raise InventoryError(f"cluster values {sorted(both)} are listed as both urban and rural", source,
                                  column=str(rule["column"]))
         return str(rule["column"]), lambda v: True if v in urban else False if v in rural else None
-    raise InventoryError(f"cluster must be 'urban', 'rural', {{column, urban, rural}} or "
-                         f"{{functional_class: column}}, got {rule!r}", source)
+    raise InventoryError(f"cluster must be 'urban', 'rural' ({{value: urban}}, {{value: rural}}), {{column, urban, "
+                         f"rural}} or {{functional_class: column}}, got {rule!r}", source)
 
 
 def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float]]:
@@ -180,9 +184,9 @@ def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float
     """
     if rule is None:
         return None, lambda _v: math.nan
-    if isinstance(rule, dict) and set(rule) == {"value"} and rule["value"] in (0, 1) \
-            and not isinstance(rule["value"], float):  # every bridge on (1) or off (0) the NHS
-        on = float(rule["value"])
+    constant = rule["value"] if isinstance(rule, dict) and set(rule) == {"value"} else rule
+    if constant in (0, 1) and type(constant) is int:  # every bridge on (1) or off (0) the NHS: {value: 1} or 1
+        on = float(constant)
         return None, lambda _v: on
     if isinstance(rule, str):
         return rule, nhs_item_104
@@ -191,7 +195,8 @@ def _nhs_rule(rule: Any, source: str) -> tuple[str | None, Callable[[str], float
         on = {str(x) for x in rule["values"]}
         return str(rule["column"]), lambda v: math.nan if v == "" else 1.0 if v in on else 0.0
     raise InventoryError(f"nhs must be a column coded as NBI item 104 (1 / 0), {{column, values: [...]}} with at "
-                         f"least one value, or {{value: 1}} / {{value: 0}} for every bridge, got {rule!r}", source)
+                         f"least one value, or 1 / 0 ({{value: 1}} / {{value: 0}}) for every bridge, got {rule!r}",
+                         source)
 
 
 def _constant(m: Mapping[str, Any], key: str, source: str, default: float | None = None) -> float:
@@ -287,6 +292,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
     else:
         sources = {"condition": _source(m, "condition", msource)}
     sources.update({k: _source(m, k, msource) for k in COLUMN_OR_CONSTANT if k != "condition"})
+    _one_way_each(sources, msource)
     columns = {k: v for k, v in sources.items() if isinstance(v, str)}
     constants = {k: v.text for k, v in sources.items() if isinstance(v, Constant)}
     if sources["age"] is None and year is None:
@@ -385,12 +391,41 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [decoded.describe(), f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]
-    if constants:
+    alike = dict(constants)
+    if cluster_col is None:
+        alike["cluster"] = str(m["cluster"]["value"] if isinstance(m["cluster"], dict) else m["cluster"])
+    if nhs_col is None and m.get("nhs") is not None:
+        alike["nhs"] = "1 (on the NHS)" if nhs_of("") == 1.0 else "0 (not on the NHS)"
+    if alike:
         notes.append("from the mapping, the same for every bridge: "
-                     + ", ".join(f"{k} = {v}" for k, v in constants.items()))
+                     + ", ".join(f"{k} = {v}" for k, v in alike.items()))
     if (lo, hi) != (0.0, 9.0):
         notes.append(f"condition rescaled from {lo:g}–{hi:g} to 0–9 (approximation)")
     return _inventory(path, bridges, dropped, year, notes)
+
+
+ALTERNATIVES = (("age", "year_built", "the age"), ("deck_area", "length", "the deck area"),
+                ("deck_area", "width", "the deck area"), ("truck_percent", "truck_share", "the truck share"),
+                ("ysm", "year_reconstructed", "the years since maintenance"))
+"""Mapping keys that give one input two ways, the first used where both are given (an age over a year built, a deck
+area over length × width, a truck percent over a share, years since maintenance over a reconstruction year): given
+both, the second would be ignored without a word, so the mapping is refused (:func:`_one_way_each`)."""
+
+
+def _one_way_each(sources: Mapping[str, str | Constant | None], source: str) -> None:
+    """Each input given one way: no pair of :data:`ALTERNATIVES` both given (a column or a constant each).
+
+    Raises:
+        InventoryError: one line naming both keys, what each gives, and which would be ignored.
+    """
+    def given(v: str | Constant) -> str:
+        return f"constant {v.text}" if isinstance(v, Constant) else f"column {v}"
+
+    for first, second, what in ALTERNATIVES:
+        a, b = sources.get(first), sources.get(second)
+        if a is not None and b is not None:
+            raise InventoryError(f"mapping keys {first!r} ({given(a)}) and {second!r} ({given(b)}) both give {what}; "
+                                 f"{second!r} would be ignored: give one of them", source)
 
 
 def _check_constants(constants: dict[str, str], convert: Mapping[str, Callable[[str, str], Any]],
@@ -422,19 +457,22 @@ def _check_constants(constants: dict[str, str], convert: Mapping[str, Callable[[
 def _check_constant_area(constants: Mapping[str, str], area_scale: float, source: str, deck_area: bool) -> None:
     """A deck area the constants give every bridge (``deck_area``, or ``length`` and ``width`` where the mapping has
     no ``deck_area``), × area_scale, is one a bridge may have: refused in one line naming the keys, not a dropped
-    row per bridge.
+    row per bridge; a constant ``deck_area``, ``length`` or ``width`` of 0 (every deck area 0) is refused alike.
 
     Raises:
-        InventoryError: above :data:`bridgefleet.inventory.values.MAX_DECK_AREA_M2` m², naming the keys and values.
+        InventoryError: 0, below 1 m² or above :data:`bridgefleet.inventory.values.MAX_DECK_AREA_M2` m², naming the
+            keys and values.
     """
+    for k in ("deck_area", "length", "width"):
+        if k in constants and not spreadsheet_number(_clean(constants[k])):
+            raise InventoryError(f"mapping key {k!r} = {constants[k]}: every bridge's deck area would be 0 (none "
+                                 f"kept); a deck area {INVENTORY['deck_area'].need()}", source)
     keys = [k for k in ((("deck_area",),) if deck_area else (("length", "width"),)) if all(x in constants for x in k)]
     if not keys:
         return
     area = area_scale
     for k in keys[0]:
         area *= spreadsheet_number(_clean(constants[k])) or 0.0
-    if area <= 0.0:
-        return  # a 0 is each row's "no deck area"
     try:
         _deck_area(area, "", "")
     except _RowProblem as p:
