@@ -156,6 +156,20 @@ def test_the_snbi_optional_numbers_are_read_as_the_required_ones(tmp_path: Path)
     assert inv.latitude[0] != inv.latitude[0] and inv.latitude[1] == pytest.approx(38.9)
 
 
+def test_an_snbi_urban_code_that_is_not_digits_is_a_bad_value_not_urban(tmp_path: Path) -> None:
+    recs = [_bridge(f"B{k}") for k in range(60)]
+    codes = ["abc", "1.0", "+4790", "４７９００", "999999", 4790, "99998", "47900"]
+    for rec, code in zip(recs, codes, strict=False):
+        rec["Features"][1]["BH02"] = code
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
+    inv = load_inventory(s)
+    assert [line for line, _ in inv.dropped] == [1, 2, 3, 4, 5] and inv.kept == 55
+    assert inv.dropped[0][1] == ("bad value: column BH02 of BID01 'B0' = 'abc': not an SNBI urban code (five digits: "
+                                 "a Census urban area, or 99999 / 99998 outside any)")
+    assert inv.urban[:3].tolist() == [True, False, True]  # 4790 (a JSON number: 04790), 99998 rural, 47900
+
+
 # -- 3. closed ranges, the value echoed as written ---------------------------------------------------------
 
 

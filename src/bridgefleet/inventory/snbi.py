@@ -52,6 +52,10 @@ DETOUR_CAP_KM = 199.0
 RURAL_URBAN_CODES = ("99999", "99998")
 """SNBI item B.H.02 urban codes outside any Census urban area; every other five-digit code is urban."""
 
+URBAN_CODE = re.compile("[0-9]{1,5}")
+"""SNBI item B.H.02 as the reader takes it: five ASCII digits, or fewer where a JSON number dropped the leading zeros
+(``4790`` is ``04790``). Anything else (``1.0``, ``+4790``, full-width digits, ``abc``) is a bad value."""
+
 DECK_ELEMENTS = (12, 65)
 """AASHTO element numbers of decks and slabs (Manual for Bridge Element Inspection), inclusive."""
 
@@ -260,6 +264,9 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str], hig
     urban_code = rec.get("BH02", hwy)
     if urban_code is None:
         unknown_needed["BH02 (read as rural)"] += 1
+    elif not URBAN_CODE.fullmatch(urban_code):
+        raise _RowProblem(_BAD, "not an SNBI urban code (five digits: a Census urban area, or 99999 / 99998 outside "
+                          "any)", "BH02", urban_code)
     nhs_code = rec.get("BH03", hwy)
     if nhs_code != "Y" and any(str(f.get("BH03", "")).strip().upper() == "Y" for f in carried if f is not hwy):
         nhs_code = "Y"  # 23 CFR 490.403: the measures count bridges carrying the NHS (its ramps too)
