@@ -172,3 +172,61 @@ def test_numbas_kernels_leave_torchs_thread_count_alone():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    ({"threads": 64}, "the cached threads 64 are not a whole number in [1, 2] (the cores this process may use)"),
+    ({"threads": "abc"}, "the cached threads 'abc' are not a whole number in [1, 2] (the cores this process "
+                           "may use)"),
+    ({"threads": 0}, "the cached threads 0 are not a whole number in [1, 2] (the cores this process "
+                           "may use)"),
+    ({"threads": True}, "the cached threads True are not a whole number in [1, 2] (the cores this process "
+                           "may use)"),
+    ({"amp": "fp8"}, "the cached precision 'fp8' is not bf16, fp16 or off"),
+    ({"probe_load": "abc"}, "the cached probe load 'abc' is not a number ≥ 0"),
+    ({"probe_load": float("nan")}, "the cached probe load nan is not a number ≥ 0"),
+    ({"probe_load": -1.0}, "the cached probe load -1.0 is not a number ≥ 0"),
+    ({"probe_cores": 0}, "the cached probe cores 0 are not a whole number ≥ 1"),
+    ({"probe_ms": {"off@1": "fast"}}, "the cached probe timings {'off@1': 'fast'} are not milliseconds above 0"),
+    ({"threads_reason": 7}, "the cached reasons are not text"),
+    ({"probed_at": "2099-01-01T00:00:00+00:00"}, "the cached choice's probe time 2099-01-01T00:00:00+00:00 is in "
+                                                 "the future"),
+])
+def test_a_hand_edited_cached_choice_is_probed_again_saying_why(monkeypatch, edit, why):
+    # issue 79 kind 7 (probe): threads 64 on 2 cores was used as is, "abc" and 0 ended in a traceback, a load of
+    # "abc" in "Unknown format code 'f'", a probe time in 2099 said "probed -26322.5 days ago", NaN was kept
+    monkeypatch.setattr(hardware, "allowed_cores", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(hardware, "machine_load", lambda: 0.5)
+    probe = _probe({("off", 1): 5.0, ("off", 2): 4.0})
+    assert choose(False, "auto", CPU, probe, key="k").threads == 2  # 4.0 ms is more than 10 % faster than 5.0
+    assert len(probe.calls) == 4  # two rounds of 1 and 2 threads
+    path = hardware._cache_path()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert choose(False, "auto", CPU, probe, key="k").threads == 2 and len(probe.calls) == 4  # the cache, as is
+    for entry in data.values():
+        entry.update(edit)
+    path.write_text(json.dumps(data), encoding="utf-8")  # NaN as JSON's NaN, as Python writes it
+    again = choose(False, "auto", CPU, probe, key="k")
+    assert len(probe.calls) == 8 and again.threads == 2
+    assert again.threads_reason == f"fastest learner update of [1, 2] threads on 2 allowed cores (probed again: {why})"
+
+
+def test_a_cache_that_is_not_an_object_is_rewritten(monkeypatch):
+    monkeypatch.setattr(hardware, "allowed_cores", lambda: 2)
+    path = hardware._cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[1, 2]", encoding="utf-8")
+    probe = _probe({("off", 1): 5.0, ("off", 2): 4.0})
+    assert choose(False, "auto", CPU, probe, key="k").threads == 2
+    assert [v["threads"] for v in json.loads(path.read_text(encoding="utf-8")).values()] == [2]
+
+
+def test_an_explicit_thread_count_keeps_only_its_own_cached_choice(monkeypatch):
+    assert hardware.cache_problem({"amp": "bf16", "amp_reason": "", "threads": 2, "threads_reason": "",
+                                   "probe_ms": {}}, allowed=2, threads=1) == "the cached threads 2 are not the 1 asked"
+    assert hardware.cache_problem({"amp": "bf16", "amp_reason": "", "threads": 1, "threads_reason": "",
+                                   "probe_ms": {}}, allowed=2, threads=1) is None
+    assert hardware.cache_problem({"amp": "off"}, allowed=2) == ("the cached choice has no amp_reason, threads, "
+                                                                 "threads_reason, probe_ms")
+    assert hardware.cache_problem([1], allowed=2) == "the cached entry [1] is not a record"

@@ -15,19 +15,21 @@ of them (two interleaved rounds, the best of each), keeping the fastest (fewer t
 since other work shares the machine). Both choices are cached per machine (CPU model, allowed cores, torch
 version, ``ONEDNN_MAX_CPU_ISA``, network shape) in ``$BRIDGEFLEET_CACHE_DIR`` (default
 ``~/.cache/bridgefleet``) with when and under what load they were measured (the 1-minute load average and the
-machine's cores), and re-probed when asked (``--reprobe``), when the cached choice is older than
-:data:`CACHE_MAX_AGE_DAYS`, or when the machine's load now differs from the load at the probe by
-:data:`LOAD_CHANGE_SHARE` of its cores or more (at least :data:`LOAD_CHANGE_MIN`): a probe taken while another job
-ran (1 thread 31.4 ms an update, 2 threads 47.4 ms) must not decide every later run on the idle machine. The
-choice, with its probe's time and load, is written to summary.json. The threads chosen stay torch's: Numba's
-kernels run on its own pool (``bridgefleet/__init__.py`` sets ``NUMBA_THREADING_LAYER=workqueue``), not on the
-OpenMP runtime whose thread count torch reads.
+machine's cores), and re-probed when asked (``--reprobe``), when a cached field is not what the probe writes (a
+hand-edited ``threads: 64`` on 2 cores, ``"abc"``, a probe time in the future: :func:`cache_problem`), when the
+cached choice is older than :data:`CACHE_MAX_AGE_DAYS`, or when the machine's load now differs from the load at
+the probe by :data:`LOAD_CHANGE_SHARE` of its cores or more (at least :data:`LOAD_CHANGE_MIN`): a probe taken
+while another job ran (1 thread 31.4 ms an update, 2 threads 47.4 ms) must not decide every later run on the idle
+machine. The choice, with its probe's time and load, is written to summary.json. The threads chosen stay torch's:
+Numba's kernels run on its own pool (``bridgefleet/__init__.py`` sets ``NUMBA_THREADING_LAYER=workqueue``), not on
+the OpenMP runtime whose thread count torch reads.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import platform
 import time
@@ -56,6 +58,10 @@ of the machine's cores (``os.cpu_count``) or more ..."""
 
 LOAD_CHANGE_MIN = 1.0
 """... and by at least this much (one busy core), so a small machine's noise does not re-probe every run."""
+
+FUTURE_SLACK_S = 300.0
+"""A cached probe time later than now by more than this (seconds: clocks a little apart) is refused as in the
+future (a hand edit, or a clock set back)."""
 
 
 @dataclass
@@ -130,22 +136,77 @@ def machine_load() -> float | None:
         return None
 
 
-def stale(cached: dict, now: float, load: float | None, cores: int) -> str | None:
-    """Why a cached choice (:meth:`HardwareChoice.to_dict`) must be probed again now, or None when it stands: no
-    probe time recorded (a cache of an older version), older than :data:`CACHE_MAX_AGE_DAYS`, or a load that
-    differs from the probe's by :data:`LOAD_CHANGE_SHARE` × ``cores`` (at least :data:`LOAD_CHANGE_MIN`)."""
+def stale(cached: dict, now: float, load: float | None, cores: int, allowed: int | None = None,
+          threads: int | str = "auto") -> str | None:
+    """Why a cached choice (:meth:`HardwareChoice.to_dict`) must be probed again now, or None when it stands: a
+    field that is not what the probe writes (:func:`cache_problem`: a hand-edited or damaged cache), no probe time
+    recorded (a cache of an older version), a probe time in the future, older than :data:`CACHE_MAX_AGE_DAYS`,
+    or a load that differs from the probe's by :data:`LOAD_CHANGE_SHARE` × ``cores`` (at least
+    :data:`LOAD_CHANGE_MIN`). ``allowed``: the cores this process may use (default :func:`allowed_cores`), the
+    most threads a cached choice may name; ``threads``: the threads asked (a number: the cached choice's)."""
+    problem = cache_problem(cached, allowed_cores() if allowed is None else allowed, threads)
+    if problem is not None:
+        return problem
     try:
-        then = datetime.datetime.fromisoformat(cached["probed_at"]).timestamp()
+        when = datetime.datetime.fromisoformat(cached["probed_at"])
     except (KeyError, TypeError, ValueError):
         return "the cached choice records no probe time"
-    days = (now - then) / 86400.0
-    if not 0.0 <= days <= CACHE_MAX_AGE_DAYS:
+    if when.tzinfo is None:  # written in UTC (choose); a hand-written time without a zone is read so too
+        when = when.replace(tzinfo=datetime.UTC)
+    days = (now - when.timestamp()) / 86400.0
+    if days < -FUTURE_SLACK_S / 86400.0:
+        return f"the cached choice's probe time {cached['probed_at']} is in the future"
+    if days > CACHE_MAX_AGE_DAYS:
         return f"the cached choice was probed {days:.1f} days ago (at most {CACHE_MAX_AGE_DAYS:g})"
     before = cached.get("probe_load")
     limit = max(LOAD_CHANGE_MIN, LOAD_CHANGE_SHARE * cores)
-    if load is not None and isinstance(before, int | float) and abs(load - before) >= limit:
+    if load is not None and before is not None and abs(load - before) >= limit:
         return (f"the machine's load is {load:.2f} now against {before:.2f} at the probe ({cores} cores; a change of "
                 f"{limit:g} or more re-probes)")
+    return None
+
+
+def _shown(value: object) -> str:
+    """A cached value as a message shows it (at most 40 characters: a hand-edited cache may hold anything)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _real(value: object) -> bool:
+    """A JSON number (not a boolean), finite."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def cache_problem(cached: object, allowed: int, threads: int | str = "auto") -> str | None:
+    """What in a cached choice is not what :func:`choose` writes, or None: a record with precision ``bf16``,
+    ``fp16`` or ``off``; threads a whole number in 1 … ``allowed`` (the cores this process may use; the number
+    asked where ``threads`` is one); reasons as text; probe timings finite and above 0 ms; the probe's load a
+    finite number ≥ 0 or null, its cores a whole number ≥ 1 or null. (The probe time: :func:`stale`.)"""
+    if not isinstance(cached, dict):
+        return f"the cached entry {_shown(cached)} is not a record"
+    missing = [k for k in ("amp", "amp_reason", "threads", "threads_reason", "probe_ms") if k not in cached]
+    if missing:
+        return f"the cached choice has no {', '.join(missing)}"
+    if cached["amp"] not in ("bf16", "fp16", "off"):
+        return f"the cached precision {_shown(cached['amp'])} is not bf16, fp16 or off"
+    n = cached["threads"]
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= allowed:
+        return (f"the cached threads {_shown(n)} are not a whole number in [1, {allowed}] (the cores this process "
+                "may use)")
+    if threads != "auto" and n != threads:
+        return f"the cached threads {n} are not the {threads} asked"
+    if not (isinstance(cached["amp_reason"], str) and isinstance(cached["threads_reason"], str)):
+        return "the cached reasons are not text"
+    ms = cached["probe_ms"]
+    if not isinstance(ms, dict) or not all(_real(v) and v > 0 for v in ms.values()):
+        return f"the cached probe timings {_shown(ms)} are not milliseconds above 0"
+    load = cached.get("probe_load")
+    if load is not None and not (_real(load) and load >= 0):
+        return f"the cached probe load {_shown(load)} is not a number ≥ 0"
+    probe_cores = cached.get("probe_cores")
+    if probe_cores is not None and (isinstance(probe_cores, bool) or not isinstance(probe_cores, int)
+                                    or probe_cores < 1):
+        return f"the cached probe cores {_shown(probe_cores)} are not a whole number ≥ 1"
     return None
 
 
@@ -209,7 +270,7 @@ def choose(amp: bool | str, threads: int | str, device: torch.device,
     needs_probe = probe is not None and (threads == "auto" or (amp == "auto" and amp_name == "bf16"))
     cached = _read_cache().get(cache_key) if needs_probe and not reprobe else None
     now, load, machine_cores = time.time(), machine_load(), os.cpu_count() or cores
-    again = stale(cached, now, load, machine_cores) if cached is not None else None
+    again = stale(cached, now, load, machine_cores, cores, threads) if cached is not None else None
     if cached is not None and again is None:
         field = "threads_reason" if threads == "auto" else "amp_reason"  # what the probe chose
         known = {k: v for k, v in cached.items() if k in HardwareChoice.__dataclass_fields__}
@@ -265,10 +326,13 @@ def _keep_faster(low: str, threads: int, probe: Callable[[str, int], float], pro
 
 
 def _read_cache() -> dict:
+    """The cache's entries by key; {} where the file is missing, unreadable, not JSON or not an object (a damaged
+    cache is rewritten, not a reason to stop)."""
     try:
-        return json.loads(_cache_path().read_text(encoding="utf-8"))
+        data = json.loads(_cache_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _write_cache(key: str, choice: HardwareChoice) -> None:
