@@ -170,6 +170,21 @@ def test_an_snbi_urban_code_that_is_not_digits_is_a_bad_value_not_urban(tmp_path
     assert inv.urban[:3].tolist() == [True, False, True]  # 4790 (a JSON number: 04790), 99998 rural, 47900
 
 
+def test_a_reconstruction_year_is_a_whole_year_or_not_known(tmp_path: Path) -> None:
+    # built 1980, inventory year 2019: age 39, ysm min(39, 15) = 15 unless item 106 says 2015 (ysm 2019 − 2015 = 4)
+    rows = [{"YEAR_RECONSTRUCTED_106": v} for v in ("2015", "2015.0", "2015.5", "2_015", "２０１５", "0")]
+    p = tmp_path / "XX19.txt"
+    p.write_text(nbi_text(rows), encoding="utf-8")
+    assert load_inventory(p).ysm.tolist() == [4.0, 15.0, 15.0, 15.0, 15.0, 15.0]
+    t = _table(tmp_path, [])
+    t.write_text(t.read_text().replace("id,cond,age,area,adt\n", "id,cond,age,area,adt,rec\n").replace(
+        ",500\n", ",500,2015.5\n").replace(",2015.5\n", ",2015\n", 1), encoding="utf-8")
+    inv = load_inventory(t, {**_MAPPING, "year_reconstructed": "rec", "year": 2019})
+    assert inv.ysm.tolist()[:2] == [4.0, 15.0]  # age 30: 2019 − 2015 = 4; 2015.5 is no year: min(30, 15)
+    with pytest.raises(InventoryError, match=r"mapping key 'year_reconstructed' = '2015\.5': must be a whole year"):
+        load_inventory(t, {**_MAPPING, "year_reconstructed": 2015.5, "year": 2019})
+
+
 # -- 3. closed ranges, the value echoed as written ---------------------------------------------------------
 
 
@@ -266,3 +281,14 @@ def test_every_constant_is_listed_cluster_and_nhs_included(tmp_path: Path) -> No
     bare = load_inventory(p, {**_MAPPING, "nhs": 0})  # a YAML number is a constant, as for every other input
     assert bare.n_urban == 0 and not bare.on_nhs.any() and (bare.nhs == 0.0).all()
     assert "from the mapping, the same for every bridge: cluster = rural, nhs = 0 (not on the NHS)" in bare.notes
+
+
+def test_a_cluster_or_nhs_rule_naming_a_number_column_says_how_to_give_a_constant(tmp_path: Path) -> None:
+    p = _table(tmp_path, [])
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(p, {**_MAPPING, "cluster": {"functional_class": 14}})
+    assert str(exc.value) == (f"{p}, line 1, column 14: mapping key 'cluster' names column '14', which the header "
+                              "lacks; every bridge alike is written cluster: urban or cluster: rural (functional class "
+                              "11–19 or 01–09)")
+    with pytest.raises(InventoryError, match=r"mapping key 'nhs' names column '1'.*nhs: 1 or nhs: 0"):
+        load_inventory(p, {**_MAPPING, "nhs": {"column": 1, "values": [1]}})

@@ -41,6 +41,7 @@ from bridgefleet.inventory.values import (
     _deck_area,
     _number,
     _optional_number,
+    _optional_year,
     _rating,
     _truck_detour,
     _year_built,
@@ -317,7 +318,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
 
     header, rows, decoded = _read_rows(path, quotechar='"', legacy="cp1252", what="a spreadsheet CSV")
     needed = [m["id"], *conds, *columns.values()] + [c for c in (cluster_col, nhs_col) if c]
-    _constant_hint(path, header, columns)
+    _constant_hint(path, header, columns, {k: c for k, c in (("cluster", cluster_col), ("nhs", nhs_col)) if c})
     _missing_columns(path, header, dict.fromkeys(str(c) for c in needed))
     col = {name: i for i, name in enumerate(header)}
 
@@ -361,7 +362,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
             assert year is not None
             age = year - built
         if sources["year_reconstructed"] is not None:
-            recon = _optional_number(get(f, "year_reconstructed"))
+            recon = _optional_year(get(f, "year_reconstructed"))
             if year is not None and built is None and recon:
                 built = year - age
         ysm = value(f, "ysm") if sources["ysm"] is not None else _years_since(age, year, recon, built)
@@ -446,8 +447,8 @@ def _check_constants(constants: dict[str, str], convert: Mapping[str, Callable[[
                 if why is not None:
                     raise _RowProblem(_BAD, why)
             elif key == "year_reconstructed":
-                if _optional_number(text) is None:
-                    raise _RowProblem(_BAD, "must be a year")
+                if _optional_year(text) is None:
+                    raise _RowProblem(_BAD, "must be a whole year (2015)")
             elif not _clean(text):
                 raise _RowProblem(_BAD, "blank")
         except _RowProblem as p:
@@ -482,13 +483,24 @@ def _check_constant_area(constants: Mapping[str, str], area_scale: float, source
                              source) from None
 
 
-def _constant_hint(path: Path, header: list[str], columns: Mapping[str, str]) -> None:
-    """A mapped column absent from the header whose name is a number (``aadt: "10000"``, quoted) was meant as a
-    constant: say how to write one.
+_RULE_CONSTANTS = {"cluster": "cluster: urban or cluster: rural (functional class 11–19 or 01–09)",
+                   "nhs": "nhs: 1 or nhs: 0 (on the NHS or not)"}
+"""How a rule key (``cluster``, ``nhs``) gives every bridge the same value, for :func:`_constant_hint`."""
+
+
+def _constant_hint(path: Path, header: list[str], columns: Mapping[str, str],
+                   rules: Mapping[str, str] | None = None) -> None:
+    """A mapped column absent from the header whose name is a number (``aadt: "10000"``, quoted; ``cluster:
+    {functional_class: 14}``; ``rules``: the column a ``cluster`` or ``nhs`` rule names) was meant as a constant: say
+    how to write one.
 
     Raises:
         InventoryError: naming the key, the column and the constant's spelling.
     """
+    for key, name in (rules or {}).items():
+        if name not in header and spreadsheet_number(name.strip()) is not None:
+            raise InventoryError(f"mapping key {key!r} names column {name!r}, which the header lacks; every bridge "
+                                 f"alike is written {_RULE_CONSTANTS[key]}", path, line=1, column=name)
     for key, name in columns.items():
         if name not in header and spreadsheet_number(name.strip()) is not None:
             raise InventoryError(f"mapping key {key!r} names column {name!r}, which the header lacks; a value for "

@@ -32,7 +32,7 @@ from bridgefleet.inventory.values import (
     _digits,
     _nbi_code,
     _number,
-    _optional_number,
+    _optional_year,
     _truck_detour,
     _year_built,
     component_levels,
@@ -170,7 +170,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                               "FUNCTIONAL_CLASS_026", fc_raw)
         built = _year_built(get(f, "YEAR_BUILT_027"), "YEAR_BUILT_027", year, nbi=True)
         age = float(year - built)
-        recon = _optional_number(get(f, "YEAR_RECONSTRUCTED_106"))
+        recon = _optional_year(get(f, "YEAR_RECONSTRUCTED_106"), digits=4)
         aadt = _digits(get(f, "ADT_029"), "ADT_029", "average daily traffic", 6)
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
                        _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),

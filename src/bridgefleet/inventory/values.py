@@ -252,6 +252,17 @@ def _truck_detour(truck: str, detour: str, truck_scale: float) -> dict[str, floa
 
 
 def _optional_number(value: str) -> float | None:
-    """An optional field's number (:func:`spreadsheet_number`), None where blank, finite or another spelling."""
+    """An optional field's number (:func:`spreadsheet_number`), None where blank, not finite or another spelling."""
     x = spreadsheet_number(_clean(value))
     return x if x is not None and math.isfinite(x) else None
+
+
+def _optional_year(value: str, digits: int | None = None) -> float | None:
+    """An optional year (NBI item 106 year reconstructed, a mapped ``year_reconstructed``): a whole number
+    (:func:`_optional_number`; ``digits``: exactly that many ASCII digits, as the NBI codes item 106), None where blank
+    or anything else (``1999.5``, ``1_999``, ``199``): the year is then not known and bounds nothing."""
+    v = _clean(value)
+    if digits is not None:
+        return float(v) if re.fullmatch(f"[0-9]{{{digits}}}", v) else None
+    x = _optional_number(v)
+    return x if x is not None and x == int(x) else None
