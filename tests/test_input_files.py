@@ -22,6 +22,7 @@ from bridgefleet.inventory.load import InventoryError, load_inventory
     ("utf-16", "the file is UTF-16-encoded (byte-order mark FF FE at byte 0)"),
     ("utf-16-le", "NUL byte at byte 1: the file looks UTF-16-encoded (little-endian, no byte-order mark)"),
     ("utf-16-be", "NUL byte at byte 0: the file looks UTF-16-encoded (big-endian, no byte-order mark)"),
+    ("utf-32-le", "NUL byte at byte 1: the file looks UTF-32-encoded (little-endian, no byte-order mark)"),
 ])
 def test_a_utf16_snbi_file_is_refused_as_a_json_file_not_a_column(tmp_path: Path, codec: str, says: str) -> None:
     p = tmp_path / "s.json"

@@ -67,11 +67,14 @@ def _whole_file_problem(head: bytes, expected: str) -> TextEncodingError | None:
     if looks_binary(head):
         return TextEncodingError(f"not a text file ({control_bytes(head)} control bytes in its first {len(head)} "
                                  f"bytes); {expected}")
-    half = len(head) // 2
-    for order, nuls in (("little-endian", head[1::2]), ("big-endian", head[0::2])):
-        if half and nuls.count(0) > half // 2:  # every other byte NUL: Latin letters in UTF-16
+    quarter, half = len(head) // 4, len(head) // 2
+    for enc, order, nuls, n in (("UTF-32", "little-endian", head[2::4] + head[3::4], 3 * quarter // 2),
+                                ("UTF-32", "big-endian", head[0::4] + head[1::4], 3 * quarter // 2),
+                                ("UTF-16", "little-endian", head[1::2], half // 2),
+                                ("UTF-16", "big-endian", head[0::2], half // 2)):
+        if n and nuls.count(0) > n:  # three bytes in four NUL (UTF-32), or every other (UTF-16): Latin letters
             at = head.find(b"\x00")
-            return TextEncodingError(f"NUL byte at byte {at}: the file looks UTF-16-encoded ({order}, no byte-order "
+            return TextEncodingError(f"NUL byte at byte {at}: the file looks {enc}-encoded ({order}, no byte-order "
                                      f"mark), not 8-bit text; {expected}")
     return None
 
