@@ -21,7 +21,7 @@ from bridgefleet.cli.numbers import (
 )
 from bridgefleet.cli.typos import unknown_arguments, unknown_command
 from bridgefleet.cli.yardstick import cmd_bound, cmd_evaluate, cmd_scenarios
-from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
 STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15); below about 0.001 memory and time grow past a "
@@ -188,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--years", type=WHOLE, default=30, help="planning horizon, years")
     pl.add_argument("--inventory", help="plan for this inventory instead of the run's fleet")
     pl.add_argument("--max-urban", type=MAX_URBAN, help="urban bridges under per-bridge control (default: as trained)")
-    pl.add_argument("--samples", type=WHOLE, default=32, help="deterioration samples averaged")
+    pl.add_argument("--samples", type=WHOLE, default=PLAN_SAMPLES,
+                    help="deterioration samples averaged (the report's plan takes as many)")
     pl.add_argument("--explain", metavar="BRIDGE_ID", action="append",
                     help="instead of writing the plan, say why the planner treats or defers this bridge in year 1 "
                     "(structure number; repeat for several): each treatment's cost, the cost of waiting a year, "
@@ -213,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: as trained)")
     r.add_argument("--episodes", type=WHOLE, default=100, help="evaluation fleets for the comparison")
     r.add_argument("--seed", type=WHOLE, default=TEST_SEED, help=SEED_HELP)
-    r.add_argument("--samples", type=WHOLE, default=16, help="deterioration samples averaged in the plan")
+    r.add_argument("--samples", type=WHOLE, default=PLAN_SAMPLES, help="deterioration samples averaged in the plan "
+                   "(as plan.csv's, so the same bridge and year reads the same)")
     r.add_argument("--no-bound", action="store_true", help="skip the planner and the upper bound (faster)")
     r.add_argument("--policy", help="the plan section shows this policy's plan: lagrangian (the planner) or a "
                    "heuristic's name (default: the trained agents')")

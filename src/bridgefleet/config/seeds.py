@@ -23,6 +23,9 @@ TEST_FLEETS = 1_000_000
 """Seeds TEST_SEED … TEST_SEED + TEST_FLEETS − 1 are the test fleets."""
 DEVELOPMENT_SEED = 1_000_000
 """First seed of the old evaluation fleets, which the presets up to December 2026 were chosen on."""
+PLAN_SAMPLES = 32
+"""Deterioration samples a plan's means are over by default (seeds ``--seed`` … ``--seed`` + 31 of its fleet), in
+plan.csv and in the report's plan alike, so that the same bridge and year reads the same figure in both (issue 80)."""
 TRAINING_STRIDE = 7919
 """Seeds between one vector episode's first fleet and the next's, per episode done (a prime)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -269,8 +270,9 @@ class BoundEstimate(NamedTuple):
 def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, episodes: int = 100, seed: int = 0,
                         extra: dict[str, Policy] | None = None, planner: bool = True, step: float | None = None,
                         max_iter: int = 80, progress: bool = False, max_poor_deck_area: float | None = None,
-                        budget_scale: float | None = None,
-                        bound_step: float | None = None) -> tuple[list[EvalResult], BoundEstimate | None]:
+                        budget_scale: float | None = None, bound_step: float | None = None,
+                        watch: Callable[[Policy], Policy] | None = None,
+                        ) -> tuple[list[EvalResult], BoundEstimate | None]:
     """Heuristics (all by default), ``extra`` policies by name and, with ``planner``, the ``lagrangian``
     planner and the budget-relaxed upper bound, all on the same seeded fleets. ``max_poor_deck_area``: the
     planner and the bound also price the rule "at most this share of deck area poor in any year" (the bound is
@@ -279,7 +281,9 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     a rating grid of this step (rating points) instead of the planner's, which still plans on its own: the grid
     bound's error has no sign and shrinks with the step (on dc-2019 at the sized budget 13.303 per bridge at 0.05,
     13.388 at 0.02, 13.423 at 0.01; docs/decisions.md, "The bound on a finer grid"), and where the planner is
-    within it of the bound a distance to the bound means little.
+    within it of the bound a distance to the bound means little. ``watch``: wraps the planner before it is evaluated
+    (the report keeps its year-1 reasons, :class:`bridgefleet.evaluation.explain.FirstYear`); it must decide as
+    the planner does.
 
     Returns:
         (results, the bound (:class:`BoundEstimate`) or None without the planner).
@@ -313,7 +317,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     # 2,000 bridges at step 0.05). Each fleet's prices and plan are its own, so the groups give the same figures.
     if exact:  # one planner: it prices the fleets in groups itself
         lagr = ExactPlanner(max_iter=max_iter, progress=progress, max_poor_deck_area=max_poor_deck_area)
-        results.append(evaluate_policy(lagr, config, episodes, seed, "lagrangian", sim))
+        results.append(evaluate_policy(watch(lagr) if watch else lagr, config, episodes, seed, "lagrangian", sim))
         values = lagr.bound.values if sim.fixed is None else np.full(episodes, lagr.bound.values[0])
         return results, BoundEstimate(float(values.mean()), ci95(values), values)
     per = episodes if sim.fixed is not None else max(1, PLANNER_BRIDGES // sim.n_bridges)
@@ -323,7 +327,7 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
         lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress,
                                  max_poor_deck_area=max_poor_deck_area)
         part_sim = sim if n == episodes else FleetSimulator(config, n, fleet)
-        parts.append(evaluate_policy(lagr, config, n, seed + lo, "lagrangian", part_sim))
+        parts.append(evaluate_policy(watch(lagr) if watch else lagr, config, n, seed + lo, "lagrangian", part_sim))
         bound = lagr.bound
         del lagr  # its tables go before the next group's are made
         if bound_step is not None:  # the same fleets at year 0, on the finer grid

@@ -145,6 +145,25 @@ def explains(policy) -> bool:
     return callable(getattr(policy, "benefits_and_costs", None))
 
 
+class FirstYear:
+    """``policy`` run unchanged, keeping the reasons of its year-1 decision (:class:`YearReasons` of the fleets at
+    year 0) in ``reasons``; None where it does not decide from benefits (:func:`explains`) or has not decided yet.
+    The report wraps the planner of its comparison in it (:func:`bridgefleet.evaluation.evaluate.evaluate_with_bound`'s
+    ``watch``) to say where the trained agent decides otherwise, with no planner run of its own."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.reasons: YearReasons | None = None
+        self._explaining = Explaining(policy) if explains(policy) else None
+
+    def __call__(self, sim, rng: np.random.Generator | None = None) -> np.ndarray:
+        if self._explaining is not None and int(sim.t.max()) == 0:
+            out = self._explaining(sim, rng)
+            self.reasons = self._explaining.last
+            return out
+        return self.policy(sim, rng)
+
+
 @dataclass
 class PlanReasons:
     """The reasons behind a plan's rows, means over its deterioration samples, float64 (Y, B) unless said.

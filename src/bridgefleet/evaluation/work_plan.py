@@ -12,6 +12,7 @@ import numpy as np
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
+from bridgefleet.config.seeds import PLAN_SAMPLES
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.explain import Explaining, PlanReasons, explains
 from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
@@ -59,6 +60,8 @@ class Plan:
             the ratings at the start (deck/superstructure/substructure, or the continuous rating).
         reasons: why each row's bridge is treated or deferred (:class:`~bridgefleet.evaluation.explain.
             PlanReasons`); None where the policy does not decide from benefits (a rule of thumb).
+        deck_today, shares_today: float (3,): the shares of deck area (as ``deck_shares``) and of bridges good /
+            fair / poor today, before year 1's work (year 0 of the plan's charts), 0–1.
     """
 
     bridge_id: np.ndarray
@@ -82,6 +85,8 @@ class Plan:
     nhs: np.ndarray | None = None
     today: np.ndarray | None = None
     reasons: PlanReasons | None = None
+    deck_today: np.ndarray | None = None
+    shares_today: np.ndarray | None = None
 
     @property
     def years(self) -> int:
@@ -89,7 +94,7 @@ class Plan:
 
 
 def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 30, inventory: str | None = None,
-              mapping: str | None = None, samples: int = 32, seed: int = 0, device: str = "auto",
+              mapping: str | None = None, samples: int = PLAN_SAMPLES, seed: int = 0, device: str = "auto",
               max_urban: int | None = None, policy: str | None = None, fleet: FleetConfig | None = None,
               budget_scale: float | None = None, budget_usd: float | None = None,
               max_poor: float | None = None, reads: list[tuple[str | Path, str]] | None = None,
@@ -240,7 +245,7 @@ def _check(years: int, samples: int) -> None:
     check_years(years)
 
 
-def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = 32, seed: int = 0,
+def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = PLAN_SAMPLES, seed: int = 0,
                 budget_scale: float | None = None, budget_usd: float | None = None,
                 max_poor: float | None = None) -> Plan:
     """The plan of ``policy`` (``lagrangian``: the planner of :mod:`bridgefleet.planning.planner`, its prices
@@ -294,7 +299,7 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
     return best
 
 
-def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = 32,
+def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = PLAN_SAMPLES,
                  seed: int = 0, device: str = "auto", max_urban: int | None = None,
                  mapping: str | None = None, loaded: tuple[TrainConfig, Callable] | None = None,
                  budget_scale: float | None = None, budget_usd: float | None = None) -> Plan:
@@ -356,6 +361,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     if explains(policy):
         policy = Explaining(policy)
         why = PlanReasons.empty(years, b)
+    deck_today = band_shares(sim.state.condition, counted).mean(0)  # year 0: before any work
+    shares_today = band_shares(sim.state.condition).mean(0)
     for y in range(years):
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
         before = sim.components.copy() if cm is not None else None
@@ -380,12 +387,13 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
                 ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples,
                 cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str),
                 np.asarray(sim.profile.deck_area[0], dtype=float), np.asarray(sim.profile.nhs[0], dtype=bool), today,
-                why if isinstance(policy, Explaining) else None)
+                why if isinstance(policy, Explaining) else None, deck_today, shares_today)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
-    """Shares of deck area poor / fair / good by year (%, FHWA's measures, 23 CFR 490.407, over ``plan.basis``)
-    with FHWA's 10 % line and the share of bridges poor, and each agency's yearly spend against its budget; written
+    """Shares of deck area poor / fair / good by year (%, FHWA's measures, 23 CFR 490.407, over ``plan.basis``;
+    year 0 is today, where the plan has ``deck_today``) with FHWA's 10 % line and the share of bridges poor, and
+    each agency's yearly spend against its budget (million USD); written
     to ``path``, or returned as an ``<svg>`` element (text) when ``path`` is None."""
     import matplotlib
 
@@ -393,25 +401,32 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     import matplotlib.pyplot as plt
 
     y = np.arange(1, plan.years + 1)
+    deck, count = plan.deck_shares, plan.shares[:, 2]
+    if plan.deck_today is not None:  # year 0: today, before any work
+        y = np.arange(0, plan.years + 1)
+        deck, count = np.vstack([plan.deck_today, deck]), np.concatenate([[plan.shares_today[2]], count])
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
-    g, f, p = (100 * plan.deck_shares[:, k] for k in range(3))
+    g, f, p = (100 * deck[:, k] for k in range(3))
     a1.stackplot(y, p, f, g, labels=["poor (≤ 4)", "fair (5–6)", "good (≥ 7)"],
                  colors=["#c62828", "#f9a825", "#2e7d32"])  # poor at the bottom: its share reads off the axis
     a1.axhline(100 * FHWA_RULE, color="black", ls="--", lw=1.2,
                label=f"FHWA: ≤ {FHWA_RULE:.0%} poor (23 CFR 490.411)")
-    a1.plot(y, 100 * plan.shares[:, 2], color="black", ls=":", lw=1.2, label="poor, % of all bridges (a count)")
+    a1.plot(y, 100 * count, color="black", ls=":", lw=1.2, label="poor, % of all bridges (a count)")
     a1.set_ylabel("deck area, %")
     a1.set_ylim(0, 100)
+    a1.set_xlim(y[0] - 0.5, y[-1] + 0.5)
     a1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a1.set_title(f"Condition by year, FHWA good / fair / poor\nshare of the deck area of {plan.basis}", fontsize=10)
+    a1.set_title(f"Condition by year (year 0: today), FHWA good / fair / poor\nshare of the deck area of "
+                 f"{plan.basis}", fontsize=10)
     w = 0.4
     for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
-        a2.bar(y + (k - 0.5) * w, plan.spend_usd[:, k] / 1e3, width=w, color=colour, label=f"{name} spend")
-        a2.axhline(plan.budget_usd[k] / 1e3, color=colour, ls="--", lw=1,
-                   label=f"{name} budget (USD {plan.budget_usd[k]:,.0f} a year)")
-    a2.set_ylabel("thousand USD per year")
-    a2.set_xlabel("year of the plan")
-    a2.set_title("Spend against each agency's annual budget (mean over deterioration samples)", fontsize=10)
+        a2.bar(y[-plan.years:] + (k - 0.5) * w, plan.spend_usd[:, k] / 1e6, width=w, color=colour,
+               label=f"{name} spend")
+        a2.axhline(plan.budget_usd[k] / 1e6, color=colour, ls="--", lw=1,
+                   label=f"{name} budget (USD {plan.budget_usd[k] / 1e6:,.2f} million a year)")
+    a2.set_ylabel("million USD per year")
+    a2.set_xlabel("year of the plan (0: today)" if y[0] == 0 else "year of the plan")
+    a2.set_title(f"Spend against each agency's annual budget (mean of {plan.samples} simulated futures)", fontsize=10)
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return figure_out(fig, path, dpi=100)
