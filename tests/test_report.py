@@ -69,12 +69,21 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
     for section in ("fleet", "policies", "plan", "training"):
         assert f'<section id="{section}">' in text
     assert 'id="map"' not in text  # the synthetic fleet has no coordinates
-    for row in ("trained policy", "worst_first", "lagrangian", "upper bound (budgets relaxed)"):
-        assert f"<td>{row}</td>" in text
-    assert "Averaged over the 4 evaluation fleets: at year 8 the trained policy leaves" in text
+    for row in ("trained agent (this run)", "worst first <code>worst_first</code>", "planner <code>lagrangian</code>",
+                "upper bound: no plan within the budgets can do better"):
+        assert f"<td>{row}" in text
+    assert "<code>random</code>" not in text  # no agency decides at random
+    assert "rural agency: repair fair <code>rural_2_repair_fair</code>" in text  # 80 rural bridges: their rules kept
+    assert "Over 4 simulated fleets of the model, 8 years each: at year 8 the trained agent leaves" in text
     assert "of deck area poor against" in text
-    assert "The plan is for one fleet of the continuous-2026 fleet model (fleet seed 0); section 2" in text
-    assert "<th>deck area poor, worst year</th>" in text and "one unit is worth USD 100,000" in text
+    assert ("The plan is for one fleet of the continuous-2026 fleet model (fleet seed 0), the mean of 2 simulated "
+            "futures (as plan.csv's); section 2's\nfigures are means over 4 simulated fleets") in text
+    assert "<th>deck area poor, worst year</th>" in text
+    assert text.count("today's best rule of thumb") == 2  # the sentence and its row: one best rule of thumb
+    for jargon in ("return unit", "mean discounted return", "do-nothing", "greedy", "evaluation fleets",
+                   "cost-equivalent", "thousand USD"):
+        assert jargon not in text, jargon
+    assert 'id="trained-elsewhere"' not in text  # reported on the fleet it was trained on
     # how the run learned, and at which budgets (BRIDGE: SARSA at the sized budget alone)
     assert "<td>how it learned</td><td>reinforcement learning (SARSA targets)</td>" in text
     assert "<td>budgets learned at</td><td>1 × the sized budget</td>" in text
@@ -84,7 +93,16 @@ def test_the_report_is_one_self_contained_file_with_every_section(default_run, t
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (.ci/run installs Debian's chromium)")
 def test_dc_report_renders_in_headless_chromium_without_console_errors(dc_run, tmp_path):
     out = build_report(dc_run, tmp_path / "dc.html", episodes=4, samples=2, bound=False)
-    dom, shot = _render_checked(out, tmp_path, ("fleet", "policies", "plan", "map", "training"))
+    dom, shot = _render_checked(out, tmp_path, ("fleet", "policies", "plan", "bridges", "map", "training"))
+    # FHWA's measure today first: 12.1 % of DC's NHS deck area poor (inventory dc-2019 prints the same), rule broken
+    today = re.search(r'<p class="headline breach" id="fhwa-today"><span class="big">([\d.]+) %</span>\s*of the NHS '
+                      r"deck area is poor today, against FHWA's limit of 10 %:\s*<strong>the rule is not met today",
+                      dom)
+    assert today and today.group(1) == "12.1"
+    assert dom.index('id="fhwa-today"') < dom.index('<section id="policies">')
+    assert 'id="trained-elsewhere"' not in dom  # trained on dc-2019
+    assert "District of Columbia" in dom  # the state outline's name, drawn under the bridges
+    assert "<code>rural_" not in dom  # DC's one rural bridge: no rural fleet strategies
     ids = set(load_inventory("dc-2019").bridge_id)
     shown = [html.unescape(s) for s in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td><td>(?:urban|rural)</td>", dom)]
     assert len(shown) == 50 and set(shown) <= ids  # first page of the plan, structure numbers as in the file
@@ -137,7 +155,7 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     text = out.read_text()
     assert '<section id="scenarios">' in text and "What each budget buys" in text
     assert RULE_SENTENCE in text and RULE_SENTENCE in (scn / "scenarios.md").read_text()  # one sentence, both places
-    assert "3. The plan of the lagrangian policy" in text
+    assert "3. The plan of the planner" in text
     cert = data["certified_least_scale"] * data["sized_usd"]
     assert f"Certified least budget: USD {cert:,.0f} a" in text
     lumps = lumps_sentence(data["treatment_in_annual_budgets"])  # the floor and its lumps, both places
@@ -187,36 +205,136 @@ def test_the_report_shows_what_each_budget_buys_from_a_scenarios_folder(default_
     assert read_scenarios(bad)["levels"]  # written before the lumps were: still read (the report leaves them out)
 
 
-def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_the_other_way():
+def _result(name, ret, cost, poor_count, poor_deck, slide=0.0, user=0.0, returns=None):
     import numpy as np
 
     from bridgefleet.evaluation.evaluate import EvalResult
-    from bridgefleet.report.data import TRAINED, plain_words
 
-    def result(name, ret, cost, poor_count, poor_deck, slide=0.0):
-        deck = np.zeros((2, 10, 3))
-        deck[:, :, 2] = poor_deck
-        deck[:, 6, 2] += slide  # year 7 the worst
-        return EvalResult(name, 2, ret, 1.0, cost, 0.0, 0.0, np.array([ret, ret]), np.zeros(2),
-                          np.full(10, poor_count), np.zeros(5), deck, np.zeros((2, 10)), np.zeros((2, 10)), 0.95)
+    deck = np.zeros((2, 10, 3))
+    deck[:, :, 2] = poor_deck
+    deck[:, 6, 2] += slide  # year 7 the worst
+    rets = np.array([ret, ret]) if returns is None else np.asarray(returns, dtype=float)
+    return EvalResult(name, 2, float(rets.mean()), 1.0, cost, 0.0, 0.0, rets, np.array([cost, 0.0]),
+                      np.full(10, poor_count), np.zeros(5), deck, np.zeros((2, 10)), np.full((2, 10), user), 0.95,
+                      "NHS bridges")
+
+
+def test_the_plain_words_put_fhwas_deck_area_first_and_say_when_the_count_goes_the_other_way():
+    from bridgefleet.report.policies import TRAINED, best_rule, plain_words
 
     # 100 bridges: the trained policy leaves 2 % of them poor (2 bridges) but 0.2 % of deck area; the best rule
-    # of thumb 1 % (1 bridge) and 4.6 %; it spends 10 % more; 50 return units at λ = 1e-5 are USD 5,000,000.
-    # In year 7 the trained policy leaves 0.2 + 12 = 12.2 % poor, its worst year; the rule of thumb's worst is
-    # its first (every year alike).
-    sentence = plain_words([result(TRAINED, 450.0, 1.1e6, 0.02, 0.002, slide=0.12),
-                            result("worst_first", 400.0, 1.0e6, 0.01, 0.046)], 100, 1e-5)
-    assert sentence == ("Averaged over the 2 evaluation fleets: at year 10 the trained policy leaves 0.2% of deck area "
-                        "poor against 4.6% for today's best "
-                        "rule of thumb (worst_first) under the same annual budgets, and 12.2% (year 7) against 4.6% "
-                        "(year 1) in each one's worst year (FHWA's limit is 10 %), with 1.0 "
-                        "more bridges poor (smaller ones); it spends 10% more a year than the rule of thumb (each "
-                        "within the budgets) and is worth USD 5,000,000 "
-                        "of cost-equivalent more than the rule of thumb over the horizon (present value: condition, "
-                        "traffic and cost, at USD 100,000 a return unit).")
-    worse = plain_words([result(TRAINED, 380.0, 1.1e6, 0.02, 0.002), result("worst_first", 400.0, 1.0e6, 0.01, 0.046)],
-                        100, 1e-5)  # 20 units below it: worth less, said as such (not "worth USD -2,000,000")
-    assert "is worth USD 2,000,000 of cost-equivalent less than the rule of thumb" in worse
+    # of thumb 1 % (1 bridge) and 4.6 %; it spends 10 % more; road users lose USD 2.5 million a year under it
+    # against 4 million under the rule. In year 7 the trained policy leaves 0.2 + 12 = 12.2 % poor, its worst
+    # year; the rule of thumb's worst is its first (every year alike). Doing nothing scores higher than the rule
+    # here, yet it is no rule of thumb: the best is worst_first.
+    results = [_result(TRAINED, 450.0, 1.1e6, 0.02, 0.002, slide=0.12, user=2.5e6),
+               _result("worst_first", 400.0, 1.0e6, 0.01, 0.046, user=4e6), _result("do_nothing", 420.0, 0.0, 0.5, 0.5)]
+    best = best_rule(results)
+    assert best.policy == "worst_first"
+    sentence = plain_words(results, best, 100, inventory=True)
+    assert sentence == ("Over 2 simulated 10-year futures of this fleet: at year 10 the trained agent leaves 0.2% of "
+                        "NHS deck area poor against 4.6% under today's best rule of thumb (worst first) with the same "
+                        "annual budgets, and 12.2% (year 7) against 4.6% (year 1) in each one's worst year (FHWA's "
+                        "limit is 10 %), with 1.0 more bridges poor (smaller ones); it spends 10% more a year than the "
+                        "rule of thumb (each within the budgets), and road users' cost of poor bridges (detours and "
+                        "delay) is USD 1.50 million a year lower (USD 2.50 million against USD 4.00 million).")
+    nothing_spent = _result("worst_first", 400.0, 0.0, 0.01, 0.046, user=2.5e6)
+    free = plain_words([results[0], nothing_spent], nothing_spent, 100, inventory=False)  # no percentage of nothing
+    assert "it spends USD 1.10 million a year where the rule of thumb spends nothing, and road users' cost of poor " \
+           "bridges is the same." in free and free.startswith("Over 2 simulated fleets of the model, 10 years each")
+
+
+def test_the_score_runs_from_doing_nothing_to_the_bound_and_identical_rules_show_once():
+    from bridgefleet.report.policies import collapse, money, owner_rules, plain_name, scale
+
+    # do nothing 400, bound 500: a policy at 450 scores 50, a CI of 2 units is 2 points
+    results = [_result("do_nothing", 400.0, 0.0, 0.5, 0.5), _result("worst_first", 450.0, 1e6, 0.1, 0.1)]
+    sc = scale(results, (500.0, 0.0))
+    assert sc.score(450.0) == 50.0 and sc.points(2.0) == 2.0 and sc.top_is_bound
+    no_bound = scale(results, None)  # the best policy is 100 where the bound was not computed
+    assert no_bound.score(450.0) == 100.0 and not no_bound.top_is_bound
+    twins = [*results, _result("rural_0_do_nothing", 400.0, 0.0, 0.5, 0.5), _result("x", 400.0, 0.0, 0.5, 0.5,
+                                                                                      returns=[399.0, 401.0])]
+    kept, same = collapse(twins)  # the same returns and deck area every episode: one row; the same mean only: two
+    assert [r.policy for r in kept] == ["do_nothing", "worst_first", "x"]
+    assert same == {"do_nothing": ["rural_0_do_nothing"], "worst_first": [], "x": []}
+    assert not any(n.startswith("rural_") or n == "random" for n in owner_rules(1))  # DC's one rural bridge
+    assert "rural_6_aadt_risk_weighted" in owner_rules(2) and "random" not in owner_rules(80)
+    assert plain_name("rural_6_aadt_risk_weighted") == "rural agency: aadt risk weighted"
+    assert plain_name("lagrangian") == "planner" and plain_name("worst_first") == "worst first"
+    assert money(18_770_000) == "USD 18.77 million" and money(520_000.4) == "USD 520,000"
+
+
+def test_the_warning_for_a_run_trained_elsewhere_gives_its_distance_to_the_planner():
+    from bridgefleet.report.policies import TRAINED, elsewhere_warning, scale
+
+    # do nothing 0, bound 1000: the planner at 900 and the trained agents at 342 are 55.8 points apart; they spend
+    # USD 18.77 and 8.05 million a year and leave 12.2 % and 4.6 % of NHS deck area poor in their worst years
+    results = [_result("do_nothing", 0.0, 0.0, 0.5, 0.5), _result("lagrangian", 900.0, 8.05e6, 0.01, 0.046),
+               _result(TRAINED, 342.0, 18.77e6, 0.02, 0.002, slide=0.12)]
+    words = elsewhere_warning("a synthetic fleet of bridgefleet's model", "dc-2019", results, scale(results, (1e3, 0)))
+    assert words == ("This run was trained on a synthetic fleet of bridgefleet's model, not on dc-2019: its decisions "
+                     "were never trained or checked on this fleet. Here it scores 55.8 points below the planner (0: do "
+                     "nothing, 100: the upper bound), spends USD 18.77 million a year against the planner's USD 8.05 "
+                     "million, and leaves 12.2% of NHS deck area poor in its worst year against the planner's 4.6%. "
+                     "Use the planner's plan here (bridgefleet report RUN --policy lagrangian, bridgefleet plan "
+                     "--policy lagrangian), or train on this fleet.")
+
+
+def test_a_run_is_trained_elsewhere_unless_on_the_same_inventory_file(default_run, dc_run):
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.inventory.load import bundled_path
+    from bridgefleet.report.data import trained_elsewhere
+
+    synthetic = FleetConfig.from_dict({"horizon_years": 8})
+    dc = synthetic.with_inventory("dc-2019", None)
+    assert trained_elsewhere(default_run, synthetic, synthetic) is None
+    assert trained_elsewhere(default_run, synthetic, dc) == "a synthetic fleet of bridgefleet's model"  # the run's
+    assert trained_elsewhere(dc_run, dc, synthetic) == "dc-2019"
+    assert trained_elsewhere(dc_run, dc, dc) is None
+    by_path = synthetic.with_inventory(str(bundled_path("dc-2019")), None)  # the same file by its path
+    assert trained_elsewhere(dc_run, dc, by_path) is None
+
+
+def test_a_run_reported_on_another_fleet_warns_at_the_top(default_run, tmp_path):
+    out = build_report(default_run, tmp_path / "dc.html", inventory="dc-2019", episodes=2, samples=1, bound=False)
+    text = out.read_text()
+    warning = text.index('<div class="warning" id="trained-elsewhere"><strong>Trained on another fleet.</strong>')
+    assert warning < text.index('<section id="fleet">')
+    assert ("This run was trained on a synthetic fleet of bridgefleet&#39;s model, not on dc-2019: its decisions were "
+            "never trained or checked on this fleet. Its distance to the planner is not measured") in text
+
+
+def test_the_report_and_plan_csv_average_the_same_deterioration_samples():
+    import inspect
+
+    from bridgefleet.cli.parser import build_parser
+    from bridgefleet.config.seeds import PLAN_SAMPLES
+    from bridgefleet.evaluation.work_plan import compute_plan, make_plan
+
+    parser = build_parser()
+    assert parser.parse_args(["report", "RUN"]).samples == parser.parse_args(["plan", "RUN"]).samples == PLAN_SAMPLES
+    for f in (build_report, compute_plan, make_plan):
+        assert inspect.signature(f).parameters["samples"].default == PLAN_SAMPLES
+
+
+def test_the_state_outlines_are_bundled_and_hold_dcs_bridges():
+    import numpy as np
+    from matplotlib.path import Path as Outline
+
+    from bridgefleet.report.basemap import outlines_within, state_outlines
+
+    states = dict(state_outlines())
+    assert len(states) == 56 and all(np.array_equal(r[0], r[-1]) for rings in states.values() for r in rings)
+    inv = load_inventory("dc-2019")
+    ok = np.isfinite(inv.latitude) & np.isfinite(inv.longitude)
+    points = np.c_[inv.longitude[ok], inv.latitude[ok]]
+    inside = np.zeros(len(points), dtype=bool)
+    for ring in states["District of Columbia"]:
+        inside |= Outline(ring).contains_points(points)
+    assert inside.mean() > 0.9  # the rest on the Potomac, the 1:10,000,000 outline's edge
+    box = (points[:, 0].min(), points[:, 0].max()), (points[:, 1].min(), points[:, 1].max())
+    assert {name for name, _ in outlines_within(*box)} == {"District of Columbia", "Maryland", "Virginia"}
 
 
 @pytest.mark.parametrize("curve", [[(200, 3.5, 41.0, 40.0)], [(100, 1.0, 39.0, 40.0), (200, 2.0, 41.5, 40.0)]])

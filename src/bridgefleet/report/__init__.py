@@ -18,17 +18,18 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config.fleet import FleetConfig, read_yaml
-from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.scenario_tables import RULE_SENTENCE, lumps_sentence
-from bridgefleet.evaluation.work_plan import plot_plan
+from bridgefleet.evaluation.work_plan import FHWA_RULE, plot_plan
 from bridgefleet.inventory.fleet import input_files
 from bridgefleet.inventory.model import BUNDLED
 from bridgefleet.outputs import write_text
 from bridgefleet.paths import check_writable_file
 from bridgefleet.report.charts import map_chart, policies_chart, training_chart
 from bridgefleet.report.data import TRAINED, gather, plan_rows
+from bridgefleet.report.policies import MIN_RURAL_FLEET, deck_words, money, plain_name
 from bridgefleet.runs.folder import run_inputs
 from bridgefleet.sim.model import LUMP_KEYS
 
@@ -46,7 +47,7 @@ def json_script(data: Any) -> str:
 
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: str | None = None,
-                 episodes: int = 100, seed: int = TEST_SEED, samples: int = 16, bound: bool = True,
+                 episodes: int = 100, seed: int = TEST_SEED, samples: int = PLAN_SAMPLES, bound: bool = True,
                  progress: bool = False, table: Callable[[str], Any] | None = None,
                  max_urban: int | None = None, scenarios: str | Path | None = None,
                  plan_policy: str | None = None, mapping: str | None = None) -> Path:
@@ -90,12 +91,12 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     plan = data.plan
     acted = plan.action > 0
     first = np.where(acted.any(0), acted.argmax(0) + 1, 0)
-    target_name = data.settings.get("training target") or "best heuristic"
-    charts = {"policies": policies_chart(data.results, data.bound, TRAINED),
+    names = {r.policy: plain_name(r.policy) for r in data.results}
+    charts = {"policies": policies_chart(data.results, data.scale, TRAINED, names),
               "plan": plot_plan(plan),
               "map": map_chart(data.fleet.latitude, data.fleet.longitude, data.fleet.condition,
                                data.fleet.deck_area, first),
-              "training": training_chart(data.curve, target_name),
+              "training": training_chart(data.curve, _yardstick(data.settings.get("training target"), data)),
               "scenarios": plot_scenarios(scenario_data) if scenario_data else None}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -103,17 +104,32 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     results = sorted(data.results, key=lambda r: -r.mean_return)
     y_n = len(scenario_data["levels"][0]["deck_poor_by_year"]) if scenario_data else 0
     years = [y for y in SHOW_YEARS if y <= y_n]
+    n_rural = int((~plan.urban).sum())
     html = env.get_template("report.html.j2").render(
         fleet=data.fleet, results=results, bound=data.bound, trained=TRAINED, sentence=data.sentence,
         episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
-        samples=samples, charts=charts, settings=data.settings, version=__version__,
+        samples=plan.samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
         rule_sentence=RULE_SENTENCE, lumps_sentence=_lumps_sentence(scenario_data),
-        usd_per_unit=1.0 / data.cost_lambda, fhwa_basis=results[0].basis,
-        plan_by="the trained agents" if plan_policy is None else f"the {plan_policy} policy", plan_fleet=plan.fleet)
+        fhwa_basis=results[0].basis, deck_noun=deck_words(data.fleet.basis), names=names, same=data.same,
+        sc=data.scale, best=data.best, elsewhere=data.elsewhere, panel=data.panel, futures=data.futures,
+        rural_left_out=n_rural < MIN_RURAL_FLEET, money=money, rule=FHWA_RULE,
+        plan_by=("the trained agents" if plan_policy is None else "the planner" if plan_policy == "lagrangian"
+                 else f"the rule of thumb {plain_name(plan_policy)}"),
+        plan_fleet=plan.fleet)
     write_text(out, html)
     return out
+
+
+def _yardstick(target: str | None, data) -> str:
+    """The training chart's yardstick in words: the rule of thumb the run measured itself against on its training
+    fleet, called today's best only where it is the report's best (one best rule of thumb a page)."""
+    if not target:
+        return "the yardstick of the run"
+    if data.best is not None and target == data.best.policy and data.elsewhere is None:
+        return f"today's best rule of thumb ({plain_name(target)})"
+    return f"{plain_name(target)}, the rule of thumb the run measured itself against on its training fleet"
 
 
 _NUMBER = (int, float)

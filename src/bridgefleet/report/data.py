@@ -13,17 +13,28 @@ from typing import Any
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.config.seeds import TEST_SEED
+from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
 from bridgefleet.config.training import TrainConfig
-from bridgefleet.evaluation.evaluate import EvalResult, best_heuristic, evaluate_with_bound
-from bridgefleet.evaluation.work_plan import Plan, compute_plan, policy_plan
+from bridgefleet.evaluation.evaluate import EvalResult, evaluate_with_bound
+from bridgefleet.evaluation.explain import FirstYear
+from bridgefleet.evaluation.work_plan import FHWA_RULE, Plan, compute_plan, policy_plan
 from bridgefleet.inventory.fleet import one_fleet
+from bridgefleet.report.bridges import Panel, year_one_panel
+from bridgefleet.report.policies import (
+    TRAINED,
+    Scale,
+    best_rule,
+    collapse,
+    elsewhere_warning,
+    futures_words,
+    owner_rules,
+    plain_words,
+    scale,
+    trained_on_words,
+)
 from bridgefleet.runs.load import load_policy
-from bridgefleet.sim.heuristics import HEURISTICS
-from bridgefleet.sim.model import ACTION_NAMES, GOOD_RATING, POOR_BELOW
+from bridgefleet.sim.model import GOOD_RATING, POOR_BELOW, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
-
-TRAINED = "trained policy"
 
 
 @dataclass
@@ -36,6 +47,10 @@ class FleetToday:
         agencies: rows {agency, bridges, good, fair, poor (counts), deck_area_m2} per agency and in total.
         quartiles: rows {what, min, q25, median, q75, max} for deck area (m²) and AADT (vehicles/day).
         bridge_id, condition, deck_area, latitude, longitude: (B,) in the plan's column order.
+        deck_shares: float64 (3,), the share of counted deck area good / fair / poor today, 0–1 (FHWA's measures,
+            23 CFR 490.407: the deck area of ``basis``; poor: lowest rating ≤ 4).
+        basis: which bridges FHWA's measures count (NHS bridges where the inventory codes NHS, NBI item 104).
+        counted_m2: the deck area they count, m²; counted_bridges: how many bridges that is.
     """
 
     source: str
@@ -47,6 +62,16 @@ class FleetToday:
     deck_area: np.ndarray
     latitude: np.ndarray
     longitude: np.ndarray
+    deck_shares: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    basis: str = "all bridges"
+    counted_m2: float = 0.0
+    counted_bridges: int = 0
+
+    @property
+    def meets_rule(self) -> bool:
+        """Whether at most :data:`~bridgefleet.evaluation.work_plan.FHWA_RULE` (10 %) of the counted deck area is
+        poor today (23 CFR 490.411's minimum condition)."""
+        return bool(self.deck_shares[2] <= FHWA_RULE)
 
     @property
     def source_name(self) -> str:
@@ -56,6 +81,12 @@ class FleetToday:
 
 @dataclass
 class ReportData:
+    """What the page shows (numbers and words, no HTML): ``results`` the policies compared (an owner's rules of
+    thumb, identical outcomes once, :func:`bridgefleet.report.policies.collapse`; ``same`` the names each stands
+    for), ``best`` today's best rule of thumb among them, ``scale`` their 0–100 score, ``elsewhere`` the warning for
+    a run trained on another fleet (None where it trained on this one), ``panel`` why each bridge is treated in year
+    1 (None for a rule of thumb's plan)."""
+
     run_dir: Path
     fleet: FleetToday
     results: list[EvalResult]
@@ -68,12 +99,19 @@ class ReportData:
     sentence: str = ""
     notes: list[str] = field(default_factory=list)
     cost_lambda: float = 1e-5  # reward units per USD (1/λ USD a unit)
+    best: EvalResult | None = None
+    same: dict[str, list[str]] = field(default_factory=dict)
+    scale: Scale | None = None
+    elsewhere: str | None = None
+    panel: Panel | None = None
+    futures: str = ""
 
 
 def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, seed: int = TEST_SEED,
-           samples: int = 16, bound: bool = True, progress: bool = False, max_urban: int | None = None,
+           samples: int = PLAN_SAMPLES, bound: bool = True, progress: bool = False, max_urban: int | None = None,
            plan_policy: str | None = None, mapping: str | None = None) -> ReportData:
-    """Evaluate the run's final policy beside every heuristic (and the planner and bound) and plan with it.
+    """Evaluate the run's final policy beside an owner's rules of thumb (and the planner and bound) and plan with
+    it; the planner's year-1 decisions are kept from that evaluation for the per-bridge panel.
 
     Raises:
         FileNotFoundError: the run has no final.pt. ValueError: the inventory does not match the run's fleet.
@@ -92,21 +130,71 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
                         loaded=(cfg, policy))
     if plan_policy is not None:  # the plan of the planner (or a rule of thumb) on the same fleet, instead
         plan = policy_plan(fleet_cfg, plan_policy, fleet_cfg.horizon_years, samples, 0)
-    fleet = fleet_today(fleet_cfg, plan)
-    results, bnd = evaluate_with_bound(fleet_cfg, list(HEURISTICS), episodes, seed, {TRAINED: policy},
-                                       planner=bound, progress=progress)
+    sim = plan_fleet(fleet_cfg)
+    fleet = fleet_today(fleet_cfg, plan, sim)
+    first: list[FirstYear] = []
+
+    def watch(planner):  # the planner's year-1 reasons, kept from the comparison (no planner run of its own)
+        first.append(FirstYear(planner))
+        return first[-1]
+
+    rules = owner_rules(int((~plan.urban).sum()))
+    results, bnd = evaluate_with_bound(fleet_cfg, rules, episodes, seed, {TRAINED: policy}, planner=bound,
+                                       progress=progress, watch=watch)
+    results, same = collapse(results)
     data = ReportData(run_dir, fleet, results, bnd, plan, episodes, seed, training_curve(run_dir),
                       settings(run_dir, cfg))
-    data.sentence = plain_words(results, len(plan.bridge_id), fleet_cfg.cost_lambda)
+    data.same, data.best, data.scale = same, best_rule(results), scale(results, bnd)
+    data.futures = futures_words(episodes, fleet_cfg.inventory is not None, fleet_cfg.horizon_years)
+    data.sentence = plain_words(results, data.best, len(plan.bridge_id), fleet_cfg.inventory is not None)
     data.cost_lambda = fleet_cfg.cost_lambda
+    if (trained_on := trained_elsewhere(run_dir, cfg.fleet, fleet_cfg)) is not None:
+        data.elsewhere = elsewhere_warning(trained_on, trained_on_words(fleet_cfg.inventory), results, data.scale)
+    fixed = fleet_cfg.inventory is not None  # the comparison's fleets are the plan's (futures of one inventory)
+    data.panel = year_one_panel(plan, first[0] if first else None, sim if fixed else None,
+                                compare=plan_policy is None)
     return data
 
 
-def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
-    """Condition, size and traffic of the fleet the plan starts from (seed 0 draw for a synthetic fleet)."""
+def plan_fleet(cfg: FleetConfig) -> FleetSimulator:
+    """The fleet the plan starts from at year 0, one sample (the seed 0 draw of a synthetic fleet)."""
     rcfg, fleet = one_fleet(cfg, 0)
     sim = FleetSimulator(rcfg, 1, fleet)
     sim.reset(None, [0])
+    return sim
+
+
+def trained_elsewhere(run_dir: Path, trained: FleetConfig, report: FleetConfig) -> str | None:
+    """Where the run was trained, in words, when the report's fleet is another one: an inventory against the
+    synthetic fleet, or another inventory file (by path, or by content where the run recorded its file's SHA-256,
+    :mod:`bridgefleet.runs.inputs`) or column mapping; None when it is the same fleet (a file changed since
+    training is :func:`bridgefleet.runs.inputs.warn_changed`'s warning, not this)."""
+    from bridgefleet.runs.inputs import input_files, recorded, sha256
+
+    if trained.inventory is None and report.inventory is None:
+        return None
+    words = trained_on_words(trained.inventory)
+    if trained.inventory is None or report.inventory is None or trained.inventory_mapping != report.inventory_mapping:
+        return words
+    if trained.inventory == report.inventory:
+        return None
+    now = {key: path for key, _, path in input_files(report)}.get("inventory")
+    then = {f["key"]: f for f in recorded(run_dir)}.get("inventory")
+    was = {key: path for key, _, path in input_files(trained)}.get("inventory")
+    if now is None:
+        return words
+    if was is not None and was.resolve() == now.resolve():
+        return None
+    if then is not None and (Path(then["path"]) == now.resolve() or then["sha256"] == sha256(now)):
+        return None
+    return words
+
+
+def fleet_today(cfg: FleetConfig, plan: Plan, sim: FleetSimulator | None = None) -> FleetToday:
+    """Condition, size and traffic of the fleet the plan starts from (seed 0 draw for a synthetic fleet; ``sim``:
+    :func:`plan_fleet`'s simulator of it, made here when None)."""
+    sim = sim if sim is not None else plan_fleet(cfg)
+    rcfg = sim.config
     cond = np.asarray(sim.state.condition[0], dtype=float)
     area = np.broadcast_to(np.asarray(sim.profile.deck_area, dtype=float), (1, len(cond)))[0]  # (B,) or (E, B)
     aadt = np.broadcast_to(np.asarray(sim.profile.aadt, dtype=float), (1, len(cond)))[0]
@@ -144,7 +232,10 @@ def fleet_today(cfg: FleetConfig, plan: Plan) -> FleetToday:
         source = (f"synthetic fleet ({rcfg.n_urban} urban + {rcfg.n_rural} rural bridges, "
                   f"bridgefleet's default model; draw of seed 0)")
         date = ""
-    return FleetToday(source, date, rows, quart, plan.bridge_id, cond, area.copy(), lat, lon)
+    counted = sim.fhwa_weight()  # (1, B) m²
+    return FleetToday(source, date, rows, quart, plan.bridge_id, cond, area.copy(), lat, lon,
+                      band_shares(sim.state.condition, counted)[0].astype(np.float64), sim.fhwa_basis,
+                      float(counted.sum()), int((counted > 0).sum()))
 
 
 def training_curve(run_dir: Path) -> list[tuple[int, float, float, float]]:
@@ -180,44 +271,15 @@ def settings(run_dir: Path, cfg: TrainConfig) -> dict[str, Any]:
             "run folder": str(run_dir.resolve())}
 
 
-def plain_words(results: list[EvalResult], n_bridges: int, cost_lambda: float) -> str:
-    """One sentence comparing the trained policy with the best heuristic at year 10 (or the last year): FHWA's
-    share of deck area poor first (23 CFR 490.411's measure; at year 10 and in each policy's worst year, so a
-    policy that lets the fleet slide after year 10 does not read as the better one), then bridges poor by count
-    (which can go the other way when the poor bridges are small ones), spend, and the return difference in
-    cost-equivalent USD (1/λ a unit)."""
-    trained = next(r for r in results if r.policy == TRAINED)
-    best = best_heuristic([r for r in results if r.policy in HEURISTICS])
-    year = min(10, len(trained.share_poor_by_year))
-    diff = (best.share_poor_by_year[year - 1] - trained.share_poor_by_year[year - 1]) * n_bridges
-    spend = trained.mean_annual_cost_usd / max(best.mean_annual_cost_usd, 1.0) - 1.0
-    usd = (trained.mean_return - best.mean_return) / cost_lambda
-    deck_t, deck_b = (r.deck_by_year[:, year - 1, 2].mean() for r in (trained, best))
-    (worst_t, when_t), (worst_b, when_b) = ((b["worst_year_poor"], b["worst_year"])
-                                            for b in (r.breaches() for r in (trained, best)))
-    spends = ("as much a year as the rule of thumb" if abs(spend) < 0.005 else
-              f"{abs(spend):.0%} {'more' if spend >= 0 else 'less'} a year than the rule of thumb (each within the "
-              "budgets)")
-    count = "as many bridges poor" if abs(diff) < 0.05 else f"{abs(diff):.1f} {'fewer' if diff > 0 else 'more'} " \
-        "bridges poor"
-    if (diff < -0.05 and deck_t < deck_b) or (diff > 0.05 and deck_t > deck_b):
-        count += f" ({'smaller' if diff < 0 else 'larger'} ones)"
-    return (f"Averaged over the {len(trained.returns)} evaluation fleets: at year {year} the trained policy leaves "
-            f"{deck_t:.1%} of deck area poor against {deck_b:.1%} for "
-            f"today's best rule of thumb ({best.policy}) under the same annual budgets, and {worst_t:.1%} (year "
-            f"{when_t}) against {worst_b:.1%} (year {when_b}) in each one's worst year (FHWA's limit is 10 %), "
-            f"with {count}; it spends {spends} and is worth USD {abs(usd):,.0f} of cost-equivalent "
-            f"{'more' if usd >= 0 else 'less'} than the rule of thumb over the horizon (present value: condition, "
-            f"traffic and cost, at USD {1 / cost_lambda:,.0f} a return unit).")
-
-
 def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
-    """Every bridge × year: [year, structure number, agency, action, cost USD, expected rating, share]."""
+    """Every bridge × year: [year, structure number, agency, action (the fleet model's name, in words), cost USD,
+    expected rating, share of the futures that took the action]."""
     agency = np.where(plan.urban, "urban", "rural")
+    names = [n.replace("_", " ") for n in plan.action_names]  # the fleet model's treatments
     rows = []
     for y in range(plan.years):
         for j in range(len(plan.bridge_id)):  # output rows, not simulation
-            rows.append([y + 1, str(plan.bridge_id[j]), str(agency[j]), ACTION_NAMES[plan.action[y, j]],
+            rows.append([y + 1, str(plan.bridge_id[j]), str(agency[j]), names[plan.action[y, j]],
                          round(float(plan.cost_usd[y, j])), round(float(plan.condition[y, j]), 2),
                          round(float(plan.action_share[y, j]), 2)])
     return rows
