@@ -370,3 +370,18 @@ def test_the_settings_say_a_default_run_was_fitted_to_the_planner_across_budgets
     assert rows["how it learned"].startswith("fitted to the lagrangian planner's benefit of each action")
     assert rows["budgets learned at"] == "0.25 to 2 × the sized budget"
     assert rows["episodes"] is None and rows["training fleet"] == "synthetic, bridgefleet's default model"
+
+
+@pytest.mark.parametrize(("episodes", "running"), [(16, None), (200, "running mean of 4 episodes")])
+def test_training_curve_png_draws_a_running_mean_only_over_several_episodes(tmp_path, monkeypatch, episodes, running):
+    from bridgefleet.runs import log
+
+    rows = ["kind,episode,wall_seconds,train_return,epsilon,eval_return,target_return"]
+    rows += [f"train,{e},{e},{-100 + e},0,," for e in range(1, episodes + 1)] + [f"eval,{episodes},1,,,-50,-60"]
+    (tmp_path / "metrics.csv").write_text("\n".join(rows) + "\n")
+    seen = []
+    monkeypatch.setattr(log, "save_figure", lambda fig, out, dpi: seen.append(fig))
+    log.plot_training_curve(tmp_path)
+    labels = [t.get_text() for t in seen[0].axes[0].get_legend().get_texts()]
+    assert labels[0] == "training episode return" and "mean of 1" not in " ".join(labels)
+    assert (running in labels) if running else not any("mean" in label for label in labels)  # 200 // 50 = 4

@@ -69,14 +69,16 @@ def plot_training_curve(run_dir: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     if tr:
         x, y = np.array(tr).T
-        k = max(1, len(y) // 50)
-        ax.plot(x, y, color="0.8", lw=0.5, label="training episode return")
-        if len(y) >= k:
-            ax.plot(x[k - 1:], np.convolve(y, np.ones(k) / k, mode="valid"), color="0.4", label=f"mean of {k}")
+        k = max(1, len(y) // 50)  # a running mean over 2 % of the episodes, where that is more than one
+        ax.plot(x, y, color="0.6" if k == 1 else "0.8", lw=0.8, marker="." if len(y) <= 50 else None,
+                label="training episode return")
+        if 1 < k <= len(y):  # a mean of one episode is the line itself: drawn over it, it hid it
+            ax.plot(x[k - 1:], np.convolve(y, np.ones(k) / k, mode="valid"), color="0.35",
+                    label=f"running mean of {k} episodes")
     if ev:
         x, y, t = np.array(ev).T
-        ax.plot(x, y, "o-", color="tab:blue", label="evaluation return (greedy)")
-        ax.axhline(t[-1], color="tab:red", ls="--", label="target: best heuristic")
+        ax.plot(x, y, "o-", color="tab:blue", label="evaluation return, validation fleets")
+        ax.axhline(t[-1], color="tab:red", ls="--", label="target: the best rule of thumb there")
     ax.set_xlabel("episode")
     ax.set_ylabel("discounted return")
     ax.legend(loc="lower right")
