@@ -385,3 +385,13 @@ def test_training_curve_png_draws_a_running_mean_only_over_several_episodes(tmp_
     labels = [t.get_text() for t in seen[0].axes[0].get_legend().get_texts()]
     assert labels[0] == "training episode return" and "mean of 1" not in " ".join(labels)
     assert (running in labels) if running else not any("mean" in label for label in labels)  # 200 // 50 = 4
+
+
+def test_the_scenarios_chart_draws_today_as_year_0():
+    from bridgefleet.evaluation.scenario_figure import plot_scenarios
+
+    levels = [{"budget_usd": usd, "deck_poor_by_year": [0.12, 0.11]} for usd in (1e6, 2e6)]
+    data = {"levels": levels, "sized_usd": 2e6, "rule": 0.1, "certified_least_scale": 0.5,
+            "planner_least_scale": None, "basis": "NHS bridges"}
+    assert "today (year 0): 12.1%" in plot_scenarios(data, today=0.121)  # DC's NHS deck area poor today
+    assert "today (year 0)" not in plot_scenarios(data)

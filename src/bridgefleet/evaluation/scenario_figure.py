@@ -13,10 +13,11 @@ SHOW_YEARS = (1, 5, 10, 30)
 """The years the scenario table, its figure and the report show."""
 
 
-def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
+def plot_scenarios(data: dict, path: Path | None = None, today: float | None = None) -> str | None:
     """Budget (USD a year) against the share of deck area poor by year, the rule and the least budgets, from
-    :func:`bridgefleet.evaluation.scenario_tables.summary`'s data; written to ``path``, or returned as an ``<svg>``
-    element when ``path`` is None."""
+    :func:`bridgefleet.evaluation.scenario_tables.summary`'s data; ``today``: the share poor today (year 0, the same
+    at every budget), drawn as a line where given; written to ``path``, or returned as an ``<svg>`` element when
+    ``path`` is None."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -29,6 +30,8 @@ def plot_scenarios(data: dict, path: Path | None = None) -> str | None:
     fig, ax = plt.subplots(figsize=(9, 5))
     for y in [y for y in SHOW_YEARS if y <= y_n]:
         ax.plot(usd, [100 * lv["deck_poor_by_year"][y - 1] for lv in levels], marker="o", label=f"year {y}")
+    if today is not None:
+        ax.axhline(100 * today, color="#555", lw=1.5, label=f"today (year 0): {today:.1%}")
     ax.plot(usd, [100 * max(lv["deck_poor_by_year"]) for lv in levels], "k:", marker=".", label="worst year (mean)")
     if "agent" in levels[0]:
         ax.plot(usd, [100 * max(lv["agent"]["deck_poor_by_year"]) for lv in levels], color="#ef6c00", ls="--",

@@ -92,12 +92,14 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     acted = plan.action > 0
     first = np.where(acted.any(0), acted.argmax(0) + 1, 0)
     names = {r.policy: plain_name(r.policy) for r in data.results}
+    # today's share poor on the scenarios' chart: an inventory's (a synthetic fleet's scenarios are of another draw)
+    today = float(data.fleet.deck_shares[2]) if (inventory or _run_inventory(run_dir)) else None
     charts = {"policies": policies_chart(data.results, data.scale, TRAINED, names),
               "plan": plot_plan(plan),
               "map": map_chart(data.fleet.latitude, data.fleet.longitude, data.fleet.condition,
                                data.fleet.deck_area, first),
               "training": training_chart(data.curve, _yardstick(data.settings.get("training target"), data)),
-              "scenarios": plot_scenarios(scenario_data) if scenario_data else None}
+              "scenarios": plot_scenarios(scenario_data, today=today) if scenario_data else None}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined)  # a field that does not exist fails, not ""
