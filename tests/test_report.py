@@ -395,3 +395,38 @@ def test_the_scenarios_chart_draws_today_as_year_0():
             "planner_least_scale": None, "basis": "NHS bridges"}
     assert "today (year 0): 12.1%" in plot_scenarios(data, today=0.121)  # DC's NHS deck area poor today
     assert "today (year 0)" not in plot_scenarios(data)
+
+
+def test_the_bridge_panel_gives_the_plans_reasons_and_the_planners_exact_values():
+    import numpy as np
+
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.evaluation.evaluate import evaluate_with_bound
+    from bridgefleet.evaluation.explain import FirstYear
+    from bridgefleet.evaluation.work_plan import policy_plan
+    from bridgefleet.report.bridges import year_one_panel
+    from bridgefleet.report.data import plan_fleet
+
+    # One fixed fleet of 5 bridges: the planner's plan beside the planner of the comparison, on the same fleet,
+    # must agree on every bridge, and the panel's figures are the plan's (plan.csv's) and the planner's own.
+    cfg = FleetConfig.named("components-2026", n_urban=3, n_rural=2, horizon_years=10, fixed_fleet=True,
+                            fleet_seed=0, annual_budget_usd=4e6)  # the plan's fleet: seed 0 (policy_plan's)
+    plan = policy_plan(cfg, "lagrangian", 10, samples=2)
+    kept = []
+    evaluate_with_bound(cfg, ["do_nothing"], 2, 0, watch=lambda p: kept.append(FirstYear(p)) or kept[-1])
+    panel = year_one_panel(plan, kept[0], plan_fleet(cfg))
+    treated = np.flatnonzero(plan.action[0] > 0)
+    assert panel.treated == len(treated) > 0 and panel.planner_treated == len(treated) and panel.disagree == 0
+    assert {r.bridge_id for r in panel.rows} == {str(plan.bridge_id[j]) for j in treated}
+    for row in panel.rows:
+        j = list(plan.bridge_id).index(row.bridge_id)
+        assert row.planner == "the same" and row.agree
+        assert row.waiting_usd == pytest.approx(plan.reasons.waiting_usd[0, j])
+        assert row.cost_usd == pytest.approx(plan.cost_usd[0, j])
+        chosen = [t for t in row.treatments if t.chosen]
+        assert [t.name for t in chosen] == [row.action]  # the planner's exact values mark the plan's treatment
+        assert chosen[0].waiting_usd == pytest.approx(row.waiting_usd, rel=1e-6)  # one figure, two paths
+        assert chosen[0].cost_usd == pytest.approx(row.cost_usd)
+        assert chosen[0].per_usd == pytest.approx(chosen[0].waiting_usd / chosen[0].cost_usd)
+        assert row.why.startswith(f"funded: waiting a year would lose {row.per_usd:.2f} USD of value a USD")
+    assert year_one_panel(plan, kept[0], plan_fleet(cfg), compare=False).rows[0].planner is None

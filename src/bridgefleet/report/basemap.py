@@ -52,16 +52,31 @@ def outlines_within(lon: tuple[float, float], lat: tuple[float, float]) -> list[
 
 def draw_states(ax, lon: tuple[float, float], lat: tuple[float, float]) -> list[str]:
     """Fill the states within the box on the matplotlib axes ``ax`` in light grey with their borders, each named
-    where its largest ring's centre lies in the box; returns the names drawn."""
+    where its largest ring's centre lies in the box, else (a neighbour) near the first of the box's corners and edge
+    midpoints that it holds; returns the names drawn."""
     from matplotlib.patches import Polygon
+    from matplotlib.path import Path
 
-    names = []
+    (x0, x1), (y0, y1) = lon, lat
+    dx, dy = 0.06 * (x1 - x0), 0.04 * (y1 - y0)
+    spots = [(x0 + dx, y0 + dy, "left", "bottom"), (x1 - dx, y0 + dy, "right", "bottom"),
+             (x0 + dx, y1 - dy, "left", "top"), (x1 - dx, y1 - dy, "right", "top"),
+             ((x0 + x1) / 2, y0 + dy, "center", "bottom"), ((x0 + x1) / 2, y1 - dy, "center", "top"),
+             (x0 + dx, (y0 + y1) / 2, "left", "center"), (x1 - dx, (y0 + y1) / 2, "right", "center")]
+    names, taken = [], set()
     for name, rings in outlines_within(lon, lat):
         for r in rings:
             ax.add_patch(Polygon(r, closed=True, facecolor="#f1f1ec", edgecolor="#8a8a80", lw=0.8, zorder=0))
-        big = max(rings, key=len)
-        cx, cy = big.mean(0)
-        if lon[0] <= cx <= lon[1] and lat[0] <= cy <= lat[1]:
-            ax.text(cx, cy, name, ha="center", va="center", fontsize=8, color="#77776e", zorder=0.5)
+        cx, cy = max(rings, key=len).mean(0)
+        style = {"fontsize": 9, "color": "#6b6b62", "zorder": 0.5, "style": "italic"}
+        if x0 <= cx <= x1 and y0 <= cy <= y1:
+            ax.text(cx, cy, name, ha="center", va="center", **style)
+        else:
+            spot = next((k for k, (x, y, _, _) in enumerate(spots) if k not in taken
+                         and any(Path(r).contains_point((x, y)) for r in rings)), None)
+            if spot is not None:
+                taken.add(spot)
+                x, y, ha, va = spots[spot]
+                ax.text(x, y, name, ha=ha, va=va, **style)
         names.append(name)
     return names

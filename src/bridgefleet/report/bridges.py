@@ -84,17 +84,25 @@ def _why(plan: Plan, j: int) -> str:
     r, a = plan.reasons, int(plan.action[0, j])
     agency = str(plan.cluster[j])
     cut = r.cutoff_per_usd[0, j]
+    bar = (f"the {agency} agency's cut-off of {cut:.2f} (the least its money reaches this year)" if cut > 0 else
+           f"the {agency} agency's money this year, which funds every treatment worth its cost")
     if a > 0:
-        bar = (f"the {agency} agency's money this year reaches work returning {cut:.2f} a USD" if cut > 0 else
-               f"the {agency} agency's money this year funds every treatment worth its cost")
-        return f"funded: each USD returns {r.value_per_usd[0, j]:.2f} USD of value; {bar}"
+        return (f"funded: waiting a year would lose {r.value_per_usd[0, j]:.2f} USD of value a USD of its cost, "
+                f"against {bar}")
     about = int(r.treatment[0, j])
     if about == 0:
         return "nothing this year: every treatment is worth more later than now"
     funded = r.funded_at_usd[0, j]
     at = f"; it would be funded with {agency} money of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
-    return (f"deferred: {_name(plan.action_names[about])} would return {r.value_per_usd[0, j]:.2f} USD of value a USD, "
-            f"the {agency} agency's cut-off is {cut:.2f}{at}")
+    return (f"deferred: {_name(plan.action_names[about])} would lose {r.value_per_usd[0, j]:.2f} USD of value a USD "
+            f"by waiting, against {bar}{at}")
+
+
+def _cost(plan: Plan, j: int) -> float:
+    """The cost of a deferred bridge's best treatment in year 1, USD (its cost of waiting ÷ that per USD; 0 where
+    no treatment is worth its cost)."""
+    r = plan.reasons
+    return float(r.waiting_usd[0, j] / r.value_per_usd[0, j]) if r.value_per_usd[0, j] > 0 else 0.0
 
 
 def _planner_words(names: tuple[str, ...], mine: int, theirs: int) -> tuple[str, bool]:
@@ -137,9 +145,10 @@ def year_one_panel(plan: Plan, planner: FirstYear | None, sim=None, compare: boo
         about = a if a > 0 else int(plan.reasons.treatment[0, j])
         funded = plan.reasons.funded_at_usd[0, j]
         row = BridgeRow(str(plan.bridge_id[j]), str(plan.cluster[j]), bool(plan.nhs[j]), float(plan.deck_area[j]),
-                        str(plan.today[j]), _name(plan.action_names[a]) if a > 0 else "wait",
+                        str(plan.today[j]), _name(plan.action_names[a]) if a > 0 else
+                        f"waits (its best: {_name(plan.action_names[about])})" if about > 0 else "waits",
                         str(plan.work_code[0, j]) if plan.work_code is not None else "",
-                        float(plan.cost_usd[0, j]), float(plan.reasons.waiting_usd[0, j]),
+                        float(plan.cost_usd[0, j]) if a > 0 else _cost(plan, j), float(plan.reasons.waiting_usd[0, j]),
                         float(plan.reasons.value_per_usd[0, j]), float(plan.reasons.cutoff_per_usd[0, j]),
                         float(funded) if np.isfinite(funded) else None, _why(plan, j))
         if compared:

@@ -83,7 +83,7 @@ def training_chart(curve: list[tuple[int, float, float, float]], target_name: st
         top.set_xlabel("seconds of training")
     else:  # one evaluation: no span of episodes (or seconds) to draw an axis over
         ax.set_xlim(ep[0] - 1, ep[0] + 1)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     return _svg(fig)
 
