@@ -22,11 +22,12 @@ from bridgefleet.planning.knapsack import agencies, fund
 from bridgefleet.sim.simulator import AGE_SCALE, COND_SCALE, RATE_SCALE, YSM_SCALE, FleetSimulator
 
 N_FEATURES = 14
-"""Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, agency (0 urban,
-1 rural), years left / horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 /
-annual budget of the agency (capped at 10), log(1 + the bridge's yearly user cost while poor / the agency's annual
-budget per bridge). Networks of runs with ``user_cost_feature`` off (and of every run before it) read the first
-:data:`BASE_FEATURES`."""
+"""Per-bridge input: rating/9, age/100, ysm/30, rate/0.05, AADT weight, target rating/9, cluster (0 urban, 1 rural:
+the column's, as the urban and rural agencies were before an inventory's owners held the budgets), years left /
+horizon, agency budget available / annual budget (capped at 3), cost of actions 1–4 / annual budget of the agency
+(capped at 10), log(1 + the bridge's yearly user cost while poor / the agency's annual budget per bridge); the agency
+is the one whose money pays the bridge (:attr:`FleetSimulator.agency`: urban or rural, or its owner). Networks of runs
+with ``user_cost_feature`` off (and of every run before it) read the first :data:`BASE_FEATURES`."""
 BASE_FEATURES = 13
 """The inputs without the user cost (runs before ``user_cost_feature``)."""
 LEVEL_FEATURES = N_FEATURES + 1
@@ -60,8 +61,10 @@ def action_costs(sim: FleetSimulator) -> np.ndarray:
 
 
 def agency_of(sim: FleetSimulator) -> np.ndarray:
-    """int64 (B,): 0 for the urban bridges (first n_urban columns), 1 for the rural ones."""
-    return agencies(sim.n_bridges, sim.n_urban)
+    """int64 (B,): each bridge's agency, the one whose budget pays it (:attr:`FleetSimulator.agency`: 0 for the
+    urban bridges, the first n_urban columns, and 1 for the rural ones, unless an inventory's owners hold the
+    budgets)."""
+    return sim.agency
 
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
@@ -80,7 +83,7 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     f[..., 3] = s.rate / RATE_SCALE
     f[..., 4] = sim.weight
     f[..., 5] = np.broadcast_to(p.target_condition, (e_n, b_n)) / COND_SCALE
-    f[..., 6] = ag
+    f[..., 6] = agencies(b_n, sim.n_urban)  # the cluster, 0 urban and 1 rural (= the agency where those are two)
     f[..., 7] = ((sim.config.horizon_years - sim.t) / sim.config.horizon_years)[:, None]
     # Capped: with carry-over an unspent budget grows year by year; past a few annual budgets it no longer
     # limits one bridge, and an unbounded input would ask the network to extrapolate (measured: +10 points).
@@ -91,12 +94,12 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     # What a poor year costs its users (AADT × truck share × detour: NBI items 29, 109, 19) varies 1,000-fold
     # across an inventory and is not a function of the other inputs. Against the agency's budget per bridge, so
     # the same bridge reads the same in a fleet of 100 or of 4,794; log, as it spans five orders of magnitude.
-    n_agency = np.bincount(ag, minlength=2)[ag]  # (B,) bridges of the bridge's agency
+    n_agency = np.bincount(ag, minlength=sim.n_agencies)[ag]  # (B,) bridges of the bridge's agency
     f[..., 13] = np.log1p(sim.user_cost * n_agency / per_bridge)
     if n_features == N_FEATURES:
         return f
-    onehot = (ag[:, None] == np.arange(2)).astype(np.float64)  # (B, 2): sums over each agency's bridges
-    replace_all = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, 2) USD
+    onehot = (ag[:, None] == np.arange(sim.n_agencies)).astype(np.float64)  # (B, A): sums over each agency's bridges
+    replace_all = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, A) USD
     f[..., 14] = (np.log(replace_all / np.maximum(annual, 1.0)) / 5.0)[:, ag]
     return f
 
@@ -194,7 +197,7 @@ def decide(q: np.ndarray, cost: np.ndarray, sim: FleetSimulator, explore: np.nda
         forced = np.where(np.arange(5) == random_action[..., None], 1e12, -np.inf)
         forced[..., 0] = 0.0
         ben = np.where(explore[..., None], forced, ben)
-    return fund(ben, cost, sim.n_urban, sim.budget)
+    return fund(ben, cost, sim.agency, sim.budget)
 
 
 def scaled_benefit(ben: np.ndarray, cost: np.ndarray, cost_lambda: float) -> np.ndarray:
@@ -251,7 +254,7 @@ class BridgePolicy:
         return q - q[..., :1], cost
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        return fund(*self.benefits_and_costs(sim), sim.n_urban, sim.budget)
+        return fund(*self.benefits_and_costs(sim), sim.agency, sim.budget)
 
 
 def n_features(cfg: TrainConfig) -> int:

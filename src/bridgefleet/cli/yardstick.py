@@ -60,8 +60,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     model = fleet.model_name()
     print(f"fleet model: {model}")
     scale = 1.0 if args.budget_scale is None else args.budget_scale
-    urban, rural = set_budget(resolved, args.budget_scale).budgets_usd
-    print(f"annual budget: USD {urban + rural:,.0f} (urban {urban:,.0f}, rural {rural:,.0f}), "
+    at_level = set_budget(resolved, args.budget_scale)
+    budgets = dict(zip(at_level.agency_labels, at_level.budgets_usd, strict=True))
+    print(f"annual budget: USD {sum(budgets.values()):,.0f} ("
+          + ", ".join(f"{name} {usd:,.0f}" for name, usd in budgets.items()) + "), "
           + ("the sized budget" if args.budget_scale is None else f"{scale:g} × the sized budget"))
     if args.run_dir:
         agents = next(r for r in results if r.policy == "trained")
@@ -90,7 +92,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                       "--certify-step settle it")
     if args.json:
         write_json_said(args.json, {"fleet_model": model, "budget_scale": scale,
-                                "annual_budget_usd": {"urban": urban, "rural": rural},
+                                "annual_budget_usd": budgets,
                                 **to_json(results, bound, rule, n_bridges, fleet.cost_lambda)})
     return 0
 
@@ -219,12 +221,17 @@ def _exact_bound(args: argparse.Namespace, cfg, fleet) -> int:
     print(f"  per bridge: {b.mean / sim.n_bridges:.3f} reward units; one reward unit = USD "
           f"{1 / cfg.cost_lambda:,.0f} of cost-equivalent (1/λ)")
     disc = cfg.discount ** np.arange(cfg.horizon_years)
-    price = b.parts[0].row_price[:2]  # the first fleet's two agencies (priced alone, the others from it)
+    names = cfg.agency_labels
+    price = b.parts[0].row_price[: len(names)]  # the first fleet's agencies (priced alone, the others from it)
     price = np.cumsum(price[:, ::-1], axis=1)[:, ::-1] if cfg.carry_over_budget else price
     print("\nprices of money (the first fleet, per year, undiscounted): reward units per USD 1,000")
-    print(f"{'year':>4} {'urban /kUSD':>12} {'rural /kUSD':>12}")
+    heads = ("urban", "rural") if names == ("urban", "rural") else tuple(f"agency {g + 1}" for g in range(len(names)))
+    for g, name in enumerate(names if heads != ("urban", "rural") else ()):
+        print(f"  agency {g + 1}: {name}")
+    w = 12 if heads == ("urban", "rural") else 15
+    print(f"{'year':>4} " + " ".join(f"{h + ' /kUSD':>{w}}" for h in heads))
     for t in range(cfg.horizon_years):
-        print(f"{t + 1:>4} {price[0, t] / disc[t] * 1e3:>12.3f} {price[1, t] / disc[t] * 1e3:>12.3f}")
+        print(f"{t + 1:>4} " + " ".join(f"{price[g, t] / disc[t] * 1e3:>{w}.3f}" for g in range(len(names))))
     if args.json:
         write_json_said(args.json, {"bound": {"mean": b.mean, "ci95": ci95(b.values), "per_fleet": b.values.tolist(),
                                           "dp_solves": iters, "seconds": b.seconds, "exact": True},

@@ -216,6 +216,20 @@ class FleetConfig:
     inventory_budget_usd_per_m2: float | None = None
     """With an inventory: annual budget per m² of deck, USD/m²/year, split between the agencies by the deck
     area each controls; None = sized from the replacement value as for synthetic fleets."""
+    agencies: str = "urban_rural"
+    """Who holds an inventory's budgets: ``owners``, one agency per owner code (NBI item 22, SNBI ``BCL01``; one
+    agency where the inventory codes no owner: :mod:`bridgefleet.inventory.agencies`), each with its own budget
+    sized from its bridges; ``urban_rural``, an urban and a rural agency (functional class, item 26), the split of
+    the plan's fleet agents (``agent: fleet``, which always use it) and of every config and run written before
+    owners (the field's default; the ``components-2026`` model sets ``owners``). A synthetic fleet has no owners:
+    its urban and rural agencies either way. ``owners`` needs the component model (the continuous models' grid
+    bound and planner price two agencies)."""
+    agency_names: tuple[str, ...] | None = field(default=None, repr=False)
+    """Set by :func:`bridgefleet.inventory.fleet.resolve_fleet` (not a setting: never read from or written to a
+    config file): the agencies' names, A of them; None: ("urban", "rural")."""
+    agency_budget_shares: tuple[float, ...] | None = field(default=None, repr=False)
+    """Set with :attr:`agency_names`: each agency's share of ``annual_budget_usd`` (A,), summing to 1; None: the
+    urban / rural split of ``urban_budget_share``."""
     discount: float = 0.95
     """Discount factor per year used for returns (IMP-MARL convention)."""
     component_model: str | None = None
@@ -253,22 +267,38 @@ class FleetConfig:
         return self.shock_probability > 0 and self.shock_mean_drop > 0
 
     @property
-    def budgets_usd(self) -> tuple[float, float]:
-        """(urban, rural) annual budgets, USD per year: ``annual_budget_usd`` split by ``urban_budget_share``,
-        each None sized from :attr:`replacement_value_usd` (see the fields)."""
+    def budgets_usd(self) -> tuple[float, ...]:
+        """Each agency's annual budget (:attr:`agency_labels`' order), USD per year: ``annual_budget_usd`` split by
+        ``agency_budget_shares`` (an inventory's owners), else (urban, rural) by ``urban_budget_share``, each None
+        sized from :attr:`replacement_value_usd` (see the fields)."""
         value = self.replacement_value_usd
         total = (self.annual_budget_usd if self.annual_budget_usd is not None
                  else self.budget_share_of_replacement * sum(value))
+        if self.agency_budget_shares is not None:
+            return tuple(total * s for s in self.agency_budget_shares)
         share = self.urban_budget_share if self.urban_budget_share is not None else value[0] / sum(value)
         return total * share, total * (1.0 - share)
 
     @property
     def urban_budget_usd(self) -> float:
+        """The urban agency's annual budget, USD per year (a fleet of urban and rural agencies)."""
         return self.budgets_usd[0]
 
     @property
     def rural_budget_usd(self) -> float:
+        """The rural agency's annual budget, USD per year (a fleet of urban and rural agencies)."""
         return self.budgets_usd[1]
+
+    @property
+    def agency_labels(self) -> tuple[str, ...]:
+        """The agencies' names, A of them: an inventory's owners where resolved by owner, else ("urban", "rural")."""
+        return self.agency_names if self.agency_names is not None else ("urban", "rural")
+
+    @property
+    def n_agencies(self) -> int:
+        """A, the agencies holding budgets (2: urban and rural, unless an inventory's owners)."""
+        return len(self.agency_labels)
+
 
     def validate(self) -> None:
         """Check every field: its type, and each number against its physical range and unit
@@ -308,6 +338,14 @@ class FleetConfig:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 setattr(self, name, str(value))
+        if self.agencies not in AGENCIES:
+            raise bad("agencies", f"must be {' or '.join(AGENCIES)}")
+        if self.agencies == "owners" and self.component_model is None:
+            raise bad("agencies", "owners needs the component model (component_model, fleet model components-2026): "
+                      "the continuous models' bound and planner price an urban and a rural agency; use urban_rural")
+        if (self.agency_names is None) != (self.agency_budget_shares is None) or (
+                self.agency_names is not None and len(self.agency_names) != len(self.agency_budget_shares)):
+            raise bad("agency_budget_shares", "must come with agency_names, one share each")
         if self.inventory is None:
             for name in ("max_urban", "county", "owner", "inventory_mapping"):
                 if getattr(self, name) is not None:
@@ -322,7 +360,8 @@ class FleetConfig:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        d.pop("extra")
+        for name in ("extra", *RESOLVED_FIELDS):
+            d.pop(name)
         d["unit_costs_usd_per_m2"] = list(self.unit_costs_usd_per_m2)
         d["rating_rate_factors"] = list(self.rating_rate_factors)
         d["initial_rating"] = list(self.initial_rating)
@@ -332,7 +371,7 @@ class FleetConfig:
         """The named fleet model (:data:`FLEET_MODELS`) whose model fields this config has, else "custom"
         (fleet size, inventory, seeds and the annual budget and its split do not count: a budget level is not
         another model)."""
-        keys = {k for values in FLEET_MODELS.values() for k in values} - set(BUDGET_LEVEL_FIELDS)
+        keys = {k for values in FLEET_MODELS.values() for k in values} - set(BUDGET_LEVEL_FIELDS) - {"agencies"}
         mine = {k: v for k, v in self.to_dict().items() if k in keys}
         for name in FLEET_MODELS:
             if mine == {k: v for k, v in FleetConfig.named(name).to_dict().items() if k in keys}:
@@ -396,7 +435,7 @@ class FleetConfig:
                 raise ConfigError(f"{source}: unknown fleet model {unknown_names([name], FLEET_MODELS)}; known: "
                                   f"{', '.join(FLEET_MODELS)}")
             data = {**FLEET_MODELS[name], **data}
-        known = {f.name for f in fields(cls)} - {"extra"}
+        known = {f.name for f in fields(cls)} - {"extra", *RESOLVED_FIELDS}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"{source}: unknown FleetConfig field(s) {unknown_names(unknown, known)}; known: "
@@ -515,7 +554,8 @@ FLEET_MODELS: dict[str, dict[str, Any]] = {
     # substructure), fitted to Massachusetts' NBI ratings 2000-2016 and MassDOT's projects
     # (benchmarks/component_model.py), with an exact planning DP.
     "components-2026": {"component_model": "massachusetts-2026", "unit_costs_usd_per_m2": COMPONENT_UNIT_COSTS,
-                        "poor_user_cost_usd_per_aadt": round(POSTED_GIVEN_POOR * 0.10 * 365.0 * 8.0 * 1.41, 4)},
+                        "poor_user_cost_usd_per_aadt": round(POSTED_GIVEN_POOR * 0.10 * 365.0 * 8.0 * 1.41, 4),
+                        "agencies": "owners"},
     # The continuous single-rating model, the default from issue 23 to issue 77 (FleetConfig's field defaults:
     # a fleet mapping without model: means it, as every config and run written before the change did).
     "continuous-2026": {},
@@ -540,6 +580,11 @@ DEFAULT_FLEET_MODEL = "components-2026"
 continuous model, so configs and runs written before 2026-12-07 mean what they meant."""
 MODEL_ALIASES = {"default": "continuous-2026"}
 """Former names of fleet models, read in files written before the rename (``calibrate`` wrote ``model: default``)."""
+AGENCIES = ("owners", "urban_rural")
+"""The values of :attr:`FleetConfig.agencies`."""
+RESOLVED_FIELDS = ("agency_names", "agency_budget_shares")
+"""FleetConfig fields an inventory sets when it is read (:func:`bridgefleet.inventory.fleet.resolve_fleet`), never
+read from or written to a config file."""
 BUDGET_LEVEL_FIELDS = ("annual_budget_usd", "urban_budget_share")
 """Fields that set a budget level (``--budget-scale``, ``--budget-usd``), not a fleet model: a model's name holds
 at any budget (:meth:`FleetConfig.model_name`)."""

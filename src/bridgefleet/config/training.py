@@ -28,8 +28,9 @@ class TrainConfig:
     preset: str = "default"
     """Name of the preset the run started from (informational)."""
     agent: str = "fleet"
-    """"fleet": the plan's urban (20 × 5 branches) and rural (8 strategies) agents; "bridge": one Q-network
-    shared by every bridge, budgets met by a knapsack on its benefits (:mod:`bridgefleet.agents.bridge`)."""
+    """"fleet": the plan's urban (20 × 5 branches) and rural (8 strategies) agents, whose fleet always has the urban
+    and the rural agency (``FleetConfig.agencies`` is set to ``urban_rural``); "bridge": one Q-network shared by
+    every bridge, budgets met by a knapsack on its benefits (:mod:`bridgefleet.agents.bridge`)."""
     bridge_hidden: tuple[int, ...] = (128, 128)
     """Torso widths of the per-bridge Q-network (agent: bridge)."""
     episodes: int = 2000
@@ -294,6 +295,9 @@ class TrainConfig:
         for name, (ok, need) in checks.items():
             if not ok:
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be {need}", name)
+        if self.agent == "fleet" and self.fleet.agencies != "urban_rural":
+            # the plan's agents: the urban agent's bridges and the rural strategies, each with its agency's budget
+            self.fleet = self.fleet.replace(agencies="urban_rural")
         if self.teacher is not None and self.agent != "bridge":
             raise ConfigError(f"training option teacher = {self.teacher!r}: a teacher trains the per-bridge network, "
                               f"not agent: {self.agent}; use agent: bridge (or a preset without a teacher)", "teacher")

@@ -37,7 +37,9 @@ class FleetEnv(gym.Env):
     Observation: ``Dict(urban=Box(n_urban*4+1), rural=Box(10))`` float32, scaled (docs/fleet-model.md).
     Action: ``Dict(urban=MultiDiscrete([5]*n_urban), rural=Discrete(8))``.
     Reward: municipality total (urban + rural parts, in ``info``). The episode ends by time limit after
-    ``horizon_years``: ``truncated=True``, never ``terminated`` (the fleet goes on existing).
+    ``horizon_years``: ``truncated=True``, never ``terminated`` (the fleet goes on existing). Its budgets are
+    always the urban and the rural agency's (``config.agencies`` is set to ``urban_rural``), which the two agents
+    observe.
 
     Args:
         config: FleetConfig (default fleet if None).
@@ -50,7 +52,8 @@ class FleetEnv(gym.Env):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, config: FleetConfig | None = None, render_mode: str | None = None):
-        config, fleet = resolve_fleet(config or FleetConfig.default_model())
+        # the plan's urban and rural agents: their observations hold the urban and the rural agency's budgets
+        config, fleet = resolve_fleet((config or FleetConfig.default_model()).replace(agencies="urban_rural"))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not in {self.metadata['render_modes']}")
         self.config = config

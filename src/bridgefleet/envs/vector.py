@@ -36,7 +36,8 @@ class FleetVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["ansi", "rgb_array"]}
 
     def __init__(self, num_envs: int, config: FleetConfig | None = None, render_mode: str | None = None):
-        config, fleet = resolve_fleet(config or FleetConfig.default_model())
+        # the plan's urban and rural agents: their observations hold the urban and the rural agency's budgets
+        config, fleet = resolve_fleet((config or FleetConfig.default_model()).replace(agencies="urban_rural"))
         self.config = config
         self.num_envs = num_envs
         self.sim = FleetSimulator(config, num_envs, fleet)

@@ -27,7 +27,7 @@ class EvalResult:
         share_poor_end: mean share of bridges rated poor (< 5) at the end of the horizon, 0–1.
         deferred_per_year: mean number of requested actions deferred for lack of budget, per year.
         returns: float64 (N,) per-episode discounted returns.
-        annual_cost_by_agency_usd: float64 (2,) mean spend per year of the urban and the rural agency, USD.
+        annual_cost_by_agency_usd: float64 (A,) mean spend per year of each agency (``agencies``' order), USD.
         share_poor_by_year: float64 (T,) mean share of bridges poor at the end of each year, 0–1.
         treatments_per_year: float64 (5,) mean number of bridges given each action (0 = none … 4) per year.
         deck_by_year: float64 (N, T, 3) share of deck area good / fair / poor at the end of each year, 0–1
@@ -35,6 +35,7 @@ class EvalResult:
         agency_usd, user_usd: float64 (N, T) agency spend and user cost (detours of poor bridges), USD a year.
         discount: γ, for present values. basis: which bridges the deck-area shares count (NHS bridges where
             the inventory codes them, NBI item 104).
+        agencies: the agencies' names (``FleetConfig.agency_labels``: urban and rural, or an inventory's owners).
     """
 
     policy: str
@@ -53,6 +54,7 @@ class EvalResult:
     user_usd: np.ndarray
     discount: float
     basis: str = "all bridges"
+    agencies: tuple[str, ...] = ("urban", "rural")
 
     def row(self) -> dict:
         d = asdict(self)
@@ -106,7 +108,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     gamma = sim.config.discount
     ret = np.zeros(episodes)
     deferred = np.zeros(episodes)
-    by_agency = np.zeros(2)
+    by_agency = np.zeros(sim.n_agencies)
     treatments = np.zeros(5)
     poor_by_year = []
     horizon = sim.config.horizon_years
@@ -133,7 +135,7 @@ def evaluate_policy(policy: Policy, config: FleetConfig, episodes: int = 100, se
     return EvalResult(name, episodes, float(ret.mean()), ci95(ret),
                       float(by_agency.sum() / horizon), float(poor.mean()), float(deferred.mean() / horizon), ret,
                       by_agency / horizon, np.array(poor_by_year), treatments / horizon, deck, agency, user,
-                      float(gamma), sim.fhwa_basis)
+                      float(gamma), sim.fhwa_basis, sim.config.agency_labels)
 
 
 def evaluate_heuristics(config: FleetConfig, names: list[str] | None = None, episodes: int = 100,
@@ -224,7 +226,7 @@ def format_fhwa_table(results: list[EvalResult], rule: float = 0.10, cost_lambda
 
 def to_json(results: list[EvalResult], bound: tuple[float, ...] | None = None,
             rule: float = 0.10, n_bridges: int | None = None, cost_lambda: float | None = None) -> dict:
-    """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {urban, rural},
+    """``{"policies": {NAME: {mean, ci95, annual_cost_usd, annual_cost_by_agency_usd {agency name: USD},
     share_poor_end, deferred_per_year, share_poor_at_year {"10", "20", "30"} (years within the horizon),
     treatments_per_year {action name: bridges per year}, deck_area_share_by_year {good, fair, poor: (T,)},
     agency_cost_usd and user_cost_usd {per_year (T,), present_value, undiscounted}, poor_deck_area_rule {rule,
@@ -232,8 +234,8 @@ def to_json(results: list[EvalResult], bound: tuple[float, ...] | None = None,
     usd_per_bridge_year} (with the bound, ``n_bridges`` and ``cost_lambda``; :func:`bound_gap`)}}, "bound": {mean,
     ci95}}`` (bound None when not computed)."""
     policies = {r.policy: {"mean": r.mean_return, "ci95": r.ci95, "annual_cost_usd": r.mean_annual_cost_usd,
-                           "annual_cost_by_agency_usd": dict(zip(("urban", "rural"),
-                                                                 r.annual_cost_by_agency_usd.tolist(), strict=True)),
+                           "annual_cost_by_agency_usd": dict(zip(r.agencies, r.annual_cost_by_agency_usd.tolist(),
+                                                                 strict=True)),
                            "share_poor_end": r.share_poor_end, "deferred_per_year": r.deferred_per_year,
                            "share_poor_at_year": {str(y): float(r.share_poor_by_year[y - 1])
                                                   for y in (10, 20, 30) if y <= len(r.share_poor_by_year)},
@@ -363,4 +365,4 @@ def merge_results(parts: list[EvalResult]) -> EvalResult:
                       float(mean("share_poor_end")), float(mean("deferred_per_year")), ret,
                       mean("annual_cost_by_agency_usd"), mean("share_poor_by_year"), mean("treatments_per_year"),
                       np.concatenate([p.deck_by_year for p in parts]), np.concatenate([p.agency_usd for p in parts]),
-                      np.concatenate([p.user_usd for p in parts]), first.discount, first.basis)
+                      np.concatenate([p.user_usd for p in parts]), first.discount, first.basis, first.agencies)

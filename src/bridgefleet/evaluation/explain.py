@@ -85,36 +85,38 @@ def year_reasons(benefit: np.ndarray, cost: np.ndarray, agency: np.ndarray, budg
 
     Args:
         benefit: float64 (E, B, A), return units; cost: float64 (E, B, A) USD (or (B, A), the same every fleet).
-        agency: int64 (B,), 0 urban, 1 rural: whose money pays.
-        budget: float64 (E, 2), each agency's money this year, USD.
+        agency: int64 (B,), each bridge's agency in 0 … G−1 (urban 0 and rural 1, or an inventory's owners): whose
+            money pays.
+        budget: float64 (E, G), each agency's money this year, USD.
         action: int64 (E, B), the actions funded.
 
     Returns:
         :class:`YearReasons`.
     """
     e_n, b_n, a_n = benefit.shape
+    g_n = np.shape(budget)[1]  # agencies a fleet
     cost = np.broadcast_to(cost, benefit.shape)
     ratio, delta, act = hull_increments(benefit.reshape(-1, a_n), cost.reshape(-1, a_n))
     k_n = a_n - 1
     ratio, delta = ratio.reshape(e_n, b_n, k_n), delta.reshape(e_n, b_n, k_n)
-    group = np.broadcast_to((np.arange(e_n)[:, None] * 2 + agency[None, :])[..., None], ratio.shape).reshape(-1)
+    group = np.broadcast_to((np.arange(e_n)[:, None] * g_n + agency[None, :])[..., None], ratio.shape).reshape(-1)
     r, d = ratio.reshape(-1), delta.reshape(-1)
     order = np.lexsort((-r, group))  # by fleet and agency, best benefit per USD first
     spent = np.cumsum(np.where(np.isfinite(r[order]), d[order], 0.0))
     g_sorted = group[order]
-    starts = np.searchsorted(g_sorted, np.arange(2 * e_n))
+    starts = np.searchsorted(g_sorted, np.arange(g_n * e_n))
     base = np.concatenate([[0.0], spent])[starts]  # spend before each group
     spent_in = spent - base[g_sorted]  # (N,) money the LP spends up to and with each increment, in its group
     reached = np.empty_like(spent_in)
     reached[order] = spent_in
     money = np.asarray(budget, dtype=np.float64).reshape(-1)
     over = np.isfinite(r[order]) & (spent_in > money[g_sorted] + 1e-9)
-    cut = np.zeros(2 * e_n)
-    first = np.full(2 * e_n, len(order))  # each group's first increment that does not fit
+    cut = np.zeros(g_n * e_n)
+    first = np.full(g_n * e_n, len(order))  # each group's first increment that does not fit
     np.minimum.at(first, g_sorted[over], np.flatnonzero(over))
     has = first < len(order)
     cut[has] = r[order][first[has]]
-    agency_of = np.arange(e_n)[:, None] * 2 + agency[None, :]
+    agency_of = np.arange(e_n)[:, None] * g_n + agency[None, :]
     best = act.reshape(e_n, b_n, k_n)[..., 0]
     first_ratio = ratio[..., 0]
     worth = np.isfinite(first_ratio)
@@ -132,11 +134,11 @@ class Explaining:
         self.last: YearReasons | None = None
 
     def __call__(self, sim, rng: np.random.Generator | None = None) -> np.ndarray:
-        from bridgefleet.planning.knapsack import agencies, fund
+        from bridgefleet.planning.knapsack import fund
 
         benefit, cost = self.policy.benefits_and_costs(sim)
-        out = fund(benefit, cost, sim.n_urban, sim.budget)
-        self.last = year_reasons(benefit, cost, agencies(sim.n_bridges, sim.n_urban), sim.budget, out)
+        out = fund(benefit, cost, sim.agency, sim.budget)
+        self.last = year_reasons(benefit, cost, sim.agency, sim.budget, out)
         return out
 
 
@@ -210,15 +212,18 @@ class PlanReasons:
             self.funded_at_usd[y] = np.where(some, np.nanmean(at, axis=0), np.nan)
 
     def reason(self, y: int, j: int, action: int, names: tuple[str, ...], agency: str) -> str:
-        """The row's reason in words."""
-        cut = f"the {agency} agency's cut-off {self.cutoff_per_usd[y, j]:.2f}"
+        """The row's reason in words; ``agency``: the name of the agency that pays (urban, rural, or an owner)."""
+        owner = agency not in ("urban", "rural")  # an owner's name says what it is ("01 state highway agency")
+        cut = (f"the cut-off of {agency}" if owner else f"the {agency} agency's cut-off") + \
+            f" {self.cutoff_per_usd[y, j]:.2f}"
         if action > 0:
             return f"funded: {self.value_per_usd[y, j]:.2f} USD of value a USD against {cut}"
         about = int(self.treatment[y, j])
         if about == 0:
             return "nothing: every treatment is worth more later than now"
         funded = self.funded_at_usd[y, j]
-        where = f"; funded at {agency} money of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
+        money = f"the money of {agency}" if owner else f"{agency} money"
+        where = f"; funded at {money} of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
         value = self.value_per_usd[y, j]
         if value >= self.cutoff_per_usd[y, j]:  # the knapsack's whole treatments: it did not fit what was left
             return (f"deferred: {names[about]} would return {value:.2f} USD of value a USD, above {cut}, but its "

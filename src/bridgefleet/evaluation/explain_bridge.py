@@ -120,19 +120,22 @@ def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, a
     j, r = ex.row, ex.reasons
     names = sim.components_model.action_names
     lam = sim.config.cost_lambda
-    agency = "urban" if j < sim.n_urban else "rural"
+    g = int(sim.agency[j])  # the agency that pays: urban or rural, or the bridge's owner
+    name = sim.config.agency_labels[g]
+    agency = f"{name} agency" if sim.urban_rural else name
+    money_of = f"{name} money" if sim.urban_rural else f"the money of {name}"
     slots = ("deck", "superstructure", "substructure") if sim.kind[j] == 0 else ("culvert",)
     ratings = ", ".join(f"{s} {int(c)}" for s, c in zip(slots, sim.components[0, j], strict=False))
     deck = float(np.asarray(sim.profile.deck_area).reshape(-1)[j])
     nhs = "on the NHS" if bool(np.asarray(sim.profile.nhs).reshape(-1)[j]) else "not on the NHS"
     bid = str(np.asarray(sim.profile.bridge_id).reshape(-1)[j])
-    money = float(sim.budget[0, 0 if agency == "urban" else 1])
+    money = float(sim.budget[0, g])
     cut = r.cutoff[0, j] / lam
     act, best = int(r.action[0, j]), int(r.best[0, j])
-    lines = [f"bridge {bid} ({agency} agency, {fleet}): deck area {deck:,.0f} m², {nhs}; ratings {ratings} "
+    lines = [f"bridge {bid} ({agency}, {fleet}): deck area {deck:,.0f} m², {nhs}; ratings {ratings} "
              f"(lowest {int(sim.components[0, j].min())}); road users' cost while poor USD "
              f"{float(sim.user_cost[0, j]):,.0f} a year",
-             f"year 1, {agency} money USD {money:,.0f}: the agency's cut-off is {cut:.3f} USD of value a USD (the "
+             f"year 1, {money_of} USD {money:,.0f}: the agency's cut-off is {cut:.3f} USD of value a USD (the "
              "benefit per USD of the first treatment the money does not reach; 0: money left over)"]
     if act > 0:
         lines.append(f"decision: {names[act]} ({ex.codes[act]}), USD {r.cost[0, j, act]:,.0f}, funded: waiting a year "
@@ -142,8 +145,8 @@ def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, a
         ratio = r.benefit[0, j, best] / lam / r.cost[0, j, best]
         lines.append(f"decision: deferred. Its best treatment, {names[best]} ({ex.codes[best]}, USD "
                      f"{r.cost[0, j, best]:,.0f}), returns {ratio:.3f} USD of value a USD "
-                     f"{'below' if ratio < cut else 'above'} the cut-off; it would be funded this year with {agency} "
-                     f"money of USD {r.funded_at[0, j]:,.0f}")
+                     f"{'below' if ratio < cut else 'above'} the cut-off; it would be funded this year with {money_of} "
+                     f"of USD {r.funded_at[0, j]:,.0f}")
     else:
         lines.append("decision: do nothing; every treatment is worth more later than now (each one's cost of waiting "
                      "a year is below 0)")

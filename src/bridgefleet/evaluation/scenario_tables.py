@@ -86,6 +86,9 @@ def format_markdown(sc: Scenarios) -> str:
              f"(23 CFR 490.411), {counted(sc.episodes, 'episode')}, mean over them (± 95 % CI of the poor share); "
              f"deck area of {sc.levels[0].result.basis}. {RULE_SENTENCE} {COLUMNS_SENTENCE}", "",
              "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    if sc.agency_budgets is not None and set(sc.agency_budgets) != {"urban", "rural"}:  # an inventory's owners
+        lines[2:2] = ["Agencies holding the budgets and their sized budgets (USD a year; a level scales them all): "
+                      + "; ".join(f"{name} {_usd(usd)}" for name, usd in sc.agency_budgets.items()) + ".", ""]
     for lv in sc.levels:
         cells = [f"{lv.scale:g}", f"{lv.budget_usd:,.0f}"]
         for y in show:
@@ -205,4 +208,4 @@ def summary(sc: Scenarios) -> dict:
             "planner_missed_scale": sc.planner_missed,
             "planner_least_breaches": None if sc.planner_at_least is None
             else sc.planner_at_least.result.breaches(sc.rule),
-            "levels": levels}
+            "agency_budgets_usd": sc.agency_budgets, "levels": levels}

@@ -222,6 +222,7 @@ class Scenarios:
     planner_step: float = PLANNER_STEP  # nominal rating grid step of the planner's tables (:func:`planner_step`)
     lumps: dict[str, float] | None = None  # at the certificate (:func:`bridgefleet.sim.model.treatment_lumps`)
     exact: bool = False  # the component model's exact least budget (no grid: ``certify_step``, ``planner_step`` 0)
+    agency_budgets: dict[str, float] | None = None  # each agency's sized budget, USD a year (its name: the owner's)
 
     @property
     def planner_least(self) -> float | None:
@@ -379,7 +380,8 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     return Scenarios(levels, rule, lb.lower, (lb.lower, lb.upper), 0.0, at_least, missed, probes, sized,
                      cfg.fleet_in_words(), episodes, _agent_levels(agent, cfg, fleet, levels, episodes, seed),
                      sim.n_bridges, cfg.cost_lambda, 0.0,
-                     treatment_lumps(sim.profile, sim.unit_costs, [lb.lower * b for b in cfg.budgets_usd]), exact=True)
+                     treatment_lumps(sim.profile, sim.unit_costs, [lb.lower * b for b in cfg.budgets_usd], sim.agency),
+                     exact=True, agency_budgets=dict(zip(cfg.agency_labels, cfg.budgets_usd, strict=True)))
 
 
 def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,

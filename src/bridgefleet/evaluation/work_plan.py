@@ -38,13 +38,13 @@ class Plan:
 
     Attributes:
         bridge_id, cluster: str (B,): structure numbers as in the inventory (item 8) and "urban"/"rural".
-        urban: bool (B,): the agency whose budget pays (urban agency for the first n_urban columns).
+        urban: bool (B,): the columns of the urban agent (the first n_urban).
         action: int (Y, B): the action most often chosen for the bridge in that year (0 = do nothing).
         action_share: float (Y, B): share of the samples that chose it, 0–1.
         cost_usd: float (Y, B): mean cost of the bridge's work that year, USD.
         condition: float (Y, B): mean expected condition rating at the end of the year, rating points.
-        spend_usd: float (Y, 2): mean spend of the urban and the rural agency, USD per year.
-        budget_usd: float (2,): the agencies' annual budgets, USD.
+        spend_usd: float (Y, A): mean spend of each agency (``agencies``), USD per year.
+        budget_usd: float (A,): the agencies' annual budgets, USD.
         shares: float (Y, 3): mean share of bridges good / fair / poor at the end of each year, 0–1.
         deck_shares: float (Y, 3): mean share of deck area good / fair / poor at the end of each year, 0–1
             (FHWA's measures, 23 CFR 490.407, over the bridges ``basis`` names).
@@ -62,6 +62,8 @@ class Plan:
             PlanReasons`); None where the policy does not decide from benefits (a rule of thumb).
         deck_today, shares_today: float (3,): the shares of deck area (as ``deck_shares``) and of bridges good /
             fair / poor today, before year 1's work (year 0 of the plan's charts), 0–1.
+        agencies: the agencies' names (urban and rural, or an inventory's owners: ``FleetConfig.agency_labels``).
+        agency: int (B,), each bridge's agency, the one whose budget pays it; None: urban for the ``urban`` columns.
     """
 
     bridge_id: np.ndarray
@@ -87,6 +89,13 @@ class Plan:
     reasons: PlanReasons | None = None
     deck_today: np.ndarray | None = None
     shares_today: np.ndarray | None = None
+    agencies: tuple[str, ...] = ("urban", "rural")
+    agency: np.ndarray | None = None
+
+    def agency_of(self, j: int) -> str:
+        """The name of the agency that pays bridge column ``j``."""
+        return self.agencies[int(self.agency[j])] if self.agency is not None else ("urban" if self.urban[j]
+                                                                                   else "rural")
 
     @property
     def years(self) -> int:
@@ -194,7 +203,7 @@ def write_plan(plan: Plan, out: Path) -> None:
                        *([f"{why.waiting_usd[y, j]:.0f}", f"{why.value_per_usd[y, j]:.3f}",
                           f"{why.cutoff_per_usd[y, j]:.3f}",
                           "" if np.isnan(why.funded_at_usd[y, j]) else f"{why.funded_at_usd[y, j]:.0f}",
-                          why.reason(y, j, a, plan.action_names, plan.cluster[j])] if why else [])]
+                          why.reason(y, j, a, plan.action_names, plan.agency_of(j))] if why else [])]
 
     out.parent.mkdir(parents=True, exist_ok=True)
     _, summary, png, book = plan_files(out)
@@ -213,7 +222,7 @@ def summary_rows(plan: Plan) -> Iterator[list]:
     (FHWA's measures over ``plan.basis``) and of bridges good / poor, 0–1, and each agency's spend and budget,
     USD a year (spend above the budget is money carried over)."""
     yield ["year", "deck_area_good", "deck_area_fair", "deck_area_poor", "bridges_good", "bridges_poor",
-           "urban_spend_usd", "rural_spend_usd", "urban_budget_usd", "rural_budget_usd"]
+           *(f"{name}_spend_usd" for name in plan.agencies), *(f"{name}_budget_usd" for name in plan.agencies)]
     for y in range(plan.years):
         yield [y + 1, *(f"{v:.4f}" for v in plan.deck_shares[y]), f"{plan.shares[y, 0]:.4f}",
                f"{plan.shares[y, 2]:.4f}", *(f"{v:.0f}" for v in plan.spend_usd[y]),
@@ -231,8 +240,17 @@ def format_summary(plan: Plan) -> str:
         spend = plan.spend_usd[y].sum()
         lines.append(f"{y + 1:>4} {g:>8.1%} {fa:>6.1%} {p:>6.1%} {plan.shares[y, 0]:>8.1%} {plan.shares[y, 2]:>6.1%} "
                      f"{spend:>12,.0f} {spend / budget if budget > 0 else 0.0:>9.0%}")
-    lines.append(f"annual budget USD {budget:,.0f} (urban {plan.budget_usd[0]:,.0f}, rural {plan.budget_usd[1]:,.0f}); "
-                 f"deck area: {plan.basis} (FHWA good ≥ 7, poor ≤ 4)")
+    if plan.agencies == ("urban", "rural"):
+        lines.append(f"annual budget USD {budget:,.0f} (urban {plan.budget_usd[0]:,.0f}, rural "
+                     f"{plan.budget_usd[1]:,.0f}); deck area: {plan.basis} (FHWA good ≥ 7, poor ≤ 4)")
+    else:  # an inventory's owners: each one's spend against its own budget
+        lines.append(f"annual budget USD {budget:,.0f}, held by {len(plan.agencies)} agencies (owners); deck area: "
+                     f"{plan.basis} (FHWA good ≥ 7, poor ≤ 4)")
+        width = max(len(a) for a in (*plan.agencies, "agency"))
+        lines.append(f"  {'agency':<{width}} {'budget USD a year':>18} {'spend a year, mean':>19} {'of budget':>9}")
+        for name, usd, spent in zip(plan.agencies, plan.budget_usd, plan.spend_usd.mean(0), strict=True):
+            share = f"{spent / usd:>9.0%}" if usd > 0 else f"{'—':>9}"
+            lines.append(f"  {name:<{width}} {usd:>18,.0f} {spent:>19,.0f} {share}")
     lines.append(f"means of {plan.samples} deterioration samples of {plan.fleet}")
     if (plan.spend_usd.sum(1) > budget + 1.0).any():
         lines.append("(spend above the annual budget is money carried over from earlier years)")
@@ -352,7 +370,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     work = np.full((years, b), "", dtype=object) if cm is not None else None
     out = {k: np.zeros((years, b)) for k in ("action_share", "cost_usd", "condition")}
     action = np.zeros((years, b), dtype=np.int64)
-    spend = np.zeros((years, 2))
+    spend = np.zeros((years, sim.n_agencies))
     shares = np.zeros((years, 3))
     deck = np.zeros((years, 3))
     counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the plan
@@ -378,7 +396,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         out["cost_usd"][y] = np.where(res.actions > 0, sim.unit_costs[res.actions] * sim.profile.deck_area
                                       * sim.profile.cost_factor, 0.0).mean(0)
         out["condition"][y] = sim.state.condition.mean(0)
-        spend[y] = res.cost.mean(0)  # (urban, rural) USD
+        spend[y] = res.cost.mean(0)  # (A,) USD, each agency's
         shares[y] = band_shares(sim.state.condition).mean(0)
         deck[y] = band_shares(sim.state.condition, counted).mean(0)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
@@ -387,7 +405,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
                 ("the inventory " if fleet_cfg.inventory else "") + fleet_cfg.fleet_in_words(), samples,
                 cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str),
                 np.asarray(sim.profile.deck_area[0], dtype=float), np.asarray(sim.profile.nhs[0], dtype=bool), today,
-                why if isinstance(policy, Explaining) else None, deck_today, shares_today)
+                why if isinstance(policy, Explaining) else None, deck_today, shares_today, sim.config.agency_labels,
+                sim.agency.copy())
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:
@@ -419,12 +438,20 @@ def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | N
     a1.set_title(f"Condition by year (year 0: today), FHWA good / fair / poor\nshare of the deck area of "
                  f"{plan.basis}", fontsize=10)
     w = 0.4
-    for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
-        a2.bar(y[-plan.years:] + (k - 0.5) * w, plan.spend_usd[:, k] / 1e6, width=w, color=colour,
-               label=f"{name} spend")
-        a2.axhline(plan.budget_usd[k] / 1e6, color=colour, ls="--", lw=1,
-                   label=f"{name} budget (USD {plan.budget_usd[k] / 1e6:,.2f} million a year)")
-    a2.set_ylabel("million USD per year")
+    if plan.agencies == ("urban", "rural"):
+        for k, (name, colour) in enumerate((("urban agency", "#1565c0"), ("rural agency", "#6d4c41"))):
+            a2.bar(y[-plan.years:] + (k - 0.5) * w, plan.spend_usd[:, k] / 1e6, width=w, color=colour,
+                   label=f"{name} spend")
+            a2.axhline(plan.budget_usd[k] / 1e6, color=colour, ls="--", lw=1,
+                       label=f"{name} budget (USD {plan.budget_usd[k] / 1e6:,.2f} million a year)")
+        a2.set_ylabel("million USD per year")
+    else:  # owners of budgets a thousand-fold apart: each one's spend as a share of its own budget
+        for k, name in enumerate(plan.agencies):
+            usd = plan.budget_usd[k]
+            a2.plot(y[-plan.years:], 100 * plan.spend_usd[:, k] / usd if usd > 0 else np.zeros(plan.years),
+                    marker=".", lw=1, label=f"{name} (USD {usd / 1e6:,.2f} million a year)")
+        a2.axhline(100, color="black", ls="--", lw=1, label="the annual budget (above: money carried over)")
+        a2.set_ylabel("spend, % of the agency's budget")
     a2.set_xlabel("year of the plan (0: today)" if y[0] == 0 else "year of the plan")
     a2.set_title(f"Spend against each agency's annual budget (mean of {plan.samples} simulated futures)", fontsize=10)
     a2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))

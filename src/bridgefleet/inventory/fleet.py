@@ -12,6 +12,7 @@ import numpy as np
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS
 from bridgefleet.config.quantities import MAX_BUDGET_USD
+from bridgefleet.inventory import agencies
 from bridgefleet.inventory.model import BUNDLED, BUNDLED_MAPPINGS
 from bridgefleet.sim import model
 
@@ -19,16 +20,20 @@ from bridgefleet.sim import model
 def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] | None]:
     """Load ``config.inventory`` (if set) into a fixed fleet and size the config from it.
 
-    For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of
-    its bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck
-    area where that is set. Deterioration rates come by condition band (``RATE_BY_BAND``); where the fleet
-    model has rate factors of its own (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean
-    rate instead, so the rating does not count twice. A training run resolves its fleet in several places
-    (trainer, vector env, every evaluation), so the loaded fleet is cached per file version (path, size,
-    modification time) and options; its arrays are read-only, and it warns once.
+    For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of its
+    bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck area
+    where that is set. The agencies are the owners (``config.agencies`` ``owners``: one per owner code,
+    :mod:`bridgefleet.inventory.agencies`; the fleet's profile gains ``agency`` int64 (B,), the config
+    ``agency_names`` and ``agency_budget_shares``) or the urban and the rural agency (``urban_rural``). Deterioration
+    rates come by condition band (``RATE_BY_BAND``); where the fleet model has rate factors of its own
+    (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean rate instead, so the rating does not
+    count twice. A training run resolves its fleet in several places (trainer, vector env, every evaluation), so the
+    loaded fleet is cached per file version (path, size, modification time) and options; its arrays are read-only, and
+    it warns once.
 
     Returns:
-        (config with n_urban / n_rural / budget taken from the inventory, fleet tuple or None for synthetic).
+        (config with n_urban / n_rural / budget (and its agencies) taken from the inventory, fleet tuple or None for
+        synthetic).
     """
     if config.inventory is None:
         return config, None
@@ -48,8 +53,15 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     if any(f != 1.0 for f in config.rating_rate_factors):
         state = {**state, "rate": np.full_like(state["rate"], model.MEAN_RATE)}
         state["rate"].flags.writeable = False
-    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget,
-                          urban_budget_share=share), (profile, state)
+    owners: dict = {"agency_names": None, "agency_budget_shares": None}
+    if config.agencies == "owners":
+        names, index = agencies.group(profile["owner"])
+        index.flags.writeable = False
+        profile = {**profile, "agency": index}
+        owners = {"agency_names": names,
+                  "agency_budget_shares": tuple(agencies.budget_shares(index, size, len(names)).tolist())}
+    return config.replace(n_urban=n_urban, n_rural=n_rural, annual_budget_usd=budget, urban_budget_share=share,
+                          **owners), (profile, state)
 
 
 _FILE_FIELDS = (("inventory", BUNDLED, "inventory"), ("inventory_mapping", BUNDLED_MAPPINGS, "column mapping"),
@@ -111,7 +123,8 @@ def _check_sized_budget(config: FleetConfig, budget: float, size: float, n_bridg
 
 def set_budget(config: FleetConfig, scale: float | None = None, usd: float | None = None) -> FleetConfig:
     """A resolved fleet (:func:`resolve_fleet`) with its total annual budget ``scale`` × its own (the sized
-    budget) or ``usd`` USD a year; the split between the agencies is kept. Neither given: unchanged.
+    budget) or ``usd`` USD a year; the split between the agencies (urban / rural, or an inventory's owners) is
+    kept. Neither given: unchanged.
 
     Raises:
         ValueError: both given, a negative or non-finite value, or a budget above :data:`MAX_BUDGET_USD`.
@@ -123,14 +136,16 @@ def set_budget(config: FleetConfig, scale: float | None = None, usd: float | Non
             raise ValueError(f"{name} {value:g}: must be a finite number ≥ 0")
     if scale is None and usd is None:
         return config
-    urban, rural = config.budgets_usd
-    total = urban + rural
-    share = urban / total if total > 0 else config.n_urban / max(config.n_urban + config.n_rural, 1)
+    budgets = config.budgets_usd
+    total = sum(budgets)
+    share = budgets[0] / total if total > 0 else config.n_urban / max(config.n_urban + config.n_rural, 1)
     new = float(usd if usd is not None else scale * total)
     if not new <= MAX_BUDGET_USD:
         name, value = ("--budget-usd", usd) if usd is not None else ("--budget-scale", scale)
         raise ValueError(f"{name} {value:g}: USD {new:,.0f} a year is more than the USD {MAX_BUDGET_USD:,.0f} a "
                          "budget may be")
+    if config.agency_budget_shares is not None:  # an inventory's owners: their shares kept as they are
+        return config.replace(annual_budget_usd=new)
     return config.replace(annual_budget_usd=new, urban_budget_share=float(share))
 
 

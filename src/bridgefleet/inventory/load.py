@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from bridgefleet.inventory.agencies import agency_lines, owner_labels
 from bridgefleet.inventory.mapped_csv import read_csv_inventory
 from bridgefleet.inventory.model import (  # re-exported: this module is the public face
     BUNDLED,
@@ -188,10 +189,27 @@ def _works_lines(inv: Inventory) -> list[str]:
     return works_summary(inv.work_code, inv.culvert, inv.preserved_years(), model.protection_years, name, inv.year)
 
 
+def _agency_lines(inv: Inventory) -> list[str]:
+    """The summary's lines on the agencies that hold the budgets (:mod:`bridgefleet.inventory.agencies`), each budget
+    sized as the default fleet model sizes it (:func:`bridgefleet.inventory.fleet.resolve_fleet`)."""
+    if not inv.kept:
+        return []
+    from bridgefleet.config import FleetConfig
+
+    cfg = FleetConfig.default_model()
+    unit = cfg.unit_costs_usd_per_m2[4]
+    how = (f"1/{1 / cfg.budget_share_of_replacement:g} of its bridges' replacement value (deck area × USD "
+           f"{unit:,.0f}/m² × cost factor; the {cfg.model_name()} fleet model)")
+    size = inv.deck_area.astype(np.float64) * inv.cost_factor
+    return agency_lines(owner_labels(inv.owner, inv.state), inv.urban, size,
+                        cfg.budget_share_of_replacement * unit, how)
+
+
 def summarize(inv: Inventory) -> str:
     """Text summary (the output of ``bridgefleet inventory PATH``); pure, no printing.
 
-    Bridges kept and dropped (reasons counted), urban/rural counts, coded truck shares and detours, bridges on
+    Bridges kept and dropped (reasons counted), urban/rural counts, the agencies that hold the budgets (owners, with
+    their bridges and sized annual budgets), coded truck shares and detours, bridges on
     the National Highway System (count and share of deck area), FHWA Good/Fair/Poor counts (lowest
     rating ≥ 7 / 5–6 / ≤ 4), quartiles (min, 25 %, median, 75 %, max) of deck area (m²), AADT
     (vehicles/day), age (years) and condition rating.
@@ -200,6 +218,7 @@ def summarize(inv: Inventory) -> str:
     lines += [f"  {n}" for n in inv.notes]
     lines.append(f"Bridges kept: {inv.kept} (urban {inv.n_urban}, rural {inv.n_rural})")
     lines.append(f"Rows dropped: {len(inv.dropped)}")
+    lines += _agency_lines(inv)
     no_truck, no_detour = int(np.isnan(inv.truck_share).sum()), int(np.isnan(inv.detour_km).sum())
     lines.append(f"User cost of a poor bridge: truck share (item 109) coded for {inv.kept - no_truck}, default "
                  f"{100 * DEFAULT_TRUCK_SHARE:g} % for {no_truck}; detour (item 19) coded for {inv.kept - no_detour}, "

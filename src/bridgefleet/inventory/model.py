@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgefleet.inventory.agencies import owner_labels
 from bridgefleet.inventory.works_history import preserved_years
 from bridgefleet.sim.model import DEFAULT_DETOUR_KM, DEFAULT_TRUCK_SHARE, band_index
 
@@ -314,7 +315,8 @@ class Inventory:
             bridge's real cluster, also for urban bridges handed to the rural agent), ``truck_share``
             float32 (B,) and ``detour_km`` float32 (B,) km (defaults where not coded), ``nhs`` bool (B,)
             (:attr:`on_nhs`: not coded counts as off the NHS; ``model.fhwa_weight`` counts every bridge of a
-            fleet with no NHS bridge).
+            fleet with no NHS bridge), ``owner`` str (B,) the label of the agency that owns it
+            (:func:`bridgefleet.inventory.agencies.owner_labels`: item 22 / ``BCL01`` code and owner).
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`); ``preserved_years`` float32
@@ -356,6 +358,7 @@ class Inventory:
                                   self.detour_km[order]).astype(np.float32),
             "nhs": self.on_nhs[order],
             "kind": self.culvert[order].astype(np.int64),  # the component model's bridge kind: 1 a culvert
+            "owner": owner_labels(self.owner, self.state)[order],  # who holds the budget (inventory.agencies)
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         state["components"] = self.components[order].copy()

@@ -137,7 +137,9 @@ def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np
     simulator's reward (:func:`bridgefleet.sim.kernels.rewards`) as each bridge's utility by the lowest rating.
 
     Returns:
-        (model of F × B bridges, agency int64 (F·B,) = 2 f + (0 urban, 1 rural), budget float64 (2F, T) USD a year).
+        (model of F × B bridges, agency int64 (F·B,) = A f + the bridge's agency (:attr:`FleetSimulator.agency`: 0
+        urban and 1 rural, or an inventory's owners; A = ``sim.n_agencies``), budget float64 (A·F, T) USD a year: one
+        row per fleet and agency).
     """
     cfg, cm = sim.config, sim.components_model
     f_n, b_n = len(fleets), sim.n_bridges
@@ -157,8 +159,8 @@ def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np
                        kind=np.tile(sim.kind, f_n), utility=utility, cost=cost, cost_lambda=cfg.cost_lambda,
                        gamma=cfg.discount, start=start, poor_top=int(sim_model.POOR_BELOW) - 1,
                        coupling=cm.coupling)
-    rural = (np.arange(b_n) >= sim.n_urban).astype(np.int64)
-    agency = (2 * np.arange(f_n)[:, None] + rural[None, :]).reshape(-1)
+    a_n = sim.n_agencies
+    agency = (a_n * np.arange(f_n)[:, None] + sim.agency[None, :]).reshape(-1)
     budget = np.repeat(sim.fleet_annual_budget[fleets].reshape(-1, 1), cfg.horizon_years, axis=1)
     return model, agency, budget
 
@@ -194,7 +196,7 @@ class ExactPlanner:
             raise ValueError("the exact planner needs the component model (FleetConfig.component_model)")
         t0 = time.perf_counter()
         e_n = 1 if sim.fixed is not None else sim.num_envs
-        b_n = sim.n_bridges
+        b_n, a_n = sim.n_bridges, sim.n_agencies
         per = max(1, GROUP_BRIDGES // b_n)
         full, agency, budget = fleet_model(sim, np.arange(e_n))
         counted = sim.fhwa_weight()[:e_n].reshape(-1)
@@ -205,19 +207,19 @@ class ExactPlanner:
         like = None
         for fleets in groups:
             bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
-            rows = slice(2 * fleets[0], 2 * fleets[-1] + 2)  # the group's agencies, 2 a fleet
+            rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet
             part_budget = budget[rows]
             rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
-            res = lagrangian_bound(full.subset(bridges), agency[bridges] - 2 * fleets[0], part_budget,
+            res = lagrangian_bound(full.subset(bridges), agency[bridges] - a_n * fleets[0], part_budget,
                                    sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
                                    start=None if like is None else np.tile(like, (len(fleets), 1)))
             # the next group starts from the median prices of this one's fleets (a large fleet's first from a
             # sample's): a typical fleet's prices, where one fleet's are its own
-            like = np.median(res.row_price.reshape(len(fleets), 2, -1), axis=0)
+            like = np.median(res.row_price.reshape(len(fleets), a_n, -1), axis=0)
             parts.append(res)
             row_value = res.row_price * _row_budget(part_budget, sim.config.carry_over_budget)
             values[fleets] = res.values.reshape(len(fleets), -1).sum(1) + row_value.reshape(len(fleets), -1).sum(1)
-            prices.append(res.price[agency[bridges] - 2 * fleets[0]])  # (F·B, T) DP units
+            prices.append(res.price[agency[bridges] - a_n * fleets[0]])  # (F·B, T) DP units
             poor_prices.append(res.price_poor)
         self.bound = PlannerBound(values, parts, time.perf_counter() - t0)
         self._model = full
@@ -313,7 +315,7 @@ class ExactPlanner:
         return ben, np.ascontiguousarray(self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1))
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        return fund(*self.benefits_and_costs(sim), sim.n_urban, sim.budget)
+        return fund(*self.benefits_and_costs(sim), sim.agency, sim.budget)
 
 
 def _row_budget(budget: np.ndarray, carry_over: bool) -> np.ndarray:

@@ -334,12 +334,13 @@ def allocate(ben, cost, agency, budget, out):  # pragma: no cover - compiled
         ben: float64 (E, B, 5), benefit of each action over doing nothing (ben[..., 0] = 0; −inf where the
             action is not allowed); benefits ≤ 0 are never funded.
         cost: float64 (E, B, 5), USD cost of each action (≥ 0; 0 = a free action).
-        agency: int64 (B,), 0 urban, 1 rural.
-        budget: float64 (E, 2), USD each agency can spend now.
+        agency: int64 (B,), each bridge's agency in 0 … A−1 (0 urban and 1 rural, or an inventory's owners); a
+            bridge is funded only from its own agency's money.
+        budget: float64 (E, A), USD each agency can spend now.
         out: int64 (E, B), written.
     """
     e_n = out.shape[0]
-    for g in range(2):
+    for g in range(budget.shape[1]):
         members = np.flatnonzero(agency == g)
         n = members.shape[0]
         if n == 0:
@@ -367,11 +368,14 @@ def agencies(b_n: int, n_urban: int) -> np.ndarray:
     return (np.arange(b_n) >= n_urban).astype(np.int64)
 
 
-def fund(ben: np.ndarray, cost: np.ndarray, n_urban: int, budget: np.ndarray) -> np.ndarray:
-    """:func:`allocate` for a fleet whose first ``n_urban`` bridges the urban agency pays and the rest the rural:
-    ben, cost float (E, B, 5) (return units, USD), budget float (E, 2) USD → actions int64 (E, B)."""
+def fund(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray | int, budget: np.ndarray) -> np.ndarray:
+    """:func:`allocate` of a fleet: ben, cost float (E, B, 5) (return units, USD), ``agency`` int (B,) each bridge's
+    agency (an int n_urban: the urban agency pays the first n_urban bridges, the rural the rest), budget float (E, A)
+    USD each agency's → actions int64 (E, B)."""
     e_n, b_n = ben.shape[:2]
+    if np.ndim(agency) == 0:
+        agency = agencies(b_n, int(agency))
     out = np.zeros((e_n, b_n), dtype=np.int64)
     allocate(np.ascontiguousarray(ben, dtype=np.float64), np.ascontiguousarray(cost, dtype=np.float64),
-             agencies(b_n, n_urban), np.ascontiguousarray(budget, dtype=np.float64), out)
+             np.ascontiguousarray(agency, dtype=np.int64), np.ascontiguousarray(budget, dtype=np.float64), out)
     return out

@@ -36,12 +36,14 @@ def condition_based(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.n
 
 def worst_first(sim: FleetSimulator, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Worst first under the budget: every urban bridge below good requests the strongest of
-    rehabilitation, repair or preventive maintenance whose cost fits the urban agency's available budget;
-    the budget then funds the worst bridges first. Rural strategy 2 (repair of fair bridges)."""
+    rehabilitation, repair or preventive maintenance whose cost fits its agency's available budget (the urban
+    agency's, or its owner's); the budget then funds the worst bridges first. Rural strategy 2 (repair of fair
+    bridges)."""
     c, _ = _urban(sim)
     nu = sim.n_urban
     size = sim.profile.deck_area[:, :nu] * sim.profile.cost_factor[:, :nu]
-    fits = sim.unit_costs[None, None, :] * size[..., None] <= sim.budget[:, :1, None]  # (E, n_urban, 5)
+    money = sim.budget[:, sim.agency[:nu], None]  # (E, n_urban, 1): each urban bridge's agency's
+    fits = sim.unit_costs[None, None, :] * size[..., None] <= money  # (E, n_urban, 5)
     strongest = np.where(fits[..., 3], 3, np.where(fits[..., 2], 2, np.where(fits[..., 1], 1, 0)))
     return np.where(c < GOOD_RATING, strongest, 0), np.full(sim.num_envs, 2, dtype=np.int64)
 

@@ -18,39 +18,42 @@ def key_bits(n_bridges: int) -> int:
     return max(1, (n_bridges - 1).bit_length())
 
 
+def agency_bits(n_agencies: int) -> int:
+    """Bits that hold an agency index in a priority key (1 for the urban and rural agencies)."""
+    return max(1, (n_agencies - 1).bit_length())
+
+
 @nb.njit(**_JIT)
-def priority_keys(condition, n_urban, bits, keys):  # pragma: no cover - compiled
-    """Packed funding-priority keys (agency, rating in 0.001 points, column), one per bridge.
+def priority_keys(condition, agency, bits, keys):  # pragma: no cover - compiled
+    """Packed funding-priority keys (agency, rating in 0.001 points, column), one per bridge; ``agency`` int64
+    (B,), each column's agency.
 
     Sorting a row of keys (NumPy's sort is several times faster than a compiled one here) gives the
-    funding order: urban columns first, each agency worst condition first, ties by column.
+    funding order: agency 0's columns first (the urban agency's where there are two), each agency worst
+    condition first, ties by column.
     """
     e_n, b_n = condition.shape
-    rural_bit = 1 << (bits + 14)
+    shift = bits + 14
     for e in range(e_n):
         for j in range(b_n):
             q = np.int64(condition[e, j] * np.float32(1000.0) + np.float32(0.5))
-            key = (q << bits) | j
-            if j >= n_urban:
-                key |= rural_bit
-            keys[e, j] = key
+            keys[e, j] = (q << bits) | j | (agency[j] << shift)
 
 
 @nb.njit(**_JIT)
-def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, spent):  # pragma: no cover
+def fund(requested, cost, order_keys, bits, budget, agency, funded, deferred, spent):  # pragma: no cover
     """Fund requests in the order of the sorted keys within each agency, skipping those that no longer fit.
 
     Args (arrays (E, B) unless noted): requested int64 actions; cost float64 USD; order_keys sorted
-    priority keys from :func:`priority_keys`; budget float64 (E, 2) USD (urban, rural); outputs funded
-    int64 actions, deferred bool, spent float64 (E, 2) USD.
+    priority keys from :func:`priority_keys`; budget float64 (E, A) USD, each agency's; agency int64 (B,), each
+    column's agency; outputs funded int64 actions, deferred bool, spent float64 (E, A) USD.
     """
     e_n, b_n = requested.shape
     mask = (1 << bits) - 1
     for e in range(e_n):
         # A cent of slack keeps an exactly fitting request funded despite float rounding.
         left = budget[e] + 0.01
-        spent[e, 0] = 0.0
-        spent[e, 1] = 0.0
+        spent[e, :] = 0.0
         for k in range(b_n):
             j = order_keys[e, k] & mask
             a = requested[e, j]
@@ -58,11 +61,11 @@ def fund(requested, cost, order_keys, bits, budget, n_urban, funded, deferred, s
             deferred[e, j] = False
             if a == 0:
                 continue
-            agency = 0 if j < n_urban else 1
+            g = agency[j]
             c = cost[e, j]
-            if c <= left[agency]:
-                left[agency] -= c
-                spent[e, agency] += c
+            if c <= left[g]:
+                left[g] -= c
+                spent[e, g] += c
                 funded[e, j] = a
             else:
                 deferred[e, j] = True

@@ -152,21 +152,25 @@ def action_cost(actions: np.ndarray, profile: FleetProfile, unit_costs: np.ndarr
     return unit_costs[actions] * profile.deck_area.astype(np.float64) * profile.cost_factor
 
 
-def cost_in_budgets(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: tuple[float, float]) -> np.ndarray:
+def cost_in_budgets(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: tuple[float, ...] | list[float],
+                    agency: np.ndarray | None = None) -> np.ndarray:
     """Each action's cost for each bridge in annual budgets of its agency: how lumpy a treatment is to the money
     that must pay it whole.
 
     Args:
         unit_costs: float (5,), USD per m² of deck for actions 0–4.
-        budgets_usd: (urban, rural) annual budgets, USD a year.
+        budgets_usd: each agency's annual budget, USD a year (A of them).
+        agency: int (B,), each bridge's agency; None: urban (``profile.urban``, agency 0) and rural (1).
 
     Returns:
-        float64 (E, B, 5): :func:`action_cost` of actions 0–4 over the annual budget of the bridge's agency
-        (urban or rural), in years of that budget; inf where the budget is 0 and the action costs something.
+        float64 (E, B, 5): :func:`action_cost` of actions 0–4 over the annual budget of the bridge's agency, in years
+        of that budget; inf where the budget is 0 and the action costs something.
     """
     shape = profile.deck_area.shape
     usd = np.stack([action_cost(np.full(shape, a), profile, unit_costs) for a in range(5)], axis=-1)
-    budget = np.where(profile.urban, float(budgets_usd[0]), float(budgets_usd[1]))[None, :, None]
+    if agency is None:
+        agency = (~np.asarray(profile.urban, dtype=bool)).astype(np.int64)
+    budget = np.asarray(budgets_usd, dtype=np.float64)[np.asarray(agency, dtype=np.int64)][None, :, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(usd == 0, 0.0, usd / budget)
 
@@ -175,46 +179,53 @@ LUMP_KEYS = ("rehabilitation_median", "rehabilitation_max", "replacement_median"
 """The figures of :func:`treatment_lumps`, in its order."""
 
 
-def treatment_lumps(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: list[float]) -> dict[str, float] | None:
+def treatment_lumps(profile: FleetProfile, unit_costs: np.ndarray, budgets_usd: list[float],
+                    agency: np.ndarray | None = None) -> dict[str, float] | None:
     """How lumpy the treatments are at a budget: the median and the largest cost of a rehabilitation and of a
     replacement over fleet 0's bridges, in annual budgets of the bridge's agency (:func:`cost_in_budgets`;
-    ``budgets_usd``: urban, rural, USD a year), keyed by :data:`LUMP_KEYS`; None where a budget that must pay
-    is 0."""
-    years = cost_in_budgets(profile, unit_costs, (budgets_usd[0], budgets_usd[1]))[0]
+    ``budgets_usd``: each agency's, USD a year; ``agency`` int (B,), None: urban and rural), keyed by
+    :data:`LUMP_KEYS`; None where a budget that must pay is 0."""
+    years = cost_in_budgets(profile, unit_costs, budgets_usd, agency)[0]
     values = [fn(years[:, a]) for a in (3, 4) for fn in (np.median, np.max)]
     return dict(zip(LUMP_KEYS, map(float, values), strict=True)) if np.isfinite(values).all() else None
 
 
 def fund_actions(
-    actions: np.ndarray, cost: np.ndarray, condition: np.ndarray, budget: np.ndarray, n_urban: int
+    actions: np.ndarray, cost: np.ndarray, condition: np.ndarray, budget: np.ndarray, agency: np.ndarray | int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Apply the annual budgets: fund requested actions worst-condition first, defer what does not fit.
 
-    Within each agency (urban columns, rural columns) requests are taken worst condition first (ratings
-    compared at 0.001 rating points, ties by column). Each is funded if its cost fits the budget that
-    remains after the requests before it; otherwise it is deferred (done as "do nothing") and the next
-    request is tried. Compiled in :func:`bridgefleet.sim.kernels.fund`.
+    Within each agency requests are taken worst condition first (ratings compared at 0.001 rating points, ties
+    by column). Each is funded if its cost fits the budget that remains after the requests before it; otherwise
+    it is deferred (done as "do nothing") and the next request is tried. Compiled in
+    :func:`bridgefleet.sim.kernels.fund`.
 
     Args:
         actions: int (E, B) requested actions.
         cost: float64 (E, B) USD cost of each request.
         condition: float32 (E, B) ratings before the action (the priority key).
-        budget: float64 (E, 2) available USD: [:, 0] urban, [:, 1] rural.
-        n_urban: number of urban columns.
+        budget: float64 (E, A) available USD of each agency.
+        agency: int (B,), each bridge's agency in 0 … A−1; an int n_urban means the urban agency (0) pays the
+            first n_urban columns and the rural one (1) the rest.
 
     Returns:
-        (funded actions int64 (E, B), deferred bool (E, B), spent float64 (E, 2) USD).
+        (funded actions int64 (E, B), deferred bool (E, B), spent float64 (E, A) USD).
     """
     e, b = actions.shape
+    if np.ndim(agency) == 0:
+        agency = (np.arange(b) >= int(agency)).astype(np.int64)
+    agency = np.ascontiguousarray(agency, dtype=np.int64)
+    budget = np.ascontiguousarray(budget, dtype=np.float64)
     bits = kernels.key_bits(b)
-    keys = np.empty((e, b), dtype=np.int32 if bits + 15 <= 31 else np.int64)
-    kernels.priority_keys(np.ascontiguousarray(condition, dtype=np.float32), n_urban, bits, keys)
+    wide = bits + 14 + kernels.agency_bits(budget.shape[1]) > 31
+    keys = np.empty((e, b), dtype=np.int64 if wide else np.int32)
+    kernels.priority_keys(np.ascontiguousarray(condition, dtype=np.float32), agency, bits, keys)
     keys.sort(axis=1)
     funded = np.empty((e, b), dtype=np.int64)
     deferred = np.empty((e, b), dtype=bool)
-    spent = np.empty((e, 2), dtype=np.float64)
+    spent = np.empty(budget.shape, dtype=np.float64)
     kernels.fund(np.ascontiguousarray(actions, dtype=np.int64), np.ascontiguousarray(cost, dtype=np.float64),
-                 keys, bits, np.ascontiguousarray(budget, dtype=np.float64), n_urban, funded, deferred, spent)
+                 keys, bits, budget, agency, funded, deferred, spent)
     return funded, deferred, spent
 
 

@@ -53,7 +53,8 @@ class StepResult:
         urban_reward, rural_reward: float64 (E,), the two agencies' parts.
         bridge_reward: float32 (E, B), per-bridge utility minus cost_lambda × (USD spent on it + its user cost
             in USD if it ends the year poor).
-        cost: float64 (E, 2), USD spent by the urban and rural agency.
+        cost: float64 (E, A), USD spent by each agency (:attr:`FleetSimulator.agency`; A = 2, urban and rural, unless
+            an inventory's owners hold the budgets).
         deferred: bool (E, B), requested actions not funded.
         actions: int64 (E, B), actions carried out.
         truncated: bool (E,), the horizon was reached (time limit).
@@ -71,6 +72,11 @@ class StepResult:
 
 class FleetSimulator:
     """E fleets of ``config.n_urban + config.n_rural`` bridges.
+
+    Each bridge's requests are paid from its agency's budget: ``agency`` int64 (B,) indexes the A agencies of
+    ``config.agency_labels`` (an inventory's owners where ``config.agencies`` is ``owners``: the fleet's profile
+    ``agency``; else 0 for the first ``n_urban`` columns, the urban agency, and 1 for the rest, the rural one);
+    budgets are float64 (E, A) USD.
 
     Args:
         config: the fleet configuration.
@@ -101,6 +107,13 @@ class FleetSimulator:
                            + [f"R{i:03d}" for i in range(config.n_rural)])
         urban = np.zeros(self.n_bridges, dtype=bool)
         urban[: self.n_urban] = True
+        agency = fleet[0].get("agency") if fleet is not None else None
+        self.agency = (np.asarray(agency, dtype=np.int64) if agency is not None and config.agency_names is not None
+                       else (~urban).astype(np.int64))
+        self.n_agencies = config.n_agencies
+        if self.agency.shape != (self.n_bridges,) or self.agency.min() < 0 or self.agency.max() >= self.n_agencies:
+            raise ValueError(f"fleet's agency index must be {self.n_bridges} integers in 0 … {self.n_agencies - 1} "
+                             f"(config.agency_labels), got shape {self.agency.shape}")
         cluster = fleet[0].get("cluster") if fleet is not None else None
         self.cluster = np.asarray(cluster) if cluster is not None else np.where(urban, "urban", "rural")
         e, b = num_envs, self.n_bridges
@@ -113,7 +126,7 @@ class FleetSimulator:
         self.state = FleetState(z.copy(), z.copy(), z.copy(), z.copy())
         self.weight = z.copy()
         self.user_cost = np.zeros((e, b), dtype=np.float64)
-        self.annual_budget = np.array([config.urban_budget_usd, config.rural_budget_usd])
+        self.annual_budget = np.array(config.budgets_usd, dtype=np.float64)
         self.budget_scale = np.ones(e)
         self.budget = np.tile(self.annual_budget, (e, 1))
         self.noise = np.ones((e, config.horizon_years, b), dtype=np.float32)
@@ -133,9 +146,15 @@ class FleetSimulator:
             self.uniforms = np.zeros((e, config.horizon_years, b, 9), np.float32)
 
     @property
+    def urban_rural(self) -> bool:
+        """Whether the agencies are the urban (the first ``n_urban`` columns) and the rural one, as the plan's fleet
+        agents need (their observations hold each one's budget)."""
+        return self.config.agency_names is None
+
+    @property
     def fleet_annual_budget(self) -> np.ndarray:
-        """Each fleet's annual budget of the urban and the rural agency, float64 (E, 2) USD: the configured
-        ``annual_budget`` × the fleet's ``budget_scale`` (1 unless :meth:`set_budget_scale` changed it)."""
+        """Each fleet's annual budget of each agency, float64 (E, A) USD: the configured ``annual_budget`` × the
+        fleet's ``budget_scale`` (1 unless :meth:`set_budget_scale` changed it)."""
         return self.annual_budget * self.budget_scale[:, None]
 
     def set_budget_scale(self, scale: np.ndarray) -> None:
@@ -255,7 +274,7 @@ class FleetSimulator:
         requested = np.ascontiguousarray(requested, dtype=np.int64)
         cost = model.action_cost(requested, self.profile, self.unit_costs)
         actions, deferred, spent = model.fund_actions(requested, cost, self.state.condition, self.budget,
-                                                      self.n_urban)
+                                                      self.agency)
         year = np.minimum(self.t, cfg.horizon_years - 1)
         rows = np.arange(self.num_envs)
         if self.components_model is None:
@@ -303,11 +322,20 @@ class FleetSimulator:
         return model.fhwa_basis(self.profile.nhs)
 
     def budget_fraction(self) -> np.ndarray:
-        """Available budget over the agency's annual budget, float32 (E, 2) (0 when the annual is 0)."""
+        """Available budget over the agency's annual budget, float32 (E, A) (0 when the annual is 0)."""
         return (self.budget / np.maximum(self.fleet_annual_budget, 1.0)).astype(np.float32)
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        """Scaled observations: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10)."""
+        """Scaled observations of the plan's two agents: urban float32 (E, n_urban*4 + 1), rural float32 (E, 10).
+
+        Raises:
+            ValueError: the budgets are an inventory's owners' (``FleetConfig.agencies`` ``owners``), not the urban
+                and the rural agency's these observations hold.
+        """
+        if not self.urban_rural:
+            raise ValueError("the plan's urban and rural agents observe the urban and the rural agency's budgets, but "
+                             f"this fleet's budgets are its owners' ({', '.join(self.config.agency_labels)}); use "
+                             "agencies: urban_rural")
         s = self.state
         e, nu = self.num_envs, self.n_urban
         urban = np.empty((e, urban_obs_dim(nu)), dtype=np.float32)
