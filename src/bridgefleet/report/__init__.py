@@ -110,6 +110,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
     html = env.get_template("report.html.j2").render(
         fleet=data.fleet, results=results, bound=data.bound, trained=TRAINED, sentence=data.sentence,
         episodes=data.episodes, horizon=plan.years, budget=plan.budget_usd, plan_years=plan.years,
+        budgets=list(zip(plan.agencies, plan.budget_usd.tolist(), strict=True)),
         samples=plan.samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,

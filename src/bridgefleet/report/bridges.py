@@ -82,10 +82,11 @@ class Panel:
 def _why(plan: Plan, j: int) -> str:
     """The plan's year-1 reason for bridge ``j`` in plain words, from plan.csv's figures."""
     r, a = plan.reasons, int(plan.action[0, j])
-    agency = str(plan.cluster[j])
+    name = plan.agency_of(j)  # who pays: urban, rural, or the bridge's owner ("01 state highway agency")
+    agency = f"the {name} agency's" if name in ("urban", "rural") else f"{name}'s"
     cut = r.cutoff_per_usd[0, j]
-    bar = (f"the {agency} agency's cut-off of {cut:.2f} (the least its money reaches this year)" if cut > 0 else
-           f"the {agency} agency's money this year, which funds every treatment worth its cost")
+    bar = (f"{agency} cut-off of {cut:.2f} (the least its money reaches this year)" if cut > 0 else
+           f"{agency} money this year, which funds every treatment worth its cost")
     if a > 0:
         return (f"funded: waiting a year would lose {r.value_per_usd[0, j]:.2f} USD of value a USD of its cost, "
                 f"against {bar}")
@@ -93,7 +94,8 @@ def _why(plan: Plan, j: int) -> str:
     if about == 0:
         return "nothing this year: every treatment is worth more later than now"
     funded = r.funded_at_usd[0, j]
-    at = f"; it would be funded with {agency} money of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
+    money = f"{name} money" if name in ("urban", "rural") else f"{name}'s money"
+    at = f"; it would be funded with {money} of USD {funded:,.0f} this year" if np.isfinite(funded) else ""
     return (f"deferred: {_name(plan.action_names[about])} would lose {r.value_per_usd[0, j]:.2f} USD of value a USD "
             f"by waiting, against {bar}{at}")
 
@@ -144,7 +146,7 @@ def year_one_panel(plan: Plan, planner: FirstYear | None, sim=None, compare: boo
         a = int(mine[j])
         about = a if a > 0 else int(plan.reasons.treatment[0, j])
         funded = plan.reasons.funded_at_usd[0, j]
-        row = BridgeRow(str(plan.bridge_id[j]), str(plan.cluster[j]), bool(plan.nhs[j]), float(plan.deck_area[j]),
+        row = BridgeRow(str(plan.bridge_id[j]), plan.agency_of(j), bool(plan.nhs[j]), float(plan.deck_area[j]),
                         str(plan.today[j]), _name(plan.action_names[a]) if a > 0 else
                         f"waits (its best: {_name(plan.action_names[about])})" if about > 0 else "waits",
                         str(plan.work_code[0, j]) if plan.work_code is not None else "",

@@ -274,7 +274,7 @@ def settings(run_dir: Path, cfg: TrainConfig) -> dict[str, Any]:
 def plan_rows(plan: Plan, fleet: FleetToday) -> list[list[Any]]:
     """Every bridge × year: [year, structure number, agency, action (the fleet model's name, in words), cost USD,
     expected rating, share of the futures that took the action]."""
-    agency = np.where(plan.urban, "urban", "rural")
+    agency = [plan.agency_of(j) for j in range(len(plan.bridge_id))]  # who pays: urban, rural or the owner
     names = [n.replace("_", " ") for n in plan.action_names]  # the fleet model's treatments
     rows = []
     for y in range(plan.years):
