@@ -109,6 +109,9 @@ def test_urban_rural_keeps_the_two_agencies(tmp_path):
     owners = resolve_fleet(_fleet(tmp_path))
     with pytest.raises(ValueError, match="urban and the rural agency's budgets"):
         FleetSimulator(owners[0], 1, owners[1]).observe()
+    bare = ({k: v for k, v in owners[1][0].items() if k != "agency"}, owners[1][1])
+    with pytest.raises(ValueError, match=r"names 3 agencies .* but the fleet has no agency index"):
+        FleetSimulator(owners[0], 1, bare)
 
 
 @pytest.mark.default_model

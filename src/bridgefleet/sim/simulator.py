@@ -108,7 +108,10 @@ class FleetSimulator:
         urban = np.zeros(self.n_bridges, dtype=bool)
         urban[: self.n_urban] = True
         agency = fleet[0].get("agency") if fleet is not None else None
-        self.agency = (np.asarray(agency, dtype=np.int64) if agency is not None and config.agency_names is not None
+        if config.agency_names is not None and agency is None:
+            raise ValueError(f"the config names {len(config.agency_names)} agencies (an inventory's owners) but the "
+                             "fleet has no agency index: resolve it with bridgefleet.inventory.fleet.resolve_fleet")
+        self.agency = (np.asarray(agency, dtype=np.int64) if config.agency_names is not None
                        else (~urban).astype(np.int64))
         self.n_agencies = config.n_agencies
         if self.agency.shape != (self.n_bridges,) or self.agency.min() < 0 or self.agency.max() >= self.n_agencies:
