@@ -105,7 +105,9 @@ def agency_lines(labels: np.ndarray, urban: np.ndarray, size: np.ndarray, usd_pe
     n_urban = np.bincount(index, weights=np.asarray(urban, dtype=np.float64), minlength=a_n).astype(np.int64)
     usd = usd_per_unit * np.bincount(index, weights=np.asarray(size, dtype=np.float64), minlength=a_n)
     width = max(len(s) for s in (*names, "agency", "total"))
-    out = [f"Agencies holding budgets (owner codes, NBI item 22 / SNBI BCL01): {a_n}; each annual budget {how}",
+    whose = ("no owner coded (NBI item 22 / SNBI BCL01), so one agency" if names == (ALL_BRIDGES,) else
+             "owner codes, NBI item 22 / SNBI BCL01")
+    out = [f"Agencies holding budgets ({whose}): {a_n}; each annual budget {how}",
            f"  {'agency':<{width}}  {'bridges':>7}  {'urban':>6}  {'rural':>6}  {'USD a year':>14}"]
     rows = [*zip(names, n.tolist(), n_urban.tolist(), usd.tolist(), strict=True),
             ("total", int(n.sum()), int(n_urban.sum()), float(usd.sum()))]
