@@ -84,8 +84,6 @@ class Mixture(NamedTuple):
         reward: float64 (N,), the policy's value without the budget price (reward units, present value).
         spend: float64 (N, T) USD, its expected spend per year.
         weight: float64 (N,), the master's weights (each bridge's sum to 1).
-        poor: float64 (N, T), the probability that the policy's bridge ends year t poor (the rule's rows, and what
-            :mod:`bridgefleet.planning.exact_margin` re-mixes at another budget).
     """
 
     bridge: np.ndarray
@@ -93,7 +91,6 @@ class Mixture(NamedTuple):
     reward: np.ndarray
     spend: np.ndarray
     weight: np.ndarray
-    poor: np.ndarray
 
 
 class ExactBound(NamedTuple):
@@ -286,7 +283,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     master = _Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
                      box=n_budget if stabilise else 0)
     every = np.arange(b_n)
-    cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend, nothing.poor)]
+    cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
     master.add(nothing.reward, rows(nothing.spend, nothing.poor, every), every)
     lp_s = time.perf_counter()
     m_val, dual, pi, _ = master.solve()
@@ -334,7 +331,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         if new.any():
             idx = np.flatnonzero(new)
             master.add(reward[idx], coef[idx], act[idx])
-            cols.append((act[idx], np.full(len(idx), it), reward[idx], sol.spend[idx], sol.poor[idx]))
+            cols.append((act[idx], np.full(len(idx), it), reward[idx], sol.spend[idx]))
             began = time.perf_counter()
             m_val, dual, pi, weight = master.solve()
             mk = blocks.master_values(cols, weight, master.slacks(), penalty)
@@ -360,10 +357,10 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             mu_eval = smoothing * best_mu + (1.0 - smoothing) * mu_master
             nu_eval = smoothing * best_nu + (1.0 - smoothing) * nu_master
     _, _, _, weight = master.solve()
-    bridge, iteration, reward, spend, poor = (np.concatenate(x) for x in zip(*cols, strict=True))
+    bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
     return ExactBound(float(best_l.sum()), dp_price(best_mu), best_mu, best_value, best_spend, m_val, len(history),
-                      np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight, poor),
-                      dp_s, lp_s, best_poor, best_nu, master.slacks().sum() <= 1e-6 * max(1, rows_rule.n))
+                      np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s,
+                      lp_s, best_poor, best_nu, master.slacks().sum() <= 1e-6 * max(1, rows_rule.n))
 
 
 class _Blocks:
