@@ -70,8 +70,32 @@ def test_hostile_structure_numbers_render_as_text_and_run_no_script(hostile_run,
     assert shown == set(inv.bridge_id.tolist())  # as text, exactly as read from the inventory
     assert "</script><b>x" in shown and "<!--<script>" in shown and "><img src=x onerror=alert(1)>" in shown
     assert "<img" not in dom.split('id="plan-table"')[1].split("</table>")[0]  # no element made from an id
+
     assert "pwned" not in dom.split("<title>")[1].split("</title>")[0]
     assert "<title>Bridge maintenance plan — table.csv</title>" in dom
+
+
+def test_hostile_structure_numbers_in_the_bridge_panel_are_escaped(monkeypatch, hostile_run, tmp_path):
+    import html
+
+    from bridgefleet.report import data as report_data
+    from bridgefleet.report.bridges import BridgeRow, Panel, Treatment
+
+    def hostile_panel(plan, *args, **kwargs):  # every hostile number in a row, its reason, its planner and treatment
+        rows = [BridgeRow(bid, "urban", True, 100.0, "5/5/5", bid, bid, 1.0, 2.0, 2.0, 1.0, None, f"why {bid}",
+                          planner=bid, agree=False, never=bid,
+                          treatments=[Treatment(bid, bid, 1.0, 2.0, 2.0, 3.0, 4.0, 5.0, True)]) for bid in HOSTILE]
+        return Panel(rows, len(rows), len(rows), len(rows), HOSTILE[0])
+
+    monkeypatch.setattr(report_data, "year_one_panel", hostile_panel)
+    text = build_report(hostile_run, tmp_path / "r.html", episodes=2, samples=1, bound=False).read_text()
+    panel = text.split('<section id="bridges">')[1].split("</section>")[0]
+    assert "<img" not in panel and "<script" not in panel and "<!--" not in panel and "</script" not in panel
+    named = [html.unescape(b) for b in re.findall(r'data-bridge="([^"]*)"', panel)]
+    assert named == HOSTILE  # each as text, exactly as read
+    import markupsafe
+
+    assert str(markupsafe.escape('"><img src=x onerror=alert(1)>')) in panel  # Jinja's escaping of the text
 
 
 def test_a_missing_template_field_fails_the_render(monkeypatch, hostile_run, tmp_path):
