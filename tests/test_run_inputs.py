@@ -180,14 +180,18 @@ def test_evaluate_on_a_run_whose_config_yaml_was_edited_warns_which_field(run, c
 
 def test_a_run_trained_on_a_mapped_csv_plans_an_nbi_file_by_its_own_layout(run, capsys, tmp_path):
     """Issue 79's probe (kind 5): ``plan RUN --inventory NBI_FILE`` applied the run's column mapping to the NBI file
-    and failed 'missing required column(s) id, cond …'. A mapping names its own file's columns: another inventory
-    is read by its own layout unless --mapping is given; the run's own file keeps its mapping."""
+    and failed 'missing required column(s) id, cond …'. An NBI or SNBI file is read by its own layout; another
+    table keeps the run's mapping unless --mapping gives one."""
     out, table, _, _ = run
     plan = tmp_path / "dc" / "plan.csv"
     assert main(["plan", str(out), "--inventory", "dc-2019", "--years", "1", "--samples", "1", "--out",
                  str(plan)]) == 0
     assert len(plan.read_text(encoding="utf-8").splitlines()) == 1 + 244  # DC's 244 bridges, one row each, year 1
-    assert FleetConfig(inventory=str(table), inventory_mapping="m.yaml").with_inventory(
-        str(table)).inventory_mapping == "m.yaml"
-    assert FleetConfig(inventory=str(table), inventory_mapping="m.yaml").with_inventory(
-        "dc-2019").inventory_mapping is None
+    from bridgefleet.inventory.fleet import on_inventory
+
+    mapped = FleetConfig(inventory=str(table), inventory_mapping="m.yaml")
+    other = tmp_path / "other.csv"  # another table of the same layout keeps the run's mapping
+    other.write_text(TABLE)
+    assert on_inventory(mapped, str(other)).inventory_mapping == "m.yaml"
+    assert on_inventory(mapped, "dc-2019").inventory_mapping is None
+    assert on_inventory(mapped, str(other), "n.yaml").inventory_mapping == "n.yaml"

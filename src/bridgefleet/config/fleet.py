@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -378,16 +377,15 @@ class FleetConfig:
                 return name
         return "custom"
 
-    def with_inventory(self, inventory: str | None, mapping: str | None = None) -> FleetConfig:
+    def with_inventory(self, inventory: str | None, mapping: str | None = None,
+                       own_layout: bool = False) -> FleetConfig:
         """This fleet on ``inventory`` instead (None: unchanged), read with ``mapping`` (a column-mapping YAML or a
-        bundled mapping's name; None: this config's where it names no inventory or ``inventory`` is its own file,
-        else none — a mapping names the columns of its own file, and an NBI or SNBI file given to a run trained on
-        a mapped CSV is read by its own layout; issue 79's probe)."""
+        bundled mapping's name; None: this config's, unless ``own_layout`` — an NBI or SNBI file, read by its own
+        layout: :func:`bridgefleet.inventory.fleet.on_inventory` decides it from the file; issue 79's probe)."""
         if inventory is None:
             return self
-        if mapping is None and (self.inventory is None or _same_file(inventory, self.inventory)):
-            mapping = self.inventory_mapping
-        return self.replace(inventory=inventory, inventory_mapping=mapping)
+        keep = None if own_layout else self.inventory_mapping
+        return self.replace(inventory=inventory, inventory_mapping=mapping or keep)
 
     def fleet_in_words(self) -> str:
         """Which fleet this config draws, in words: its inventory (as given), or one fleet of the fleet model and
@@ -473,17 +471,6 @@ class FleetConfig:
         if model is not None:
             data = {**fleet_mapping(data or {}, str(path)), "model": model}
         return cls.from_dict(data or {}, source=str(path))
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Whether two inventory values name the same file (a relative and an absolute path of it alike), or are the
-    same bundled name."""
-    if a == b:
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 _OPTIONAL_NUMBERS = ("annual_budget_usd", "urban_budget_share", "inventory_budget_usd_per_m2", "max_urban")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgefleet.evaluation.explain import Explaining, YearReasons
+from bridgefleet.inventory.fleet import on_inventory
 from bridgefleet.planning.exact_dp import policy_value, solve
 from bridgefleet.planning.exact_model import state_index
 from bridgefleet.sim import components
@@ -208,7 +209,7 @@ def explain_plan(bridge_ids: list[str], *, run_dir: str | None = None, fleet=Non
     if run_dir is not None:
         cfg, agent = load_policy(run_dir, device)
         fleet = cfg.fleet
-    fleet = (fleet or FleetConfig.default_model()).with_inventory(inventory, mapping)
+    fleet = on_inventory(fleet or FleetConfig.default_model(), inventory, mapping)
     if max_urban is not None:
         fleet = fleet.replace(max_urban=max_urban)
     if fleet.component_model is None:

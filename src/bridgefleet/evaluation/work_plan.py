@@ -16,7 +16,7 @@ from bridgefleet.config.seeds import PLAN_SAMPLES
 from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.explain import Explaining, PlanReasons, explains
 from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
-from bridgefleet.inventory.fleet import input_files, one_fleet, resolve_fleet, set_budget
+from bridgefleet.inventory.fleet import input_files, on_inventory, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import counted, figure_out, write_csv, write_xlsx
 from bridgefleet.paths import check_writable_file
 from bridgefleet.runs.folder import run_inputs
@@ -148,7 +148,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         raise ValueError(f"--out {out}: the plan is a CSV, with its figure and workbook beside it as "
                          f"{out.with_suffix('.png')} and {out.with_suffix('.xlsx')}: give a .csv path or a folder")
     reads = [*(reads or []), *(run_inputs(run_dir) if run_dir is not None else []),
-             *input_files((fleet or FleetConfig.default_model()).with_inventory(inventory, mapping))]
+             *input_files(on_inventory(fleet or FleetConfig.default_model(), inventory, mapping))]
     if works:
         works_out = works_out or works_path(out)
         start = start_year_of(start_year, years)
@@ -163,7 +163,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
     else:
         if run_dir is not None:
             fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
-        fleet = (fleet or FleetConfig.default_model()).with_inventory(inventory, mapping)
+        fleet = on_inventory(fleet or FleetConfig.default_model(), inventory, mapping)
         if max_urban is not None:
             fleet = fleet.replace(max_urban=max_urban)
         if works:
@@ -341,7 +341,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
         warnings.warn(f"--years {years} goes beyond the {cfg.fleet.horizon_years}-year horizon the policy was "
                       f"trained on: its decisions after year {cfg.fleet.horizon_years} are extrapolated",
                       stacklevel=2)
-    fleet_cfg = cfg.fleet.replace(horizon_years=years).with_inventory(inventory, mapping)
+    fleet_cfg = on_inventory(cfg.fleet.replace(horizon_years=years), inventory, mapping)
     if max_urban is not None:  # an inventory's (the config refuses it on a model fleet)
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     fleet_cfg, fleet = one_fleet(fleet_cfg, seed)

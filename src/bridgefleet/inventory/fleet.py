@@ -83,6 +83,16 @@ def absolute_files(config: FleetConfig) -> FleetConfig:
     return config.replace(**changes) if changes else config
 
 
+def on_inventory(config: FleetConfig, inventory: str | None, mapping: str | None = None) -> FleetConfig:
+    """``config``'s fleet on ``inventory`` instead (None: unchanged), read with ``mapping``; without one, with
+    ``config``'s column mapping where the file is a table that needs one, and by its own layout where it is an NBI
+    or SNBI file (:func:`bridgefleet.inventory.load.own_layout`): a run trained on a mapped CSV plans DC's NBI
+    file, where its mapping would name columns the file does not have (issue 79's probe)."""
+    from bridgefleet.inventory.load import own_layout
+
+    return config.with_inventory(inventory, mapping, own_layout=inventory is not None and own_layout(inventory))
+
+
 def input_files(config: FleetConfig, whose: str = "the") -> list[tuple[str, str]]:
     """(path, what it is) of the files ``config`` reads: its inventory, mapping and component model where files
     (for :func:`bridgefleet.paths.check_writable_file`'s ``reads``), named "``whose`` inventory" and so on."""

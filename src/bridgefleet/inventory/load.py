@@ -117,6 +117,24 @@ def _is_json(path: Path) -> bool:
     return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"[", b"{")
 
 
+def own_layout(name_or_path: str | Path) -> bool:
+    """Whether an inventory is read by its own layout, needing no column mapping: a bundled NBI file, an SNBI file
+    (:func:`_is_json`) or a Coding-Guide NBI file (``RECORD_TYPE_005A`` in its header, or a ``.txt`` name), as
+    :func:`load_inventory` decides without a mapping; False for any other table and for a file that cannot be read
+    (its reader names the problem)."""
+    if isinstance(name_or_path, str) and name_or_path in BUNDLED:
+        return True
+    path = Path(name_or_path)
+    if not path.is_file():
+        return False
+    if _is_json(path) or path.suffix.lower() == ".txt":
+        return True
+    try:
+        return "RECORD_TYPE_005A" in _header(path)
+    except InventoryError:
+        return False
+
+
 def load_inventory(name_or_path: str | Path, mapping: Mapping[str, Any] | str | Path | None = None
                    ) -> Inventory:
     """Load a bundled inventory or a file, choosing the reader.

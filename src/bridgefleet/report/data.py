@@ -18,7 +18,7 @@ from bridgefleet.config.training import TrainConfig
 from bridgefleet.evaluation.evaluate import EvalResult, evaluate_with_bound
 from bridgefleet.evaluation.explain import FirstYear
 from bridgefleet.evaluation.work_plan import FHWA_RULE, Plan, compute_plan, policy_plan
-from bridgefleet.inventory.fleet import one_fleet
+from bridgefleet.inventory.fleet import on_inventory, one_fleet
 from bridgefleet.report.bridges import Panel, year_one_panel
 from bridgefleet.report.policies import (
     TRAINED,
@@ -122,7 +122,7 @@ def gather(run_dir: Path, inventory: str | None = None, episodes: int = 100, see
         raise FileNotFoundError(f"{run_dir}: no final.pt (training has not finished): finish it with "
                                 f"bridgefleet train --resume {run_dir}")
     cfg, policy = load_policy(run_dir, "cpu")
-    fleet_cfg = cfg.fleet.with_inventory(inventory, mapping)
+    fleet_cfg = on_inventory(cfg.fleet, inventory, mapping)
     if max_urban is not None:
         fleet_cfg = fleet_cfg.replace(max_urban=max_urban)
     # checks the match of the inventory and the run
