@@ -135,7 +135,8 @@ def test_resolve_config_layers_preset_file_and_flags(tmp_path):
         resolve_config("default", p)
     # a bad value the file set names the file; the same value from a flag does not
     p.write_text("lr: -1\n")
-    lr_range = r"must be in \(0, 1\] \(Adam's learning rate; default 1e-4\)$"
+    lr_range = (r"must be in \[1e-8, 1\] \(Adam's learning rate; default 1e-4; a smaller step is lost in 32-bit "
+                r"weights\)$")
     with pytest.raises(ValueError, match=r"^\S*c\.yaml: training option lr = -1: " + lr_range):
         resolve_config("default", p)
     with pytest.raises(ValueError, match=r"^training option lr = -2: " + lr_range):
