@@ -239,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "5000000,10000000; '5,000,000' alone is refused, as one level or three)")
     scn.add_argument("--rule", type=NUMBER, default=0.10, help="most share of deck area poor in any year "
                      "(23 CFR 490.411)")
+    scn.add_argument("--max-penalty-chance", type=NUMBER, default=0.05, metavar="P",
+                     help="the least budget that keeps the chance of three consecutive years above the rule (FHWA's "
+                     "penalty, 23 U.S.C. 119(f)(2)) below P with 95 %% confidence, searched by planner runs on "
+                     "sampled paths (59 for 5 %%; the component fleet model)")
     scn.add_argument("--years", type=WHOLE, default=30, help="planning horizon, years")
     scn.add_argument("--episodes", type=WHOLE, default=16, help="deterioration samples per level")
     scn.add_argument("--seed", type=WHOLE, default=TEST_SEED,

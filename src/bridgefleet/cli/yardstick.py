@@ -271,7 +271,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     sc = run_scenarios(fleet or fleet_config(args), scales, usd, rule=args.rule, years=args.years,
                        episodes=args.episodes, seed=args.seed, bisect=args.bisect, progress=not args.quiet,
                        ray=args.ray_address or ("local" if args.ray else None), certify_step=args.certify_step,
-                       agent=agent)
+                       agent=agent, max_penalty_chance=args.max_penalty_chance)
     print(write_scenarios(sc, out))
     print(f"written: {', '.join(str(out / name) for name in SCENARIO_FILES)}")
     return 0

@@ -33,17 +33,18 @@ whole treatments (near the least budget the rule binds every year and the plan a
 
 
 def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poor_by_year: Callable[[Any], np.ndarray],
-             aims: tuple[float, ...] = AIMS) -> tuple[Any, float, bool]:
+             aims: tuple[float, ...] = AIMS) -> tuple[Any, float, bool, Any]:
     """Each share of ``aims`` in turn (``planner.aim`` = ``rule`` × it) until what ``attempt()`` simulates keeps the
     mean share of deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year, or the relaxation
     cannot meet the aim (then no tighter aim can).
 
     Returns:
         (that outcome, or the one with the least poor share in its worst year; the mean bound at the first aim,
-        reward units; whether the relaxation meets the first aim).
+        reward units; whether the relaxation meets the first aim; the planner's bound there, a
+        :class:`~bridgefleet.planning.exact_planner.PlannerBound` with its prices).
     """
     out, first = first_within(planner, rule, [{"aim": rule * share} for share in aims], attempt, poor_by_year)
-    return out, first.mean, first.meets_rule
+    return out, first.mean, first.meets_rule, first
 
 
 def exact_least_budget(cfg: FleetConfig, fleet, seed: int, rule: float) -> tuple[ExactLeastBudget, np.ndarray]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgefleet.evaluation.budget_words import markdown, terms_data
 from bridgefleet.evaluation.evaluate import bound_gap
 from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.scenarios import Level, Scenarios
@@ -138,6 +139,7 @@ def format_markdown(sc: Scenarios) -> str:
                      + ("; no lower budget was simulated on as many episodes and missed" if sc.planner_missed is None
                         else f"; it missed at {sc.planner_missed:.3f} ×") + ")"
                      + _breach_words(sc.planner_at_least, sc.rule) + ".")
+    lines += markdown({**summary_head(sc), **terms_data(sc)})
     lines.append(f"Sized budget: USD {_usd(sc.sized_usd)} a year (1/75 of the replacement value). PV: discounted "
                  f"at γ = {sc.levels[0].result.discount} a year; USD of today. Bound: the most mean discounted "
                  "return (condition, traffic and cost) a policy can reach at that budget (with the rule: in "
@@ -208,4 +210,10 @@ def summary(sc: Scenarios) -> dict:
             "planner_missed_scale": sc.planner_missed,
             "planner_least_breaches": None if sc.planner_at_least is None
             else sc.planner_at_least.result.breaches(sc.rule),
-            "agency_budgets_usd": sc.agency_budgets, "levels": levels}
+            "agency_budgets_usd": sc.agency_budgets, "levels": levels, **terms_data(sc)}
+
+
+def summary_head(sc: Scenarios) -> dict:
+    """What :func:`bridgefleet.evaluation.budget_words.budget_terms` reads of :func:`summary` besides the terms."""
+    return {"rule": sc.rule, "sized_usd": sc.sized_usd, "certified_least_scale": sc.certified,
+            "levels": [{"scale": lv.scale, "budget_usd": lv.budget_usd} for lv in sc.levels]}

@@ -116,6 +116,13 @@ class Level:
         aim: the share of deck area poor the planner planned each year to (the rule × one of :data:`AIMS`).
         rounded: whether it followed the relaxation's mixture (``LagrangianPlanner(rounded=True)``) or the knapsack.
         budget_share: the share of the budget the mixture it followed spends in expectation.
+        margin: what the next USD 1 million a year buys here, from the planner's prices (the component model:
+            :class:`bridgefleet.evaluation.next_million.NextMillion`; None elsewhere, or where the relaxation
+            misses the rule).
+        tightened: the planner was run again aimed as tight as a lower budget needed (:func:`bridgefleet.
+            evaluation.budget_terms.rule_first`), and this is that run.
+        prices: float64 (A, T), the planner's prices of money at the rule (the component model; where a run at a
+            budget nearby starts its search).
     """
 
     scale: float
@@ -126,6 +133,9 @@ class Level:
     aim: float = 0.0
     rounded: bool = False
     budget_share: float = 1.0
+    margin: Any = None
+    tightened: bool = False
+    prices: np.ndarray | None = None
 
     @property
     def deck(self) -> np.ndarray:
@@ -223,6 +233,8 @@ class Scenarios:
     lumps: dict[str, float] | None = None  # at the certificate (:func:`bridgefleet.sim.model.treatment_lumps`)
     exact: bool = False  # the component model's exact least budget (no grid: ``certify_step``, ``planner_step`` 0)
     agency_budgets: dict[str, float] | None = None  # each agency's sized budget, USD a year (its name: the owner's)
+    penalty: Any = None  # the least budget for the chance of a penalty (budget_terms.PenaltyBudget; component model)
+    million_check: Any = None  # the next million against two planner runs (budget_terms.MillionCheck), or None
 
     @property
     def planner_least(self) -> float | None:
@@ -233,7 +245,7 @@ class Scenarios:
 def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, budgets_usd: list[float] | None = None,
                   rule: float = 0.10, years: int = 30, episodes: int = 16, seed: int = TEST_SEED,
                   bisect: int = 3, progress: bool = True, ray: str | None = None, certify_step: float | None = None,
-                  agent: Any = None) -> Scenarios:
+                  agent: Any = None, max_penalty_chance: float = 0.05) -> Scenarios:
     """The planner at each budget level, and the least budgets for the rule (see the module).
 
     ``agent``: a trained run's greedy policy (:func:`bridgefleet.runs.load.load_policy`), evaluated at every
@@ -246,10 +258,14 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
     ``certify_step``: rating grid of the certified least budget (finer is tighter and slower; None:
     :data:`CERTIFY_STEP`); continuous models only (the component model's least budget is exact).
 
+    ``max_penalty_chance``: on the component model, the chance of three consecutive years above the rule that the
+    least budget for the penalty keeps below (:func:`bridgefleet.evaluation.budget_terms.penalty_least`).
+
     Raises:
         ValueError: both level lists given, a level < 0, ``rule`` outside [0, 1], ``years`` or ``episodes`` < 1,
             ``bisect`` < 0, ``certify_step`` outside (0, 1], a fleet whose sized budget is 0 (the levels are
-            multiples of it).
+            multiples of it), ``max_penalty_chance`` outside what :func:`bridgefleet.evaluation.budget_terms.
+            penalty_paths` can show.
     """
     if not 0.0 < rule <= 1.0:
         raise ValueError(f"--rule {rule:g}: must be a share in (0, 1] (0.10 for FHWA's rule; 0 cannot be met in "
@@ -264,6 +280,10 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         raise ValueError(f"--certify-step {certify_step:g}: the component model's least budget is exact on its finite "
                          "states (no grid to certify); leave it out")
     certify_step = CERTIFY_STEP if certify_step is None else certify_step
+    if exact:
+        from bridgefleet.evaluation.budget_terms import penalty_paths
+
+        penalty_paths(max_penalty_chance)  # refused before any work
     if not 0.0 < certify_step <= 1.0:
         raise ValueError(f"--certify-step {certify_step:g}: must be in (0, 1] rating points")
     cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)  # expectations over deterioration
@@ -290,7 +310,8 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
 
         bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
     if exact:
-        return _exact_scenarios(cfg, fleet, scales, rule, episodes, seed, bisect, bar, ray, agent, sized)
+        return _exact_scenarios(cfg, fleet, scales, rule, episodes, seed, bisect, bar, ray, agent, sized,
+                                max_penalty_chance)
     # The certificate first: the relaxation's least budget scale for the fleet. Its policies, cheap ones that
     # meet the rule, start every level's price search, and the levels then start from each other's.
     pool = ColumnPool()
@@ -344,10 +365,15 @@ def _agent_levels(agent, cfg: FleetConfig, fleet, levels: list[Level], episodes:
 
 
 def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, episodes: int, seed: int,
-                     bisect: int, bar, ray: str | None, agent, sized: float) -> Scenarios:
+                     bisect: int, bar, ray: str | None, agent, sized: float,
+                     max_penalty_chance: float = 0.05) -> Scenarios:
     """:func:`run_scenarios` on the component model (:mod:`bridgefleet.evaluation.component_scenarios`): the exact
-    least budget, the rule-priced planner at each level and its least budget."""
+    least budget, the rule-priced planner at each level and its least budget; the rule first at every level, the
+    least budget that keeps the chance of a penalty below ``max_penalty_chance`` and the next million's check
+    (:func:`bridgefleet.evaluation.budget_terms.agency_terms`)."""
+    from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, agency_terms
     from bridgefleet.evaluation.component_scenarios import PROBE_AIMS, exact_least_budget
+    from bridgefleet.evaluation.next_million import STEP_USD
 
     lb, deck = exact_least_budget(cfg, fleet, seed, rule)
     if bar is not None:
@@ -373,6 +399,21 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
         return exact_level(cfg, fleet, scale, probes, seed, rule, sized, PROBE_AIMS)
 
     at_least, missed = _planner_least(levels, rule, bisect, bar, lb.lower, probe, levels_judge=episodes >= probes)
+    if bar is not None:  # the rule first, the penalty's least budget, the next million's check
+        bar.total += PENALTY_PROBES + 1
+        bar.refresh()
+    from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
+
+    def level_at(scale: float, aims: tuple[float, ...], paths: int, fresh: bool, quick: bool) -> Level:
+        near = min((lv for lv in levels if lv.prices is not None), key=lambda lv: abs(lv.scale - scale), default=None)
+        out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims,
+                          None if near is None else near.prices, tol=SEARCH_TOL if quick else 1e-3)
+        if bar is not None:
+            bar.update(1)
+        return out
+
+    levels, penalty, check = agency_terms(levels, level_at, rule, max_penalty_chance, episodes, sized, cfg.cost_lambda,
+                                          EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD)
     if bar is not None:
         bar.close()
     sim = FleetSimulator(cfg, 1, fleet)
@@ -381,29 +422,36 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
                      cfg.fleet_in_words(), episodes, _agent_levels(agent, cfg, fleet, levels, episodes, seed),
                      sim.n_bridges, cfg.cost_lambda, 0.0,
                      treatment_lumps(sim.profile, sim.unit_costs, [lb.lower * b for b in cfg.budgets_usd], sim.agency),
-                     exact=True, agency_budgets=dict(zip(cfg.agency_labels, cfg.budgets_usd, strict=True)))
+                     exact=True, agency_budgets=dict(zip(cfg.agency_labels, cfg.budgets_usd, strict=True)),
+                     penalty=penalty, million_check=check)
 
 
 def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
-                aims: tuple[float, ...] | None = None) -> Level:
+                aims: tuple[float, ...] | None = None, start: np.ndarray | None = None,
+                step_usd: float = 1e6, tol: float = 1e-3) -> Level:
     """The component model's planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a
     year) on ``episodes`` samples of the fixed ``fleet``, the rule priced and aimed at ``aims`` of it in turn
     (default :data:`bridgefleet.evaluation.component_scenarios.AIMS`; :func:`~bridgefleet.evaluation.
-    component_scenarios.try_aims`)."""
+    component_scenarios.try_aims`); ``start``: prices of money to start its searches from (another level's
+    ``Level.prices``); ``step_usd``: the next money a year whose worth ``Level.margin`` gives, USD; ``tol``: the
+    price search's (:class:`~bridgefleet.planning.exact_planner.ExactPlanner`)."""
     from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
     from bridgefleet.evaluation.component_scenarios import try_aims as try_exact_aims
+    from bridgefleet.evaluation.next_million import level_margin
     from bridgefleet.planning.exact_planner import ExactPlanner
 
     level_cfg = set_budget(cfg, scale=scale)
-    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule)
+    planner = ExactPlanner(tol=tol, max_poor_deck_area=rule, start=start)
 
     def attempt() -> EvalResult:
         return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",
                                FleetSimulator(level_cfg, episodes, fleet))
 
-    result, bound, met = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
-                                        EXACT_AIMS if aims is None else aims)
-    return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim)
+    result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
+                                               EXACT_AIMS if aims is None else aims)
+    return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim,
+                 margin=level_margin(first, level_cfg, fleet, seed, result.deck_by_year[..., 2], rule, step_usd),
+                 prices=first.parts[0].row_price)
 
 
 def _levels_on_ray(address: str, cfg, fleet, scales, episodes, seed, rule, sized, pool, candidates) -> list[Level]:

@@ -14,6 +14,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.config.fleet import check_years
 from bridgefleet.config.seeds import PLAN_SAMPLES
 from bridgefleet.config.training import TrainConfig
+from bridgefleet.evaluation.budget_words import plan_columns, plan_terms
 from bridgefleet.evaluation.explain import Explaining, PlanReasons, explains
 from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_of, works_path, write_works
 from bridgefleet.inventory.fleet import input_files, on_inventory, one_fleet, resolve_fleet, set_budget
@@ -64,6 +65,10 @@ class Plan:
             fair / poor today, before year 1's work (year 0 of the plan's charts), 0–1.
         agencies: the agencies' names (urban and rural, or an inventory's owners: ``FleetConfig.agency_labels``).
         agency: int (B,), each bridge's agency, the one whose budget pays it; None: urban for the ``urban`` columns.
+        poor_paths: float (S, Y), each sample's share of deck area poor at the end of each year (as ``deck_shares``).
+        margin: what the next USD 1 million a year buys at the plan's budget (the planner's plan on the component
+            model: :class:`bridgefleet.evaluation.next_million.NextMillion`); None otherwise.
+        rule: the share of deck area poor the chance of a penalty counts (0.10, or ``--max-poor-deck-area``).
     """
 
     bridge_id: np.ndarray
@@ -91,6 +96,9 @@ class Plan:
     shares_today: np.ndarray | None = None
     agencies: tuple[str, ...] = ("urban", "rural")
     agency: np.ndarray | None = None
+    poor_paths: np.ndarray | None = None
+    margin: object | None = None
+    rule: float = 0.10
 
     def agency_of(self, j: int) -> str:
         """The name of the agency that pays bridge column ``j``."""
@@ -220,17 +228,22 @@ def write_plan(plan: Plan, out: Path) -> None:
 def summary_rows(plan: Plan) -> Iterator[list]:
     """The yearly summary as CSV rows (a header, then a row per year): shares of deck area good / fair / poor
     (FHWA's measures over ``plan.basis``) and of bridges good / poor, 0–1, and each agency's spend and budget,
-    USD a year (spend above the budget is money carried over)."""
+    USD a year (spend above the budget is money carried over); for the planner's plan on the component model also
+    what the next USD 1 million a year changes each year (:func:`bridgefleet.evaluation.budget_words.plan_columns`)."""
     yield ["year", "deck_area_good", "deck_area_fair", "deck_area_poor", "bridges_good", "bridges_poor",
-           *(f"{name}_spend_usd" for name in plan.agencies), *(f"{name}_budget_usd" for name in plan.agencies)]
+           *(f"{name}_spend_usd" for name in plan.agencies), *(f"{name}_budget_usd" for name in plan.agencies),
+           *plan_columns(plan)]
+    more = plan_columns(plan)
     for y in range(plan.years):
         yield [y + 1, *(f"{v:.4f}" for v in plan.deck_shares[y]), f"{plan.shares[y, 0]:.4f}",
                f"{plan.shares[y, 2]:.4f}", *(f"{v:.0f}" for v in plan.spend_usd[y]),
-               *(f"{v:.0f}" for v in plan.budget_usd)]
+               *(f"{v:.0f}" for v in plan.budget_usd), *(col[y] for col in more.values())]
 
 
 def format_summary(plan: Plan) -> str:
-    """The yearly summary: shares of deck area and of bridges good / poor, spend against the budget (USD)."""
+    """The yearly summary: shares of deck area and of bridges good / poor, spend against the budget (USD); then the
+    chance of a penalty and what the next USD 1 million a year buys (:func:`bridgefleet.evaluation.budget_words.
+    plan_terms`)."""
     budget = plan.budget_usd.sum()
     lines = ["                 deck area           bridges",
              f"{'year':>4} {'good':>8} {'fair':>6} {'poor':>6} {'good':>8} {'poor':>6} {'spend USD':>12} "
@@ -254,7 +267,7 @@ def format_summary(plan: Plan) -> str:
     lines.append(f"means of {plan.samples} deterioration samples of {plan.fleet}")
     if (plan.spend_usd.sum(1) > budget + 1.0).any():
         lines.append("(spend above the annual budget is money carried over from earlier years)")
-    return "\n".join(lines)
+    return "\n".join(lines + plan_terms(plan))
 
 
 def _check(years: int, samples: int) -> None:
@@ -286,8 +299,15 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
     fleet_cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)
     fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
     if policy == "lagrangian" and max_poor is not None:
-        return plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor)
-    return simulate_plan(fleet_cfg, fleet, decide, samples, seed, policy)
+        plan = plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor)
+    else:
+        plan = simulate_plan(fleet_cfg, fleet, decide, samples, seed, policy)
+    plan.rule = FHWA_RULE if max_poor is None else max_poor
+    if exact and policy == "lagrangian":  # what the next million buys, from the planner's prices
+        from bridgefleet.evaluation.next_million import plan_margin
+
+        plan.margin = plan_margin(planner, fleet_cfg, fleet, seed, plan.poor_paths, plan.rule)
+    return plan
 
 
 def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, samples: int, seed: int,
@@ -373,6 +393,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
     spend = np.zeros((years, sim.n_agencies))
     shares = np.zeros((years, 3))
     deck = np.zeros((years, 3))
+    poor_paths = np.zeros((samples, years))
     counted = sim.fhwa_weight()  # the deck area FHWA counts: fixed for the plan
     today = (np.array(["/".join(str(int(c)) for c in r) for r in sim.components[0]]) if cm is not None
              else np.array([f"{c:.2f}" for c in sim.state.condition[0]]))
@@ -398,7 +419,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         out["condition"][y] = sim.state.condition.mean(0)
         spend[y] = res.cost.mean(0)  # (A,) USD, each agency's
         shares[y] = band_shares(sim.state.condition).mean(0)
-        deck[y] = band_shares(sim.state.condition, counted).mean(0)
+        by_path = band_shares(sim.state.condition, counted)
+        deck[y], poor_paths[:, y] = by_path.mean(0), by_path[:, 2]
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
                 shares, deck, name, sim.fhwa_basis,
@@ -406,7 +428,7 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
                 cm.action_names if cm is not None else ACTION_NAMES, None if work is None else work.astype(str),
                 np.asarray(sim.profile.deck_area[0], dtype=float), np.asarray(sim.profile.nhs[0], dtype=bool), today,
                 why if isinstance(policy, Explaining) else None, deck_today, shares_today, sim.config.agency_labels,
-                sim.agency.copy())
+                sim.agency.copy(), poor_paths)
 
 
 def plot_plan(plan: Plan, path: Path | None = None, fmt: str = "png") -> str | None:

@@ -176,6 +176,8 @@ class ExactPlanner:
         progress: print the price search's progress.
         max_poor_deck_area: F, the rule priced (at most F of each fleet's counted deck area poor at the end of every
             year, in expectation; 0.10: 23 CFR 490.411); None: no rule.
+        start: float64 (A, T), prices of money per agency and year to start the first fleet's search from (a like
+            budget's ``ExactBound.row_price``; any prices give a bound, good ones save DP solves); None: cold.
 
     Attributes:
         aim: the share of counted deck area the prices aim the expected poor deck area at (F unless set lower, as
@@ -183,8 +185,9 @@ class ExactPlanner:
     """
 
     def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False,
-                 max_poor_deck_area: float | None = None):
+                 max_poor_deck_area: float | None = None, start: np.ndarray | None = None):
         self.tol, self.max_iter, self.window_mb, self.progress = tol, max_iter, window_mb, progress
+        self.start = start
         self.max_poor_deck_area = max_poor_deck_area
         self.aim = max_poor_deck_area
         self.bound: PlannerBound | None = None
@@ -204,7 +207,7 @@ class ExactPlanner:
         # The first fleet alone, then the others in groups, each from the prices of the group before (fleets of one
         # fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
-        like = None
+        like = self.start
         for fleets in groups:
             bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
             rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet

@@ -19,6 +19,7 @@ import numpy as np
 
 from bridgefleet.config.fleet import FleetConfig, read_yaml
 from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
+from bridgefleet.evaluation.budget_words import budget_terms, check_terms
 from bridgefleet.evaluation.evaluate import format_table
 from bridgefleet.evaluation.scenario_figure import SHOW_YEARS, plot_scenarios
 from bridgefleet.evaluation.scenario_tables import RULE_SENTENCE, lumps_sentence
@@ -114,7 +115,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, inventory: 
         samples=plan.samples, charts=charts, settings=data.settings, version=__version__,
         made=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         plan_json=json_script(plan_rows(plan, data.fleet)), scenarios=scenario_data, scenario_years=years,
-        rule_sentence=RULE_SENTENCE, lumps_sentence=_lumps_sentence(scenario_data),
+        rule_sentence=RULE_SENTENCE, lumps_sentence=_lumps_sentence(scenario_data), budget_terms=budget_terms,
         fhwa_basis=results[0].basis, deck_noun=deck_words(data.fleet.basis), names=names, same=data.same,
         sc=data.scale, best=data.best, elsewhere=data.elsewhere, panel=data.panel, futures=data.futures,
         rural_left_out=n_rural < MIN_RURAL_FLEET, money=money, rule=FHWA_RULE,
@@ -200,6 +201,7 @@ def read_scenarios(path: Path) -> dict:
               "planner_least_breaches")
     if data.get("treatment_in_annual_budgets") is not None:  # absent from files written before it
         check(data["treatment_in_annual_budgets"], dict.fromkeys(LUMP_KEYS, _NUMBER), "treatment_in_annual_budgets")
+    check_terms(data, path)  # the budget section's agency terms (absent from files written before them)
     return data
 
 
