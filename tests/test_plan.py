@@ -90,7 +90,9 @@ def test_plan_options_that_cannot_apply_are_one_line_errors(tmp_path, capsys):
     assert "give a training run folder, or --policy lagrangian" in capsys.readouterr().err
     assert main(["plan", "--policy", "best_guess", "--out", str(tmp_path / "p.csv")]) == 2
     assert "unknown policy 'best_guess'" in capsys.readouterr().err
-    assert main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused by the option's parser, as argparse refuses
+        main(["plan", "--policy", "lagrangian", "--budget-usd", "-5", "--out", str(tmp_path / "p.csv")])
+    assert stop.value.code == 2
     assert "--budget-usd: -5: must be in [0, 1e15] USD a year" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
     assert main(["plan", "--policy", "lagrangian", "--out", str(tmp_path / "p.png")]) == 2  # the figure's own name
