@@ -9,6 +9,7 @@ import os
 
 from bridgefleet.cli.args import config_read, fleet_config, fleet_options_given, mapping_with_inventory
 from bridgefleet.paths import check_writable_folder
+from bridgefleet.progress import command_bar
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -89,12 +90,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     from bridgefleet.report import build_report
 
     mapping_with_inventory(args)
-    out = build_report(args.run_dir, args.out, inventory=args.inventory, mapping=args.mapping,
-                       episodes=args.episodes, seed=args.seed, samples=args.samples, bound=not args.no_bound,
-                       progress=not args.quiet, table=print, max_urban=args.max_urban, scenarios=args.scenarios,
-                       plan_policy=args.policy)
+    with command_bar(0, "report", "policy", not args.quiet):  # the policies compared add themselves
+        out = build_report(args.run_dir, args.out, inventory=args.inventory, mapping=args.mapping,
+                           episodes=args.episodes, seed=args.seed, samples=args.samples, bound=not args.no_bound,
+                           progress=not args.quiet, table=_above_the_bar, max_urban=args.max_urban,
+                           scenarios=args.scenarios, plan_policy=args.policy)
     print(f"report: {out}")
     return 0
+
+
+
+def _above_the_bar(text: str) -> None:
+    """``text`` on stdout above the progress bar, which stays on its line (tqdm.write)."""
+    from tqdm import tqdm
+
+    tqdm.write(text)
 
 
 

@@ -8,6 +8,7 @@ import argparse
 from bridgefleet.cli.args import check_grid_step, files_read, fleet_config, fleet_options_given, write_json_said
 from bridgefleet.cli.numbers import BUDGET_MULTIPLE, BUDGET_USD, numbers
 from bridgefleet.paths import check_writable_file, check_writable_folder
+from bridgefleet.progress import command_bar
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -46,9 +47,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         get_policy(args.policy)
         names = ["do_nothing", args.policy] if args.policy != "do_nothing" else ["do_nothing"]
     planner = not args.no_bound
-    results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
-                                         step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
-                                         max_poor_deck_area=args.max_poor_deck_area, budget_scale=args.budget_scale)
+    with command_bar(0, "evaluate", "policy", not args.quiet):  # the policies add themselves
+        results, bound = evaluate_with_bound(fleet, names, args.episodes, args.seed, extra, planner=planner,
+                                             step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
+                                             max_poor_deck_area=args.max_poor_deck_area,
+                                             budget_scale=args.budget_scale)
     rule = args.max_poor_deck_area if args.max_poor_deck_area is not None else 0.10
     from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 

@@ -10,6 +10,8 @@ import numpy as np
 
 from bridgefleet.config import FleetConfig
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
+from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT
+from bridgefleet.progress import current as current_bar
 from bridgefleet.sim.heuristics import HEURISTICS, Policy
 from bridgefleet.sim.model import ACTION_NAMES, POOR_BELOW, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
@@ -285,7 +287,9 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     13.388 at 0.02, 13.423 at 0.01; docs/decisions.md, "The bound on a finer grid"), and where the planner is
     within it of the bound a distance to the bound means little. ``watch``: wraps the planner before it is evaluated
     (the report keeps its year-1 reasons, :class:`bridgefleet.evaluation.explain.FirstYear`); it must decide as
-    the planner does.
+    the planner does. ``progress``: the price searches' solves shown, and the policies counted on the command's
+    bar where one is open (:mod:`bridgefleet.progress`: each policy's fleet-bridge-years at its cost, the planner's
+    price searches their own parts).
 
     Returns:
         (results, the bound (:class:`BoundEstimate`) or None without the planner).
@@ -310,16 +314,41 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     config = set_budget(config, scale=budget_scale)
     sim = FleetSimulator(config, episodes, fleet)
     names = list(HEURISTICS) if names is None else names
-    results = [evaluate_policy(HEURISTICS[n], config, episodes, seed, n, sim) for n in names]
-    results += [evaluate_policy(p, config, episodes, seed, n, sim) for n, p in (extra or {}).items()]
+    policies = [(n, HEURISTICS[n], RULE_COST) for n in names] + [(n, p, NETWORK_COST) for n, p in (extra or {}).items()]
+    work = current_bar() if progress else None  # the command's bar (bridgefleet.progress), in its units
+    years = episodes * sim.n_bridges * config.horizon_years / BRIDGE_YEARS_PER_UNIT
+    if work is not None:  # the planner's price searches add their own parts when they start
+        work.total += years * (sum(cost for *_, cost in policies) + (PLANNER_YEAR_COST if planner else 0.0))
+    results = []
+    for n, p, cost in policies:
+        if work is not None:
+            work.stage(f"policies on {episodes} fleets: {n}")
+        results.append(evaluate_policy(p, config, episodes, seed, n, sim))
+        if work is not None:
+            work.advance(years * cost)
     if not planner:
         return results, None
+    if work is not None:
+        work.stage(f"the planner on {episodes} fleets")
+
+    def counted(policy: Policy, fleets: int) -> Policy:  # the planner's years on the bar as they are simulated
+        if work is None:
+            return policy
+        per_year = fleets * sim.n_bridges * PLANNER_YEAR_COST / BRIDGE_YEARS_PER_UNIT
+
+        def decide(fleet_sim: FleetSimulator, rng: np.random.Generator):
+            decision = policy(fleet_sim, rng)
+            work.advance(per_year)
+            return decision
+
+        return decide
     # Fleets of a fleet model (each episode its own fleet, each bridge its own deterioration case) in groups of
     # at most PLANNER_BRIDGES bridges: the planner's DP weights grow with the distinct cases (about 1 GB per
     # 2,000 bridges at step 0.05). Each fleet's prices and plan are its own, so the groups give the same figures.
     if exact:  # one planner: it prices the fleets in groups itself
         lagr = ExactPlanner(max_iter=max_iter, progress=progress, max_poor_deck_area=max_poor_deck_area)
-        results.append(evaluate_policy(watch(lagr) if watch else lagr, config, episodes, seed, "lagrangian", sim))
+        results.append(evaluate_policy(counted(watch(lagr) if watch else lagr, episodes), config, episodes, seed,
+                                       "lagrangian", sim))
         values = lagr.bound.values if sim.fixed is None else np.full(episodes, lagr.bound.values[0])
         return results, BoundEstimate(float(values.mean()), ci95(values), values)
     per = episodes if sim.fixed is not None else max(1, PLANNER_BRIDGES // sim.n_bridges)
@@ -329,7 +358,8 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
         lagr = LagrangianPlanner(step=step, max_iter=max_iter, progress=progress,
                                  max_poor_deck_area=max_poor_deck_area)
         part_sim = sim if n == episodes else FleetSimulator(config, n, fleet)
-        parts.append(evaluate_policy(watch(lagr) if watch else lagr, config, n, seed + lo, "lagrangian", part_sim))
+        parts.append(evaluate_policy(counted(watch(lagr) if watch else lagr, n), config, n, seed + lo, "lagrangian",
+                                     part_sim))
         bound = lagr.bound
         del lagr  # its tables go before the next group's are made
         if bound_step is not None:  # the same fleets at year 0, on the finer grid
@@ -343,6 +373,16 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     results.append(merge_results(parts))
     return results, BoundEstimate(float(values.mean()), ci95(values), values)
 
+
+RULE_COST = 0.02
+"""A fleet-bridge-year simulated under a rule of thumb, on the command's progress bar: in bridge-years of the
+planner's DP (:data:`bridgefleet.progress.BRIDGE_YEARS_PER_UNIT`; 0.1 s for 10 fleets × 100 bridges × 30 years
+against the DP's 0.18 ms a bridge-year, components-2026, 2-core EPYC, 2026-12-07)."""
+NETWORK_COST = 0.4
+"""A fleet-bridge-year under a trained network (2 s for the 30,000 above)."""
+PLANNER_YEAR_COST = 5.5
+"""A fleet-bridge-year under the planner once its prices are found (its benefits and knapsack: 30 s for the
+30,000 above)."""
 
 PLANNER_BRIDGES = 2000
 """The most bridges of a fleet model's fleets whose planner ``evaluate_with_bound`` prepares at once."""

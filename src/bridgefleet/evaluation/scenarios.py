@@ -38,6 +38,7 @@ from bridgefleet.planning.planner import (
     planner_step,
 )
 from bridgefleet.planning.transitions import check_certify_step
+from bridgefleet.progress import open_bar
 from bridgefleet.sim.model import treatment_lumps
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -304,11 +305,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         level = (f"--budgets-usd {max(budgets_usd):g}" if budgets_usd is not None else
                  f"--budgets {max(scales):g} (× the sized budget, USD {sized:,.0f} a year)")
         raise ValueError(f"{level}: more than the USD {MAX_BUDGET_USD:,.0f} a year a budget may be")
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(scales) + 1 + bisect, desc="scenarios", unit="level", leave=False)
+    bar = open_bar(len(scales) + 1 + bisect, "scenarios", "level", progress)  # the command's one bar
     if exact:
         return _exact_scenarios(cfg, fleet, scales, rule, episodes, seed, bisect, bar, ray, agent, sized,
                                 max_penalty_chance)
@@ -499,8 +496,8 @@ def _planner_least(levels: list[Level], rule: float, bisect: int, bar, certified
     excess, gallop = GALLOP_FIRST, certified > 0
     for done in range(bisect):
         if hi - lo <= PROBE_TOL * certified * (1.0 + 1e-9):  # precise enough
-            if bar is not None:
-                bar.update(bisect - done)
+            if bar is not None:  # the probes not needed leave the bar's work, not done (its rate stays true)
+                bar.total -= bisect - done
             break
         mid = 0.5 * (lo + hi)
         if gallop:

@@ -40,6 +40,10 @@ from bridgefleet.planning.transitions import BridgeMDPs, at_budget, bridge_mdps
 from bridgefleet.sim.model import fhwa_weight, poor_user_cost
 from bridgefleet.stats import ci95
 
+EXPECTED_SOLVES = 20
+"""DP solves a price search is expected to take on the command's progress bar (it stops when the bound and the LP
+agree: 17 of the 80 allowed in the report's searches of issue 80); more or fewer move the bar's total
+(:class:`bridgefleet.progress.Share`)."""
 BIG_PRICE = 1e9
 """A price per USD no action can pay: its DP policy is do-nothing (the LP's first, always feasible column)."""
 RULE_PENALTY = 1e6
@@ -266,13 +270,19 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
     active = np.ones(e_n, dtype=bool)
     history = []
     it = 0
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    bar = outer = share = None
+    size = f"{b_n:,} bridges" if e_n == 1 else f"{e_n} fleets × {b_n:,} bridges"
+    if progress:  # its solves, in the command's bar where one is open; on its own a count (no total: the search
+        # stops when the bound and the LP agree, often after a fifth of max_iter, and a bar to max_iter stops there)
+        from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT, Share, current
 
-        size = f"{b_n:,} bridges" if e_n == 1 else f"{e_n} fleets × {b_n:,} bridges"
-        bar = tqdm(total=max_iter, desc=f"price search ({size}, grid {grid.h:g})", unit="DP",
-                   leave=False)
+        outer = current()
+        if outer is not None:
+            share = Share(e_n * b_n * t_n * EXPECTED_SOLVES / BRIDGE_YEARS_PER_UNIT, EXPECTED_SOLVES)
+        else:
+            from tqdm import tqdm
+
+            bar = tqdm(desc=f"price search ({size}, grid {grid.h:g})", unit="DP", leave=False)
     for it in range(1, max_iter + 1):
         sc = cost_p[grid.fleet, grid.agency] / disc
         sn = count_p[grid.fleet, grid.agency] / disc
@@ -321,10 +331,16 @@ def lagrangian_bound(mdps: BridgeMDPs, rows: CouplingRows, search: BridgeMDPs | 
         if bar is not None:
             bar.update(1)
             bar.set_postfix(L=f"{best.mean():.2f}" if it > 1 else "-", open=int(active.sum()))
+        elif outer is not None:
+            outer.note(f"price search ({size}): {it} DP solves, L {best.mean():.2f}" if it >= first else
+                       f"price search ({size}): {it} DP solves")
+            share.step()
         if not active.any():
             break
     if bar is not None:
         bar.close()
+    if share is not None:
+        share.finish()
     if pool is not None:
         for e, master in enumerate(masters):
             pool.add(e, master.cols, shape)

@@ -28,6 +28,7 @@ from bridgefleet.planning.exact_bound import ExactBound, Rule, lagrangian_bound
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
 from bridgefleet.planning.knapsack import fund
+from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT, Share, note
 from bridgefleet.sim import model as sim_model
 from bridgefleet.sim.simulator import FleetSimulator
 
@@ -165,6 +166,31 @@ def fleet_model(sim: FleetSimulator, fleets: np.ndarray) -> tuple[FleetModel, np
     return model, agency, budget
 
 
+EXPECTED_SOLVES = (30, 15)
+"""DP solves a price search is expected to take on the command's progress bar, from no prices and from a group's
+before (35 and 16 to tolerance 1e-3 on 10 fleets of the default fleet, 2026-12-07); a search that takes more or
+fewer moves the bar's total (:class:`bridgefleet.progress.Share`)."""
+
+
+def _search_share(bridge_years: int, cold: bool, progress: bool) -> Share | None:
+    """A price search's part of the command's bar (None where not showing progress)."""
+    if not progress:
+        return None
+    solves = EXPECTED_SOLVES[0 if cold else 1]
+    return Share(bridge_years * solves / BRIDGE_YEARS_PER_UNIT, solves)
+
+
+def _solves_noted(size: str, share: Share | None):
+    """A price search's callback: its solves in the command's progress bar (nothing without one)."""
+
+    def solved(it: int, bound: float, master: float) -> None:
+        note(f"price search ({size}): {it + 1} DP solves")
+        if share is not None:
+            share.step()
+
+    return solved
+
+
 class ExactPlanner:
     """A per-bridge policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy` on the component model:
     returns requests int64 (E, B) (module docstring).
@@ -208,14 +234,19 @@ class ExactPlanner:
         # fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
         like = self.start
-        for fleets in groups:
+        shares = [_search_share(len(f) * b_n * sim.config.horizon_years, k == 0 and like is None, self.progress)
+                  for k, f in enumerate(groups)]  # each group's part of the command's bar, all declared now
+        for fleets, share in zip(groups, shares, strict=True):
             bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
             rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet
             part_budget = budget[rows]
             rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
             res = lagrangian_bound(full.subset(bridges), agency[bridges] - a_n * fleets[0], part_budget,
                                    sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
-                                   start=None if like is None else np.tile(like, (len(fleets), 1)))
+                                   start=None if like is None else np.tile(like, (len(fleets), 1)),
+                                   callback=_solves_noted(f"{len(bridges):,} bridges", share))
+            if share is not None:
+                share.finish()
             # the next group starts from the median prices of this one's fleets (a large fleet's first from a
             # sample's): a typical fleet's prices, where one fleet's are its own
             like = np.median(res.row_price.reshape(len(fleets), a_n, -1), axis=0)

@@ -46,11 +46,25 @@ from bridgefleet.inventory.fleet import resolve_fleet
 from bridgefleet.planning.columns import ColumnPool
 from bridgefleet.planning.exact_planner import ExactPlanner
 from bridgefleet.planning.planner import LagrangianPlanner
+from bridgefleet.progress import Work, command_bar
 from bridgefleet.runs.checkpoints import save_rolling
-from bridgefleet.runs.log import Metrics, progress_bar, tensorboard
+from bridgefleet.runs.log import Metrics, tensorboard
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.training.hardware import HardwareChoice, choose, time_updates
 from bridgefleet.training.loop import OnEval, write_final
+
+# The progress bar's weights of the run's work (bridgefleet.progress), from the default preset's 274-second run on
+# the default fleet (100 bridges, 2-core EPYC, 2026-12-07): each budget level's first labels, with its planner's price
+# search, took 41-89 s; a DAgger round's labels of a level under 2 s; a fit 5 microseconds a row a pass; an
+# evaluation of the network or of the rules of thumb a few seconds. One unit is about 3 seconds there.
+SEARCH_LABELS_WEIGHT = 20.0
+"""A budget level's first labels (its price search) on the bar."""
+LABELS_WEIGHT = 0.5
+"""A budget level's labels in a DAgger round (no new price search)."""
+FIT_ROWS_PER_UNIT = 600_000.0
+"""Rows fitted (rows × passes) for one unit of the bar."""
+EVALUATION_WEIGHT = 1.0
+"""An evaluation on the evaluation fleets (the rules of thumb for the target, or the network)."""
 
 TEACHER_MAX_ITER = 20
 """DP solves of the teacher's price search (the planner's default is 80): on the default fleet's validation fleets
@@ -168,7 +182,7 @@ class DistillTrainer:
         self.on_eval: OnEval | None = None
         self.purge_step: int | None = None
         self.metrics: Metrics | None = None
-        self.bar: Any = None
+        self.bar: Work | None = None
         self.t0 = time.perf_counter()
 
     @property
@@ -204,8 +218,6 @@ class DistillTrainer:
         to the bound per bridge at 0.5 × 1.12 with other fleets at each level, 0.80 with the same) and in every round
         (a DAgger round draws new deterioration noise: new paths, no new price search), every year labelled by the
         teacher; the teacher's knapsack decides (the first fit) or the network's (``student``, a DAgger round)."""
-        if self.bar is not None:
-            self.bar.set_description("planner labels")
         cfg, sim = self.cfg, self.sim
         fleets = [cfg.seed + i for i in range(self.paths)]
         noise = [cfg.seed + self.rounds_done * self.paths * TRAINING_STRIDE + i for i in range(self.paths)]
@@ -213,7 +225,10 @@ class DistillTrainer:
         agency = agency_of(sim)
         policy = BridgePolicy(self.net.eval(), self.device, distilled=True)
         parts = []
-        for level in cfg.teacher_levels:
+        for k, level in enumerate(cfg.teacher_levels):
+            if self.bar is not None:
+                self.bar.stage(f"planner labels, round {self.rounds_done + 1}, level {k + 1}/{len(cfg.teacher_levels)}"
+                               + ("" if self.rounds_done else " (its price search first)"))
             if level not in self.teachers and self.fleet_cfg.component_model is not None:
                 self.teachers[level] = ExactPlanner()  # the component model's planner: exact values, no grid
             elif level not in self.teachers:
@@ -244,7 +259,7 @@ class DistillTrainer:
                 if self.metrics is not None:
                     self.metrics.train(self.episodes_done, self.elapsed(), float(r), 0.0)
             if self.bar is not None:
-                self.bar.update(self.paths)
+                self.bar.advance(LABELS_WEIGHT if self.rounds_done else SEARCH_LABELS_WEIGHT)
         sim.set_budget_scale(np.ones(self.paths))
         self.rounds_done += 1
         rows = Rows.join(parts)
@@ -294,7 +309,7 @@ class DistillTrainer:
         self.net.train()
         for epoch in range(epochs):
             if self.bar is not None:
-                self.bar.set_description(f"fit pass {epoch + 1}/{epochs}")
+                self.bar.stage(f"fit pass {epoch + 1}/{epochs}")
             perm = torch.randperm(len(rows), generator=gen).to(self.device)
             total = 0.0
             for i in range(per_epoch):
@@ -304,10 +319,10 @@ class DistillTrainer:
                 self.steps += 1
             writer.add_scalar("train/loss", total / per_epoch, self.steps)
             if self.bar is not None:
-                self.bar.update(1)
+                self.bar.advance(len(rows) / FIT_ROWS_PER_UNIT)
         self.net.eval()
         if self.bar is not None:
-            self.bar.set_description("evaluate")
+            self.bar.stage("evaluate")
 
     # evaluation, state ----------------------------------------------------------------------------------------
     def evaluate(self) -> float:
@@ -317,6 +332,8 @@ class DistillTrainer:
 
     def record_evaluation(self, writer: Any) -> None:
         self.last_eval = self.evaluate()
+        if self.bar is not None:
+            self.bar.advance(EVALUATION_WEIGHT)
         if self.best_eval is None or self.last_eval > self.best_eval:
             self.best_eval = self.last_eval
         if self.episodes_to_target is None and self.last_eval >= self.target_return:
@@ -329,17 +346,31 @@ class DistillTrainer:
             self.on_eval(self.episodes_done, self.elapsed(), self.last_eval)
 
     def run(self) -> dict[str, Any]:
+        with command_bar(self.work(), "train", "step", self.progress) as self.bar:
+            return self._run()
+
+    def work(self) -> float:
+        """The run's work in the bar's units: each level's labels in each round, the fits' passes over their rows
+        (a DAgger round adds its rows to the last), the evaluations (the target's and one after each fit)."""
+        cfg, f = self.cfg, self.fleet_cfg
+        levels = len(cfg.teacher_levels)
+        round_rows = self.paths * levels * f.horizon_years * f.n_bridges
+        passes = cfg.fit_epochs * min(round_rows, cfg.teacher_rows_kept) + sum(
+            cfg.refit_epochs * min((r + 2) * round_rows, cfg.teacher_rows_kept) for r in range(cfg.dagger_rounds))
+        return (levels * (SEARCH_LABELS_WEIGHT + cfg.dagger_rounds * LABELS_WEIGHT) + passes / FIT_ROWS_PER_UNIT
+                + (cfg.dagger_rounds + 2) * EVALUATION_WEIGHT)
+
+    def _run(self) -> dict[str, Any]:
         cfg = self.cfg
         self.t0 = time.perf_counter()
+        if self.bar is not None:
+            self.bar.stage("the rules of thumb (the target)")
         best = best_heuristic(evaluate_heuristics(self.fleet_cfg, episodes=cfg.eval_episodes, seed=cfg.eval_seed))
         self.target_return, self.target_policy = best.mean_return, best.policy
+        if self.bar is not None:
+            self.bar.advance(EVALUATION_WEIGHT)
         writer = tensorboard(self.run_dir, self.purge_step)
         self.metrics = Metrics(self.run_dir / "metrics.csv")
-        # one step a fleet the planner labels at one level, and one a pass of a fit (about a tenth of the run each
-        # on the default fleet), so the bar moves, and its rate means something, through the fits too
-        labels = (cfg.dagger_rounds + 1) * self.paths * len(cfg.teacher_levels)
-        self.bar = progress_bar(labels + cfg.fit_epochs + cfg.dagger_rounds * cfg.refit_epochs, 0, self.progress,
-                                unit="step")
         rows = self.collect(student=False)
         if cfg.input_scaling:  # on the first round's rows; the DAgger rounds' fits keep it
             self.net.set_input_scale(torch.from_numpy(rows.x))
@@ -350,10 +381,7 @@ class DistillTrainer:
             self.fit(rows, cfg.refit_epochs, writer)
             self.record_evaluation(writer)
             if self.bar is not None:
-                self.bar.set_postfix(eval=f"{self.last_eval:.0f}", target=f"{self.target_return:.0f}")
-        if self.bar is not None:
-            self.bar.set_description("train")
-            self.bar.close()
+                self.bar.note(f"eval={self.last_eval:.0f}, target={self.target_return:.0f}")
         self.save_checkpoint()
         writer.close()
         self.metrics.close()
