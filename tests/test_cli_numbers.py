@@ -9,7 +9,7 @@ import argparse
 import pytest
 
 from bridgefleet.cli import build_parser, main
-from bridgefleet.cli.numbers import Refused, number, numbers, whole
+from bridgefleet.typed_numbers import Refused, number, numbers, whole
 
 
 def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

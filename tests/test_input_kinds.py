@@ -18,12 +18,12 @@ import torch
 from test_inventory import HEADER, nbi_text
 
 from bridgefleet.cli import build_parser, main
-from bridgefleet.cli.numbers import number, numbers, whole
 from bridgefleet.inventory.load import InventoryError, load_inventory, read_csv_inventory, read_nbi, summarize
 from bridgefleet.outputs import csv_cell
 from bridgefleet.textfile import TextEncodingError, decode_text
 from bridgefleet.training import hardware
 from bridgefleet.training.hardware import choose
+from bridgefleet.typed_numbers import number, numbers, whole
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "bridgefleet"
 

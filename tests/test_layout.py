@@ -115,7 +115,7 @@ def test_the_import_graph_sees_function_level_and_relative_imports(tmp_path):
 
 
 LAYERS = (
-    ("config", "outputs", "paths", "textfile", "cluster", "stats"),
+    ("config", "outputs", "paths", "textfile", "cluster", "stats", "typed_numbers", "progress"),
     ("sim",),
     ("inventory",),
     ("envs", "replay", "planning", "calibration"),

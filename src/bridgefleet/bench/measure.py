@@ -406,8 +406,8 @@ def run_bench(profile: str = "quick", seeds: int | None = None, presets: Sequenc
 def _parse_caps(text: str | None) -> dict[str, int] | None:
     if not text:
         return None
-    from bridgefleet.cli.numbers import Refused, whole
     from bridgefleet.config.presets import PRESETS
+    from bridgefleet.typed_numbers import Refused, whole
 
     caps = {}
     for item in text.split(","):
@@ -426,7 +426,7 @@ def _parse_caps(text: str | None) -> dict[str, int] | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``bench`` options to ``parser`` (a subcommand parser of the CLI)."""
-    from bridgefleet.cli.numbers import whole_at_least
+    from bridgefleet.typed_numbers import whole_at_least
 
     parser.add_argument("--profile", choices=list(PROFILES), default="quick",
                         help="quick: 1 seed, low caps (4.4 min measured on 2 cores); full: 3 seeds, higher caps "

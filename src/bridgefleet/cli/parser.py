@@ -9,7 +9,10 @@ import math
 
 from bridgefleet.cli.commands import cmd_bench, cmd_plan, cmd_report, cmd_sweep, cmd_train
 from bridgefleet.cli.data import cmd_calibrate, cmd_inventory
-from bridgefleet.cli.numbers import (
+from bridgefleet.cli.typos import unknown_arguments, unknown_command
+from bridgefleet.cli.yardstick import cmd_bound, cmd_evaluate, cmd_scenarios
+from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
+from bridgefleet.typed_numbers import (
     BUDGET_MULTIPLE,
     BUDGET_USD,
     NUMBER,
@@ -19,9 +22,6 @@ from bridgefleet.cli.numbers import (
     real_in,
     whole_at_least,
 )
-from bridgefleet.cli.typos import unknown_arguments, unknown_command
-from bridgefleet.cli.yardstick import cmd_bound, cmd_evaluate, cmd_scenarios
-from bridgefleet.config.seeds import PLAN_SAMPLES, TEST_SEED
 
 SEED_HELP = f"first evaluation seed (default {TEST_SEED:,}: the test fleets, which nothing is tuned on)"
 STEP_HELP = (" A step is 1 / a whole number (0.07 is taken as 1/15); below about 0.001 memory and time grow past a "

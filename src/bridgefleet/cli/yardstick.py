@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from bridgefleet.cli.args import check_grid_step, files_read, fleet_config, fleet_options_given, write_json_said
-from bridgefleet.cli.numbers import BUDGET_MULTIPLE, BUDGET_USD, numbers
 from bridgefleet.paths import check_writable_file, check_writable_folder
 from bridgefleet.progress import command_bar
+from bridgefleet.typed_numbers import BUDGET_MULTIPLE, BUDGET_USD, numbers
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
