@@ -50,8 +50,11 @@ def main() -> None:
         up_scale = scale + STEP_USD / sized
         up = exact_level(cfg, fleet, up_scale, args.episodes, TEST_SEED, RULE, sized, AIMS, lv.prices)
         t_up = time.perf_counter() - t
-        print(f"aims: {100 * lv.aim:.3g} % and {100 * up.aim:.3g} % of deck area poor; runs {t_level:.0f} s and "
-              f"{t_up:.0f} s (the second from the first's prices)")
+        for one in (lv, up):
+            b = one.result.breaches(RULE)
+            print(f"at USD {one.budget_usd:,.0f}: aimed at {100 * one.aim:.3g} % of deck area poor, worst year's mean "
+                  f"{b['worst_year_poor']:.1%}, three years running on {b['three_consecutive']:.0%} of the paths")
+        print(f"runs {t_level:.0f} s and {t_up:.0f} s (the second from the first's prices)")
         if lv.margin is None:
             print("no price of money at this budget (the relaxation misses the rule)")
         else:

@@ -27,11 +27,12 @@ from bridgefleet.evaluation.scenarios import Level
 AIMS = (1.0, 0.9, 0.75, 0.5)
 
 
-def _level(scale: float, poor: np.ndarray, aim: float, ret: float = 0.0, user: float = 0.0) -> Level:
-    """A level whose paths' share of deck area poor is ``poor`` (E, T) (good 20 %), return ``ret``, users' cost
+def _level(scale: float, poor: np.ndarray, aim: float, ret: float = 0.0, user: float = 0.0,
+           good: float = 0.2) -> Level:
+    """A level whose paths' share of deck area poor is ``poor`` (E, T) (good ``good``), return ``ret``, users' cost
     ``user`` USD a year on every path."""
     e, t = poor.shape
-    deck = np.stack([np.full_like(poor, 0.2), 0.8 - poor, poor], axis=-1)
+    deck = np.stack([np.full_like(poor, good), 1.0 - good - poor, poor], axis=-1)
     result = EvalResult("lagrangian", e, ret, 0.0, 0.0, 0.0, 0.0, np.full(e, ret), np.zeros(2), np.zeros(t),
                         np.zeros(5), deck, np.zeros((e, t)), np.full((e, t), user), 0.95)
     return Level(scale, scale * 1e6, result, bound=ret + 1.0, rule_met_by_bound=True, aim=aim)
@@ -273,3 +274,47 @@ def test_the_reports_budget_section_gives_the_terms_of_its_scenarios(tmp_path):
     assert '<table id="next-million">' in page and page.count("<tr>", page.index('id="next-million"')) >= 3
     words = budget_terms(data)
     assert words.lines and all(str(markupsafe.escape(line)) in page for line in words.lines)
+
+
+def test_a_higher_budget_aimed_tighter_or_with_no_better_return_says_so():
+    one = _level(1.0, np.tile([0.05, 0.06], (8, 1)), 0.10, ret=0.0)
+    tight = _level(2.0, np.tile([0.05, 0.05], (8, 1)), 0.075, ret=-10.0, good=0.15)
+    worse = _level(3.0, np.tile([0.05, 0.08], (8, 1)), 0.10, ret=-10.0)
+    a, = worse_lines([one, tight], 0.10, [1, 2], 1e-5)
+    assert a.startswith("At 2 × the budget: good deck area in year 1 15.0% against 20.0% at 1 ×; good deck area in "
+                        "year 2 15.0% against 20.0% at 1 × — the planner aims tighter")
+    assert a.endswith("— the planner aims tighter here (7.5 % of deck area poor against 10 % at 1 ×: the rule first), "
+                      "and the money that takes comes from the rest.")
+    b, = worse_lines([one, worse], 0.10, [1, 2], 1e-5)
+    assert b.endswith("— the planner's own return is no better either (USD 1,000,000 of value less than at 1 ×): its "
+                      "yearly choice of whole treatments is not always better with more money.")
+
+
+def test_on_a_small_fleet_more_money_keeps_the_rule_figures_or_a_line_says_why(small):
+    # 20 bridges, 15 years, 16 paths at 0.5, 1, 1.5 and 2 × the sized budget, the rule first: every level that met
+    # the rule aims no looser than a lower one needed unless its rule figures are no worse; every figure of the table
+    # worse at a higher budget (as the table rounds it) has its level's line.
+    from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
+    from bridgefleet.evaluation.scenarios import exact_level
+
+    cfg, fleet, sized = small
+    levels = [exact_level(cfg, fleet, s, 16, 7, 0.10, sized) for s in (0.5, 1.0, 1.5, 2.0)]
+    out = rule_first(levels, 0.10, lambda s, aims: exact_level(cfg, fleet, s, 16, 7, 0.10, sized, aims), EXACT_AIMS)
+
+    def rule_figures(lv):
+        b = lv.result.breaches(0.10)
+        return b["worst_year_poor"], b["any_year"], b["three_consecutive"]
+
+    met = [lv for lv in out if (lv.deck[..., 2].mean(0) <= 0.10 + 1e-12).all()]
+    for i, low in enumerate(met):
+        for high in met[i + 1:]:
+            assert high.aim <= low.aim + 1e-12 or all(
+                h <= x + 1e-9 for h, x in zip(rule_figures(high), rule_figures(low), strict=True))
+    lines = worse_lines(out, 0.10, [1, 5, 10], cfg.cost_lambda)
+    for i, high in enumerate(out):
+        poor = [round(float(high.deck[:, y - 1, 2].mean()), 3) for y in (1, 5, 10)]
+        worse = any(round(float(low.deck[:, y - 1, 2].mean()), 3) < p
+                    for low in out[:i] for y, p in zip((1, 5, 10), poor, strict=True))
+        if worse:
+            assert any(line.startswith(f"At {high.scale:g} × the budget:") for line in lines)
+    assert all(line.startswith("At ") and line.endswith(".") and "\n" not in line for line in lines)

@@ -95,7 +95,7 @@ def rule_first(levels: list, rule: float, rerun: Callable[[float, tuple[float, .
     """The levels (ascending budgets) with each that aims looser than a lower level needed and shows a worse rule
     figure (worst-year mean poor share, a breach in some year, three years running) run again by ``rerun(scale,
     aims)`` at the lower level's aim (module docstring); the run with the smaller worst-year poor share is kept, with
-    the first run's bound and next-million figures (both at the rule itself), marked ``tightened``."""
+    the first run's bound (at the rule itself), marked ``tightened``."""
     out: list = []
     for lv in sorted(levels, key=lambda x: x.scale):
         tighter = aims_for(out, lv.scale, rule, aims)
@@ -105,8 +105,7 @@ def rule_first(levels: list, rule: float, rerun: Callable[[float, tuple[float, .
             if any(any(m > o + 1e-9 for m, o in zip(mine, _rule_figures(x, rule), strict=True)) for x in lower):
                 again = rerun(lv.scale, tighter)
                 if _rule_figures(again, rule)[0] <= mine[0] + 1e-12:
-                    again.bound, again.rule_met_by_bound = lv.bound, lv.rule_met_by_bound
-                    again.margin, again.tightened = lv.margin, True
+                    again.bound, again.rule_met_by_bound, again.tightened = lv.bound, lv.rule_met_by_bound, True
                     lv = again
         out.append(lv)
     return out
@@ -265,9 +264,18 @@ def worse_lines(levels: list, rule: float, years: list[int], cost_lambda: float)
             low = min((w[1] for w in worse if not w[5]), key=lambda x: x.scale)
             gain = (lv.result.mean_return - low.result.mean_return) / cost_lambda
             aims = (f"its aim, {100 * lv.aim:.3g} % of deck area poor" if lv.aim else "the rule")
-            why = (f"the planner keeps the poor share within {aims}, and puts the rest of the money where its return "
-                   f"(condition, road users' and agency cost together) gains most: USD {gain:,.0f} of value more than "
-                   f"at {low.scale:g} ×")
+            traded = all(w[0].startswith(("good", "road")) for w in worse if not w[5])  # not a rule figure
+            if traded and lv.aim and low.aim and lv.aim < low.aim - 1e-12:
+                why = (f"the planner aims tighter here ({100 * lv.aim:.3g} % of deck area poor against "
+                       f"{100 * low.aim:.3g} % at {low.scale:g} ×: the rule first), and the money that takes comes "
+                       "from the rest")
+            elif gain > 0:
+                why = (f"the planner keeps the poor share within {aims}, and puts the rest of the money where its "
+                       f"return (condition, road users' and agency cost together) gains most: USD {gain:,.0f} of value "
+                       f"more than at {low.scale:g} ×")
+            else:
+                why = (f"the planner's own return is no better either (USD {-gain:,.0f} of value less than at "
+                       f"{low.scale:g} ×): its yearly choice of whole treatments is not always better with more money")
         lines.append(f"At {lv.scale:g} × the budget: {said} — {why}.")
     return lines
 

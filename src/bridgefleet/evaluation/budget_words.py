@@ -70,15 +70,19 @@ def budget_terms(data: dict) -> BudgetTerms:
                          f"(with 95 % confidence on {pen['paths']} sampled paths a budget); {floor}.")
     check = data.get("million_check")
     if check:
-        said = "; ".join(f"{r['name']}: {_fig(r['estimate'], r['name'])} estimated, {_fig(r['measured'], r['name'])} "
-                         f"± {_fig(r['ci95'], r['name'])} in the runs ({'within' if r['agrees'] else 'outside'} "
-                         f"the tolerance ± {_fig(r['tolerance'], r['name'])})" for r in check["rows"])
+        said = "; ".join(f"{r['name']}: {_fig(r['estimate'], r['name'], True)} estimated, "
+                         f"{_fig(r['measured'], r['name'], True)} ± {_fig(r['ci95'], r['name'])} in the runs "
+                         f"({'within' if r['agrees'] else 'outside'} the tolerance ± {_fig(r['tolerance'], r['name'])})"
+                         for r in check["rows"])
+        gap = check["gap_usd"]
+        moved = (f"with the million the planner came {_usd(-gap)} of value closer to it" if gap <= 0 else
+                 f"with the million the planner fell {_usd(gap)} of value further below it")
         lines.append(f"What the next USD 1 million a year buys is estimated from the planner's price of money (the "
                      f"table). Checked at {check['scale']:g} × the sized budget against two planner runs USD 1 million "
                      f"apart on the same {check['paths']} sampled paths — {said}. The tolerance is the runs' 95 % "
-                     "interval plus the change in the planner's distance below the bound between the two budgets "
-                     f"({_usd(check['gap_usd'])} of value: what the planner gains beyond the price of money, or "
-                     "falls short of it), at the estimate's own rate.")
+                     "interval plus the change in the planner's distance below the bound between the two budgets, "
+                     f"at the estimate's own rate ({moved}: the price of money does not see that the planner pays "
+                     "whole treatments from each year's money).")
     if data.get("tightened"):
         lines.append("At " + ", ".join(f"{s:g} ×" for s in data["tightened"]) + " the planner was run again aimed "
                      "as tight as a lower budget needed, so that more money does not keep more deck area poor.")
@@ -154,13 +158,13 @@ def check_terms(data: dict, path: object) -> None:
             raise bad(field)
 
 
-def _fig(x: float, name: str) -> str:
-    """A checked figure in its unit (from the row's name)."""
+def _fig(x: float, name: str, signed: bool = False) -> str:
+    """A checked figure in its unit (from the row's name); ``signed``: a change, with its sign where a chance."""
     if "USD" in name:
         return f"USD {x:,.0f}"
     if "m²" in name:
         return f"{x:,.0f} m²"
-    return f"{100 * x:+.0f} points"
+    return f"{100 * x:+.0f} points" if signed else f"{100 * x:.0f} points"
 
 
 def markdown(data: dict) -> list[str]:

@@ -206,10 +206,10 @@ def million_words(nm: NextMillion | None, rule: float) -> str:
             "value at the planner's price of money (a first-order estimate from the planner's prices).")
 
 
-def level_margin(first, level_cfg, fleet, seed: int, shares: np.ndarray, rule: float,
+def level_margin(bound, level_cfg, fleet, seed: int, shares: np.ndarray, rule: float,
                  step_usd: float = STEP_USD) -> NextMillion | None:
-    """:func:`next_million` of a ``scenarios`` level: ``first`` the planner's bound at the rule (a
-    :class:`~bridgefleet.planning.exact_planner.PlannerBound` of the fixed fleet ``fleet``; the level's first aim),
+    """:func:`next_million` of a ``scenarios`` level: ``bound`` the planner's bound (a :class:`~bridgefleet.
+    planning.exact_planner.PlannerBound` of the fixed fleet ``fleet``, at the aim the level's paths kept),
     ``level_cfg`` the fleet at the level's budget, ``shares`` float (E, T) the level's paths' share of deck area
     poor by year."""
     from bridgefleet.planning.exact_planner import fleet_model
@@ -218,7 +218,7 @@ def level_margin(first, level_cfg, fleet, seed: int, shares: np.ndarray, rule: f
     sim = FleetSimulator(level_cfg, 1, fleet)
     sim.reset(None, [seed])
     model, agency, budget = fleet_model(sim, np.arange(1))
-    return next_million(first.parts[0], model, agency, budget, level_cfg.carry_over_budget,
+    return next_million(bound.parts[0], model, agency, budget, level_cfg.carry_over_budget,
                         sim.fhwa_weight()[0].astype(np.float64), sim.user_cost[0].astype(np.float64), shares,
                         rule, step_usd)
 

@@ -447,7 +447,8 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
     result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
                                                EXACT_AIMS if aims is None else aims)
     return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim,
-                 margin=level_margin(first, level_cfg, fleet, seed, result.deck_by_year[..., 2], rule, step_usd),
+                 margin=level_margin(planner.bound if planner.bound.meets_rule else first, level_cfg, fleet, seed,
+                                     result.deck_by_year[..., 2], rule, step_usd),  # at the aim its paths kept
                  prices=first.parts[0].row_price)
 
 
