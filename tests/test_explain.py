@@ -105,3 +105,20 @@ def test_plan_explain_on_the_command_line(tmp_path, capsys):
                  "--out", str(tmp_path / "p")]) == 0
     header = (tmp_path / "p" / "plan.csv").read_text().splitlines()[0].split(",")
     assert header[-5:] == ["cost_of_waiting_usd", "value_per_usd", "cutoff_per_usd", "funded_at_usd", "reason"]
+
+
+def test_a_funded_treatment_below_the_cutoff_says_it_fits_the_money_left():
+    """The knapsack funds whole treatments: a small one worth 0.14 a USD takes money a larger one at the cut-off
+    (0.16) could not (DC's bridge 3450034P0000000 on dc-2019 read 'funded … 0.144 a USD' against a cut-off of 0.162
+    with no word why)."""
+    from bridgefleet.evaluation.explain import BELOW_CUTOFF, PlanReasons
+
+    r = PlanReasons.empty(1, 2)
+    r.treatment[0] = [2, 2]
+    r.value_per_usd[0] = [0.14, 0.30]
+    r.cutoff_per_usd[0] = [0.16, 0.16]
+    names = ("do_nothing", "deck_preservation", "component_rehabilitation")
+    below, above = (r.reason(0, j, 2, names, "66 National Park Service") for j in (0, 1))
+    assert below == ("funded: 0.14 USD of value a USD against the cut-off of 66 National Park Service 0.16"
+                     + BELOW_CUTOFF)
+    assert above == "funded: 0.30 USD of value a USD against the cut-off of 66 National Park Service 0.16"

@@ -166,6 +166,11 @@ class FirstYear:
         return self.policy(sim, rng)
 
 
+BELOW_CUTOFF = ", below it: it fits the money left once the treatment at the cut-off did not (whole treatments)"
+"""Said of a funded treatment whose value per USD is below its agency's cut-off: the knapsack funds whole
+treatments, so a smaller one can take the money a larger one at the cut-off could not."""
+
+
 @dataclass
 class PlanReasons:
     """The reasons behind a plan's rows, means over its deterioration samples, float64 (Y, B) unless said.
@@ -217,7 +222,9 @@ class PlanReasons:
         cut = (f"the cut-off of {agency}" if owner else f"the {agency} agency's cut-off") + \
             f" {self.cutoff_per_usd[y, j]:.2f}"
         if action > 0:
-            return f"funded: {self.value_per_usd[y, j]:.2f} USD of value a USD against {cut}"
+            below = self.value_per_usd[y, j] < self.cutoff_per_usd[y, j]  # whole treatments: it fits what was left
+            return (f"funded: {self.value_per_usd[y, j]:.2f} USD of value a USD against {cut}" +
+                    (f"{BELOW_CUTOFF}" if below else ""))
         about = int(self.treatment[y, j])
         if about == 0:
             return "nothing: every treatment is worth more later than now"

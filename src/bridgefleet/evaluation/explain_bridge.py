@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bridgefleet.evaluation.explain import Explaining, YearReasons
+from bridgefleet.evaluation.explain import BELOW_CUTOFF, Explaining, YearReasons
 from bridgefleet.inventory.fleet import on_inventory
 from bridgefleet.planning.exact_dp import policy_value, solve
 from bridgefleet.planning.exact_model import state_index
@@ -139,9 +139,10 @@ def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, a
              f"year 1, {money_of} USD {money:,.0f}: the agency's cut-off is {cut:.3f} USD of value a USD (the "
              "benefit per USD of the first treatment the money does not reach; 0: money left over)"]
     if act > 0:
+        ratio = r.benefit[0, j, act] / lam / r.cost[0, j, act]
         lines.append(f"decision: {names[act]} ({ex.codes[act]}), USD {r.cost[0, j, act]:,.0f}, funded: waiting a year "
-                     f"would cost USD {r.benefit[0, j, act] / lam:,.0f} of value, "
-                     f"{r.benefit[0, j, act] / lam / r.cost[0, j, act]:.3f} a USD")
+                     f"would cost USD {r.benefit[0, j, act] / lam:,.0f} of value, {ratio:.3f} a USD"
+                     + (BELOW_CUTOFF if ratio < cut else ""))
     elif best > 0:
         ratio = r.benefit[0, j, best] / lam / r.cost[0, j, best]
         lines.append(f"decision: deferred. Its best treatment, {names[best]} ({ex.codes[best]}, USD "

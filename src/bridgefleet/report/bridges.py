@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bridgefleet.evaluation.explain import FirstYear
+from bridgefleet.evaluation.explain import BELOW_CUTOFF, FirstYear
 from bridgefleet.evaluation.work_plan import Plan
 
 PANEL_BRIDGES = 40
@@ -88,8 +88,9 @@ def _why(plan: Plan, j: int) -> str:
     bar = (f"{agency} cut-off of {cut:.2f} (the least its money reaches this year)" if cut > 0 else
            f"{agency} money this year, which funds every treatment worth its cost")
     if a > 0:
+        below = BELOW_CUTOFF if r.value_per_usd[0, j] < cut else ""
         return (f"funded: waiting a year would lose {r.value_per_usd[0, j]:.2f} USD of value a USD of its cost, "
-                f"against {bar}")
+                f"against {bar}{below}")
     about = int(r.treatment[0, j])
     if about == 0:
         return "nothing this year: every treatment is worth more later than now"
