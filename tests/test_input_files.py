@@ -293,3 +293,33 @@ def test_a_cluster_or_nhs_rule_naming_a_number_column_says_how_to_give_a_constan
                               "11–19 or 01–09)")
     with pytest.raises(InventoryError, match=r"mapping key 'nhs' names column '1'.*nhs: 1 or nhs: 0"):
         load_inventory(p, {**_MAPPING, "nhs": {"column": 1, "values": [1]}})
+
+
+def test_a_state_code_is_digits_and_one_state_however_padded(tmp_path: Path) -> None:
+    """Issue 79's second probe (kind 2): NBI item 1 and SNBI BL01 took any text as a state of its own ('11.0',
+    '+11', '1_1', full-width digits, '1e1'), and '6' was another state than '06' with another cost factor."""
+    bad = ["11.0", "+11", "1_1", "１１", "1e1", "x"]
+    rows = [{} for _ in range(100)]
+    for k, v in enumerate(bad):
+        rows[k] = {"STATE_CODE_001": v}
+    for k, v in enumerate(["6", "06", "063"], start=len(bad)):  # California: FIPS 06 (063: FIPS then region 3)
+        rows[k] = {"STATE_CODE_001": v}
+    p = tmp_path / "XX19.txt"
+    p.write_text(nbi_text(rows), encoding="utf-8")
+    inv = load_inventory(p)
+    assert [line - 2 for line, _ in inv.dropped] == list(range(len(bad)))
+    assert inv.dropped[0][1] == ("bad value: column STATE_CODE_001 = '11.0': not a state code (the two-digit FIPS "
+                                 "code, 1 to 3 digits with the FHWA region)")
+    assert inv.state[:3].tolist() == ["06", "06", "06"]
+    assert inv.cost_factor[0] == inv.cost_factor[1] == inv.cost_factor[2] != 1.0
+    recs = [_bridge(f"B{k}") for k in range(50)]
+    for k, v in enumerate([11.0, "+11", "１１", True]):
+        recs[k]["BL01"] = v
+    recs[4]["BL01"], recs[5]["BL01"] = 6, "06"
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps(recs), encoding="utf-8")
+    snbi = load_inventory(s)
+    assert [line for line, _ in snbi.dropped] == [1, 2, 3, 4]
+    assert all("column BL01" in r and "not a state code" in r for _, r in snbi.dropped[:3])
+    assert snbi.dropped[3][1].endswith("'True': not a value (an object, array or true/false)")
+    assert snbi.state[:2].tolist() == ["06", "06"]

@@ -14,7 +14,6 @@ from bridgefleet.inventory.model import (
     Inventory,
     InventoryError,
     _RowProblem,
-    state_cost_factor,
 )
 from bridgefleet.inventory.rows import (
     _collect,
@@ -37,6 +36,7 @@ from bridgefleet.inventory.values import (
     _year_built,
     component_levels,
     nhs_item_104,
+    state_code,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -172,10 +172,11 @@ def read_nbi(path: str | Path, *, year: int | None = None,
         age = float(year - built)
         recon = _optional_year(get(f, "YEAR_RECONSTRUCTED_106"), digits=4)
         aadt = _digits(get(f, "ADT_029"), "ADT_029", "average daily traffic", 6)
+        state, factor = state_code(get(f, "STATE_CODE_001"), "STATE_CODE_001")
         return _Bridge(line, sn, fc >= 11, min(rated), age, _years_since(age, year, recon, built),
-                       _nbi_area(f, get), float(aadt or 0.0), _state_factor(get(f, "STATE_CODE_001")),
+                       _nbi_area(f, get), float(aadt or 0.0), factor,
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
-                       _clean(get(f, "STATE_CODE_001")), *_position(get(f, "LAT_016"), get(f, "LONG_017")),
+                       state, *_position(get(f, "LAT_016"), get(f, "LONG_017")),
                        **_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01),
                        nhs=nhs_item_104(get(f, "HIGHWAY_SYSTEM_104")),
                        **dict(zip(("components", "culvert"), component_levels(*items), strict=True)))
@@ -210,11 +211,6 @@ def _position(lat_016: str, long_017: str) -> tuple[float, float]:
     if not (US_LATITUDES[0] <= lat <= US_LATITUDES[1] and -180.0 <= lon <= 180.0):
         return float("nan"), float("nan")
     return lat, lon
-
-
-def _state_factor(value: str) -> float:
-    v = _clean(value)
-    return state_cost_factor(int(v)) if re.fullmatch("[0-9]{1,2}", v) else 1.0
 
 
 def _nbi_area(f: list[str], get: Callable[[list[str], str], str]) -> float:

@@ -24,7 +24,6 @@ from bridgefleet.inventory.model import (
     Inventory,
     InventoryError,
     _RowProblem,
-    state_cost_factor,
 )
 from bridgefleet.inventory.nbi import US_LATITUDES
 from bridgefleet.inventory.rows import _collect, _inventory, _years_since, check_inventory_year, read_text_file
@@ -36,6 +35,7 @@ from bridgefleet.inventory.values import (
     _optional_number,
     _year_built,
     component_levels,
+    state_code,
 )
 from bridgefleet.inventory.works_history import last_works
 
@@ -275,7 +275,7 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str], hig
     t = _optional(trucks)
     share = t / aadt if t is not None and aadt else math.nan
     detour = _optional(rec.get("BH17", hwy))
-    state = rec.get("BL01") or ""
+    state, factor = state_code(rec.get("BL01"), "BL01")
     lat, lon = _optional(rec.get("BL05")), _optional(rec.get("BL06"))
     if lat is None or lon is None or not (US_LATITUDES[0] <= lat <= US_LATITUDES[1] and -180.0 <= lon <= 180.0):
         lat = lon = math.nan
@@ -284,7 +284,7 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str], hig
     return _Bridge(
         line, bid, urban_code is not None and urban_code not in RURAL_URBAN_CODES, min(rated), age,
         _years_since(age, year, work, built), area, float(aadt or 0.0),
-        state_cost_factor(int(state)) if re.fullmatch("[0-9]{1,2}", state) else 1.0,
+        factor,
         rec.get("BL02") or "", rec.get("BCL01") or "", state, lat, lon,
         truck_share=share if share == share and 0.0 <= share <= 1.0 else math.nan,
         detour_km=min(detour * MILE_TO_KM, DETOUR_CAP_KM) if detour is not None and detour >= 0 else math.nan,

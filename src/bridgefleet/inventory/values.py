@@ -13,6 +13,7 @@ from bridgefleet.config.quantities import INVENTORY, shown
 from bridgefleet.inventory.model import (
     _BAD,
     _RowProblem,
+    state_cost_factor,
 )
 
 
@@ -128,6 +129,26 @@ def _in_range(x: float, key: str, what: str, column: str | None, value: str | No
     if why is not None:
         raise _RowProblem(_BAD, f"{what} {value or shown(x)}: {why}", column, value)
     return x
+
+
+def state_code(value: str | None, column: str) -> tuple[str, float]:
+    """(state, cost factor) of a state code: NBI item 1 (``STATE_CODE_001``: the two-digit FIPS state code, or the
+    Coding Guide's three digits, FIPS code then FHWA region) or SNBI ``BL01`` (two-digit FIPS code), as the FIPS
+    code written with two digits (``6``, ``06`` and ``063`` are all California, ``06``) and
+    :func:`~bridgefleet.inventory.model.state_cost_factor` of it; blank or not known: ("", 1.0).
+
+    Raises:
+        _RowProblem: a bad value: anything but 1 to 3 ASCII digits (``11.0``, ``+11``, ``1_1``, full-width digits,
+            ``1e1``: issue 79's probe read each as a state of its own).
+    """
+    v = "" if value is None else _clean(str(value))
+    if v == "":
+        return "", 1.0
+    if not re.fullmatch("[0-9]{1,3}", v):
+        raise _RowProblem(_BAD, "not a state code (the two-digit FIPS code, 1 to 3 digits with the FHWA region)",
+                          column, v)
+    fips = int(v[:2]) if len(v) == 3 else int(v)
+    return f"{fips:02d}", state_cost_factor(fips)
 
 
 def _digits(value: str, column: str, what: str, most: int) -> float:
