@@ -1,5 +1,7 @@
 """The component fleet model: loading and checking a model, treatments, deterioration, the simulator on it."""
 
+import re
+
 import numpy as np
 import pytest
 import yaml
@@ -120,6 +122,9 @@ def test_deterioration_draws_follow_the_matrices_and_protection_slows_the_deck(m
     (lambda d: d["actions"][1].__setitem__("protect", "always"), "protect = 'always': one of clear, set, keep"),
     (lambda d: d.__setitem__("colour", 1), "unknown key(s) ['colour']"),
     (lambda d: d.__setitem__("coupling", 1.5), "coupling = 1.5: must be a share of years in [0, 1]"),
+    # issue 79's second probe: a sum printed to 300 digits, and 2e1 read as text then refused by a range it meets
+    (lambda d: d["deterioration"]["deck"][0].__setitem__(0, 1e300), "row 0 (rating 0) sums to 1e300, not 1"),
+    (lambda d: d.__setitem__("coupling", "1e400"), "coupling = 1e400: must be a share of years in [0, 1]"),
 ])
 def test_a_bad_model_is_refused_in_one_line_naming_file_and_key(tmp_path, change, message):
     data = small_model()
@@ -129,6 +134,19 @@ def test_a_bad_model_is_refused_in_one_line_naming_file_and_key(tmp_path, change
     with pytest.raises(ConfigError) as err:
         ComponentModel.load(path)
     assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_number_with_an_exponent_is_a_number_in_a_component_model(tmp_path):
+    """``protection_years: 2e1`` and ``coupling: 4e-1`` (YAML 1.2 numbers PyYAML reads as text) were refused as
+    "'2e1': must be a number of years ≥ 1" (issue 79's second probe)."""
+    text = yaml.safe_dump(small_model())
+    text = re.sub(r"^protection_years: .*$", "protection_years: 2e1", text, flags=re.M)
+    text = re.sub(r"^coupling: .*$", "coupling: 4e-1", text, flags=re.M) if "coupling:" in text else (
+        text + "coupling: 4e-1\n")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    model = ComponentModel.load(path)
+    assert (model.protection_years, model.coupling) == (20.0, 0.4)
 
 
 def test_the_simulator_on_the_component_model_keeps_the_condition_the_lowest_rating(model_path):

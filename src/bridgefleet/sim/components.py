@@ -34,6 +34,7 @@ import numpy as np
 
 from bridgefleet.config import ConfigError, read_yaml
 from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS
+from bridgefleet.config.quantities import shown, shown_value, yaml_number
 
 R = 10
 """Rating levels 0–9 (NBI Coding Guide items 58–62)."""
@@ -120,7 +121,8 @@ def _matrix(value: Any, where: str) -> np.ndarray:
     sums = m.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
     if bad.size:
-        raise ConfigError(f"{where}: row {bad[0]} (rating {bad[0]}) sums to {sums[bad[0]]:.6f}, not 1")
+        raise ConfigError(f"{where}: row {bad[0]} (rating {bad[0]}) sums to {shown(float(f'{sums[bad[0]]:.6g}'))}, "
+                          "not 1")
     return m / sums[:, None]
 
 
@@ -148,12 +150,12 @@ def from_mapping(data: Any, source: str) -> ComponentModel:
     eye = np.eye(R)
     deterioration = np.stack([np.stack([mats[s] for s in SLOTS]), np.stack([mats["culvert"], eye, eye])])
     protected = np.stack([mats["deck_protected"], mats["culvert"]])
-    years = data.get("protection_years")
+    years = yaml_number(data.get("protection_years"))  # 2e1 is a number here as in every config (YAML 1.2)
     if isinstance(years, bool) or not isinstance(years, int | float) or not math.isfinite(years) or years < 1:
-        raise ConfigError(f"{source}: protection_years = {years!r}: must be a number of years ≥ 1")
-    coupling = data.get("coupling", 0.0)
+        raise ConfigError(f"{source}: protection_years = {shown_value(years)}: must be a number of years ≥ 1")
+    coupling = yaml_number(data.get("coupling", 0.0))
     if isinstance(coupling, bool) or not isinstance(coupling, int | float) or not 0 <= coupling <= 1:
-        raise ConfigError(f"{source}: coupling = {coupling!r}: must be a share of years in [0, 1]")
+        raise ConfigError(f"{source}: coupling = {shown_value(coupling)}: must be a share of years in [0, 1]")
     actions = data.get("actions")
     if not isinstance(actions, list) or len(actions) != 5:
         raise ConfigError(f"{source}: actions: expected a list of the 5 actions (do nothing, deck preservation, "
