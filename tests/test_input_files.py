@@ -282,6 +282,9 @@ def test_every_constant_is_listed_cluster_and_nhs_included(tmp_path: Path) -> No
     bare = load_inventory(p, {**_MAPPING, "nhs": 0})  # a YAML number is a constant, as for every other input
     assert bare.n_urban == 0 and not bare.on_nhs.any() and (bare.nhs == 0.0).all()
     assert "from the mapping, the same for every bridge: cluster = rural, nhs = 0 (not on the NHS)" in bare.notes
+    state = load_inventory(p, {**_MAPPING, "state_code": 6})  # the second probe: a state constant was not listed
+    assert (state.state == "06").all() and "from the mapping, the same for every bridge: cluster = rural, " \
+        "state_code = 06" in " ".join(state.notes)
 
 
 def test_a_cluster_or_nhs_rule_naming_a_number_column_says_how_to_give_a_constant(tmp_path: Path) -> None:

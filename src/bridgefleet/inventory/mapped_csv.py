@@ -397,6 +397,8 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
         alike["cluster"] = str(m["cluster"]["value"] if isinstance(m["cluster"], dict) else m["cluster"])
     if nhs_col is None and m.get("nhs") is not None:
         alike["nhs"] = "1 (on the NHS)" if nhs_of("") == 1.0 else "0 (not on the NHS)"
+    if state_code is not None:  # the state and, unless cost_factor is given, the cost factor of every bridge
+        alike["state_code"] = f"{int(state_code):02d}"
     if alike:
         notes.append("from the mapping, the same for every bridge: "
                      + ", ".join(f"{k} = {v}" for k, v in alike.items()))
