@@ -11,9 +11,10 @@ that aim can be kept with less money), and keeps the run with the smaller worst-
 deck area poor (23 CFR 490.411, 23 U.S.C. 119(f)(2)). :func:`penalty_least` finds the least budget at which the
 planner's plan keeps the chance of that below α (``--max-penalty-chance``, 5 % by default) with 95 % confidence: on
 :func:`penalty_paths` sampled paths (59 for 5 %) its count of such paths has a one-sided Clopper–Pearson upper bound
-≤ α (Clopper & Pearson, Biometrika 26(4), 1934; none of 59 paths for 5 %). It brackets the budget with the levels'
-own runs (a run whose share of such paths is above α lies below it), confirms the lowest level that kept it on as
-many paths, then bisects between the brackets with planner runs on fresh budgets (``PENALTY_PROBES``).
+≤ α (Clopper & Pearson, Biometrika 26(4), 1934; none of 59 paths for 5 %). Its probes aim the planner as tight as
+the budget allows; the levels' own runs bracket it, a probe confirms the lowest that kept it or the search goes up
+from the floor, then it bisects, and the budget found is judged again on as many fresh paths (``PENALTY_PROBES``
+planner runs in all).
 
 **Why a higher budget can still show a worse figure** (:func:`worse_lines`): the runs share their seeds, so each
 figure's difference has a paired 95 % confidence interval; a difference inside it is sampling noise. Otherwise the
@@ -145,14 +146,18 @@ class PenaltyBudget:
 
 
 def penalty_least(levels: list, rule: float, alpha: float, probe: Callable[[float, bool], object], probes: int,
-                  max_scale: float) -> PenaltyBudget:
+                  max_scale: float, floor: float = 0.0, misses: Callable[[object], bool] | None = None
+                  ) -> PenaltyBudget:
     """The least budget at which the planner keeps the chance of three consecutive years above ``rule`` below
     ``alpha`` with :data:`CONFIDENCE` (module docstring), in at most ``probes`` runs of ``probe(scale, fresh)`` on
     :func:`penalty_paths` paths (``fresh``: a second set of as many paths, other seeds); budgets above ``max_scale``
-    (× the sized budget) are not tried.
+    (× the sized budget) are not tried, nor at or below ``floor`` (the least budget: no plan meets the rule there
+    even on average). ``misses(run)``: whether a run of ``levels`` above α says the budget misses (a level aimed
+    looser than the probes aim, the tightest the budget allows, does not); None: every one does.
 
     The levels bracket it; the lowest level above every budget that missed whose own paths saw no penalty is
-    confirmed on the probes' paths, or the search goes beyond the levels (× :data:`GALLOP`); then it bisects. A
+    confirmed on the probes' paths, or the search goes up from the last miss (or ``floor``) × :data:`GALLOP`; then
+    it bisects. A
     budget shown on the probes' paths is judged again with a second set of as many (the two together must show it):
     the bisection picks the least budget whose paths happened to stay clear, and fresh paths undo that choice.
     The last probe goes to that check where one is due.
@@ -161,23 +166,23 @@ def penalty_least(levels: list, rule: float, alpha: float, probe: Callable[[floa
         :class:`PenaltyBudget`.
     """
     n = penalty_paths(alpha)
-    seen: list[list] = []  # [scale, paths running, paths, run, confirmed]
+    seen: list[list] = []  # [scale, paths running, paths, run, confirmed, a miss counts]
     for lv in levels:
-        seen.append([lv.scale, *penalties(lv, rule), lv, False])
+        seen.append([lv.scale, *penalties(lv, rule), lv, False, misses is None or misses(lv)])
 
     def shown(k: int, m: int) -> bool:
         return chance_upper(k, m) <= alpha + 1e-12
 
-    def fails(k: int, m: int) -> bool:
+    def fails(e: list) -> bool:
         """Above α on the run's paths, or on as many paths as a probe and not shown below it."""
-        return k / m > alpha or (m >= n and not shown(k, m))
+        return e[5] and (e[1] / e[2] > alpha or (e[2] >= n and not shown(e[1], e[2])))
 
     def state(confirmed: bool = False) -> tuple[float, list | None]:
         """(the largest budget that failed below the least shown, the least shown (``confirmed``: and confirmed))."""
         ok = [e for e in seen if shown(e[1], e[2]) and (e[4] or not confirmed)]
         hi = min(ok, key=lambda e: e[0]) if ok else None
-        lo = max((e[0] for e in seen if fails(e[1], e[2]) and (hi is None or e[0] < hi[0])), default=0.0)
-        return lo, hi
+        lo = max((e[0] for e in seen if fails(e) and (hi is None or e[0] < hi[0])), default=floor)
+        return max(lo, floor), hi
 
     done = 0
     while done < probes:
@@ -192,20 +197,20 @@ def penalty_least(levels: list, rule: float, alpha: float, probe: Callable[[floa
                 break
             nxt = 0.5 * (lo + hi[0])
         else:  # confirm the lowest level above every miss whose own paths kept it, or go beyond the levels
-            above = sorted(e[0] for e in seen if e[0] > lo and not fails(e[1], e[2]))
+            above = sorted(e[0] for e in seen if e[0] > lo and not fails(e) and e[1] / e[2] <= alpha)
             tried = max((e[0] for e in seen), default=0.0)
-            nxt = above[0] if above else min(max(tried, lo) * GALLOP, max_scale)
-            if nxt <= tried and not above:
+            nxt = above[0] if above else min((lo if lo > 0 else tried) * GALLOP, max_scale)
+            if not above and (nxt <= lo or any(abs(e[0] - nxt) <= 1e-12 for e in seen if e[2] >= n)):
                 break  # nothing left to try
-        seen.append([nxt, *penalties(lv := probe(nxt, False), rule), lv, False])
+        seen.append([nxt, *penalties(lv := probe(nxt, False), rule), lv, False, True])
         done += 1
     lo, hi = state(confirmed=True)
     out = PenaltyBudget(alpha, n, runs=sorted((e[0], e[1], e[2]) for e in seen))
     if hi is None:
         out.tried_to = max(e[0] for e in seen)
-        out.missed = lo if lo > 0 else None
+        out.missed = lo if lo > floor else None
     else:
-        out.at, out.counts, out.missed = hi[3], (hi[1], hi[2]), (lo if lo > 0 else None)
+        out.at, out.counts, out.missed = hi[3], (hi[1], hi[2]), (lo if lo > floor else None)
     return out
 
 
@@ -303,25 +308,28 @@ class MillionCheck:
 
 def agency_terms(levels: list, level_at: Callable[[float, tuple[float, ...], int, bool, bool], object], rule: float,
                  alpha: float, episodes: int, sized_usd: float, cost_lambda: float, aims: tuple[float, ...],
-                 evidence: list, max_scale: float, step_usd: float
+                 evidence: list, max_scale: float, step_usd: float, floor: float = 0.0
                  ) -> tuple[list, PenaltyBudget, MillionCheck | None]:
     """The levels with the rule first (:func:`rule_first`), the least budget for the chance of a penalty
     (:func:`penalty_least`, ``evidence`` other runs to bracket it with) and the next million's check at the level
     nearest :data:`CHECK_AT`; ``level_at(scale, aims, paths, fresh, quick)`` runs the planner (a :class:`~bridgefleet.
     evaluation.scenarios.Level`) on the same seeds as the levels (``fresh``: as many other paths, the seeds after
-    them; ``quick``: a looser price search, for the penalty's probes, which try one aim, the tightest a lower budget
-    needed)."""
+    them; ``quick``: the penalty's probes, a looser price search and ``aims`` tightest first, the first the
+    relaxation meets kept: the plan with the least chance of a penalty the budget allows). ``floor``: the least
+    budget (× the sized budget)."""
     from bridgefleet.evaluation.next_million import check
 
     levels = rule_first(levels, rule, lambda s, a: level_at(s, a, episodes, False, False), aims)
-    n = penalty_paths(alpha)
-    penalty = penalty_least(levels + [e for e in evidence if e is not None and e not in levels], rule, alpha,
-                            lambda s, fresh: level_at(s, aims_for(levels, s, rule, aims)[:1], n, fresh, True),
-                            PENALTY_PROBES, max_scale)
+    million, after = None, None
     priced = [lv for lv in levels if lv.margin is not None and lv.scale > 0 and not lv.tightened]
-    if not priced or sized_usd <= 0:
-        return levels, penalty, None
-    lv = min(priced, key=lambda x: abs(math.log(x.scale / CHECK_AT)))
-    after = level_at(lv.scale + step_usd / sized_usd, aims, episodes, False, False)  # at the rule first, as lv
-    rows, gap = check(lv.margin, lv.result, after.result, (lv.bound, after.bound), cost_lambda, rule)
-    return levels, penalty, MillionCheck(lv.scale, rows, gap, episodes)
+    if priced and sized_usd > 0:
+        lv = min(priced, key=lambda x: abs(math.log(x.scale / CHECK_AT)))
+        after = level_at(lv.scale + step_usd / sized_usd, aims, episodes, False, False)  # at the rule first, as lv
+        rows, gap = check(lv.margin, lv.result, after.result, (lv.bound, after.bound), cost_lambda, rule)
+        million = MillionCheck(lv.scale, rows, gap, episodes)
+    n = penalty_paths(alpha)
+    runs = [e for e in [*evidence, after] if e is not None and all(e is not lv for lv in levels)]  # more brackets
+    tightest = rule * min(aims)
+    penalty = penalty_least(levels + runs, rule, alpha, lambda s, fresh: level_at(s, aims[::-1], n, fresh, True),
+                            PENALTY_PROBES, max_scale, floor, lambda lv: bool(lv.aim) and lv.aim <= tightest + 1e-12)
+    return levels, penalty, million

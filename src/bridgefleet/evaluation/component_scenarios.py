@@ -47,6 +47,23 @@ def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poo
     return out, first.mean, first.meets_rule, first
 
 
+def try_loosening(planner: ExactPlanner, rule: float, attempt: Callable[[], Any],
+                  aims: tuple[float, ...]) -> tuple[Any, float, bool, Any]:
+    """Each share of ``aims`` (tightest first) in turn until the relaxation meets the aim (``planner.bound.
+    meets_rule``), and what ``attempt()`` simulates there: the tightest aim the budget allows, which keeps the chance
+    of a penalty lowest (:func:`bridgefleet.evaluation.budget_terms.penalty_least`'s probes).
+
+    Returns:
+        as :func:`try_aims`: (the outcome, the mean bound at its aim, whether the relaxation meets it, the bound).
+    """
+    for share in aims:
+        planner.aim = rule * share
+        out = attempt()
+        if planner.bound.meets_rule:
+            break
+    return out, planner.bound.mean, planner.bound.meets_rule, planner.bound
+
+
 def exact_least_budget(cfg: FleetConfig, fleet, seed: int, rule: float) -> tuple[ExactLeastBudget, np.ndarray]:
     """The least budget of the fixed ``fleet`` (``cfg`` resolved, at its sized budget) for the rule, as a multiple
     of the sized budget (:func:`bridgefleet.planning.exact_least_budget.least_budget`), and the deck area float64

@@ -404,13 +404,13 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     def level_at(scale: float, aims: tuple[float, ...], paths: int, fresh: bool, quick: bool) -> Level:
         near = min((lv for lv in levels if lv.prices is not None), key=lambda lv: abs(lv.scale - scale), default=None)
         out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims,
-                          None if near is None else near.prices, tol=SEARCH_TOL if quick else 1e-3)
+                          None if near is None else near.prices, tol=SEARCH_TOL if quick else 1e-3, loosen=quick)
         if bar is not None:
             bar.update(1)
         return out
 
     levels, penalty, check = agency_terms(levels, level_at, rule, max_penalty_chance, episodes, sized, cfg.cost_lambda,
-                                          EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD)
+                                          EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD, lb.lower)
     if bar is not None:
         bar.close()
     sim = FleetSimulator(cfg, 1, fleet)
@@ -425,15 +425,18 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
 
 def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
                 aims: tuple[float, ...] | None = None, start: np.ndarray | None = None,
-                step_usd: float = 1e6, tol: float = 1e-3) -> Level:
+                step_usd: float = 1e6, tol: float = 1e-3, loosen: bool = False) -> Level:
     """The component model's planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a
     year) on ``episodes`` samples of the fixed ``fleet``, the rule priced and aimed at ``aims`` of it in turn
     (default :data:`bridgefleet.evaluation.component_scenarios.AIMS`; :func:`~bridgefleet.evaluation.
     component_scenarios.try_aims`); ``start``: prices of money to start its searches from (another level's
     ``Level.prices``); ``step_usd``: the next money a year whose worth ``Level.margin`` gives, USD; ``tol``: the
-    price search's (:class:`~bridgefleet.planning.exact_planner.ExactPlanner`)."""
+    price search's (:class:`~bridgefleet.planning.exact_planner.ExactPlanner`); ``loosen``: ``aims`` are tightest
+    first and the first the relaxation meets is kept (:func:`~bridgefleet.evaluation.component_scenarios.
+    try_loosening`)."""
     from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
     from bridgefleet.evaluation.component_scenarios import try_aims as try_exact_aims
+    from bridgefleet.evaluation.component_scenarios import try_loosening
     from bridgefleet.evaluation.next_million import level_margin
     from bridgefleet.planning.exact_planner import ExactPlanner
 
@@ -444,8 +447,11 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
         return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",
                                FleetSimulator(level_cfg, episodes, fleet))
 
-    result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
-                                               EXACT_AIMS if aims is None else aims)
+    if loosen:
+        result, bound, met, first = try_loosening(planner, rule, attempt, EXACT_AIMS[::-1] if aims is None else aims)
+    else:
+        result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
+                                                   EXACT_AIMS if aims is None else aims)
     return Level(scale, scale * sized_usd, result, bound, met, aim=planner.aim,
                  margin=level_margin(planner.bound if planner.bound.meets_rule else first, level_cfg, fleet, seed,
                                      result.deck_by_year[..., 2], rule, step_usd),  # at the aim its paths kept
