@@ -121,12 +121,14 @@ def test_nbi_numeric_items_take_their_digits_only(tmp_path):
     rows[2] = {"YEAR_BUILT_027": "1.98e3"}
     rows[3] = {"FUNCTIONAL_CLASS_026": "１４"}  # full-width digits
     rows[4] = {"YEAR_BUILT_027": "²"}  # str.isdigit() is True, int() fails: a traceback before
-    rows[5] = {"FUNCTIONAL_CLASS_026": "7", "STATE_CODE_001": "²"}  # 07 without its 0 is 07; no state factor
+    rows[5] = {"FUNCTIONAL_CLASS_026": "7"}  # 07 without its 0 is 07
+    rows[6] = {"STATE_CODE_001": "²"}  # not a state code: a bad value (issue 79's second probe)
     inv = read_nbi(_nbi(tmp_path, rows))
-    assert [line for line, _ in inv.dropped] == [3, 4, 5, 6]
+    assert [line for line, _ in inv.dropped] == [3, 4, 5, 6, 8]
     assert inv.dropped[0][1] == ("bad value: column ADT_029 = '1_000': average daily traffic is not coded as the NBI "
                                  "codes it (1 to 6 digits)")
-    assert inv.urban.tolist()[1] is False and inv.cost_factor[1] == 1.0  # row 5 kept: rural, reference cost
+    assert "column STATE_CODE_001 = '²': not a state code" in inv.dropped[4][1]
+    assert inv.urban.tolist()[1] is False  # row 5 kept: rural
 
 
 def test_a_mapped_csv_takes_the_numbers_a_spreadsheet_writes_and_drops_the_rest(tmp_path):
