@@ -21,7 +21,7 @@ from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, penalty_least, penalty_paths
 from bridgefleet.evaluation.component_scenarios import AIMS, exact_least_budget
 from bridgefleet.evaluation.next_million import STEP_USD, check
-from bridgefleet.evaluation.scenarios import SEARCH_TOL, exact_level
+from bridgefleet.evaluation.scenarios import exact_level
 from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet
 
 RULE = 0.10
@@ -48,13 +48,13 @@ def main() -> None:
         t_level = time.perf_counter() - t
         t = time.perf_counter()
         up_scale = scale + STEP_USD / sized
-        up = exact_level(cfg, fleet, up_scale, args.episodes, TEST_SEED, RULE, sized, AIMS, lv.prices)
+        up = exact_level(cfg, fleet, up_scale, args.episodes, TEST_SEED, RULE, sized, AIMS)
         t_up = time.perf_counter() - t
         for one in (lv, up):
             b = one.result.breaches(RULE)
             print(f"at USD {one.budget_usd:,.0f}: aimed at {100 * one.aim:.3g} % of deck area poor, worst year's mean "
                   f"{b['worst_year_poor']:.1%}, three years running on {b['three_consecutive']:.0%} of the paths")
-        print(f"runs {t_level:.0f} s and {t_up:.0f} s (the second from the first's prices)")
+        print(f"runs {t_level:.0f} s and {t_up:.0f} s")
         if lv.margin is None:
             print("no price of money at this budget (the relaxation misses the rule)")
         else:
@@ -75,9 +75,7 @@ def main() -> None:
         n = penalty_paths(args.alpha)
 
         def probe(s: float, fresh: bool, runs=runs, cfg=cfg, fleet=fleet, sized=sized, n=n):
-            near = min(runs, key=lambda run: abs(run.scale - s))
-            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, AIMS[::-1], near.prices,
-                              tol=SEARCH_TOL, loosen=True)
+            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, AIMS[::-1], loosen=True)
             runs.append(out)
             return out
 

@@ -181,7 +181,7 @@ def test_the_next_million_agrees_with_two_planner_runs_a_step_apart(small):
     cfg, fleet, sized = small
     step = 0.25 * sized
     lv = exact_level(cfg, fleet, 1.0, 16, 7, 0.10, sized, step_usd=step)
-    up = exact_level(cfg, fleet, 1.25, 16, 7, 0.10, sized, start=lv.prices)
+    up = exact_level(cfg, fleet, 1.25, 16, 7, 0.10, sized)
     rows, _ = check(lv.margin, lv.result, up.result, (lv.bound, up.bound), cfg.cost_lambda, 0.10)
     value, area, users, _ = rows
     assert lv.margin.worth_usd > 0 and area.estimate > 0 and users.estimate > 0  # the money buys something
@@ -196,9 +196,8 @@ def test_the_penalty_least_budget_keeps_the_chance_on_fresh_paths(small):
 
     cfg, fleet, sized = small
     levels = [exact_level(cfg, fleet, s, 16, 7, 0.10, sized) for s in (0.5, 1.0)]
-    def probe(s, fresh):  # as scenarios probes: aimed as tight as the budget allows, from a level's prices, to 1 %
-        return exact_level(cfg, fleet, s, 59, 7 + 59 * fresh, 0.10, sized, EXACT_AIMS[::-1], levels[-1].prices,
-                           tol=1e-2, loosen=True)
+    def probe(s, fresh):  # as scenarios probes: aimed as tight as the budget allows
+        return exact_level(cfg, fleet, s, 59, 7 + 59 * fresh, 0.10, sized, EXACT_AIMS[::-1], loosen=True)
 
     pen = penalty_least(levels, 0.10, 0.05, probe, 3, 20.0, misses=lambda lv: lv.aim <= 0.05 + 1e-12)
     assert pen.scale is not None

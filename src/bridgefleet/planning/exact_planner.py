@@ -202,8 +202,6 @@ class ExactPlanner:
         progress: print the price search's progress.
         max_poor_deck_area: F, the rule priced (at most F of each fleet's counted deck area poor at the end of every
             year, in expectation; 0.10: 23 CFR 490.411); None: no rule.
-        start: float64 (A, T), prices of money per agency and year to start the first fleet's search from (a like
-            budget's ``ExactBound.row_price``; any prices give a bound, good ones save DP solves); None: cold.
 
     Attributes:
         aim: the share of counted deck area the prices aim the expected poor deck area at (F unless set lower, as
@@ -211,9 +209,8 @@ class ExactPlanner:
     """
 
     def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False,
-                 max_poor_deck_area: float | None = None, start: np.ndarray | None = None):
+                 max_poor_deck_area: float | None = None):
         self.tol, self.max_iter, self.window_mb, self.progress = tol, max_iter, window_mb, progress
-        self.start = start
         self.max_poor_deck_area = max_poor_deck_area
         self.aim = max_poor_deck_area
         self.bound: PlannerBound | None = None
@@ -233,7 +230,7 @@ class ExactPlanner:
         # The first fleet alone, then the others in groups, each from the prices of the group before (fleets of one
         # fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
-        like = self.start
+        like = None
         shares = [_search_share(len(f) * b_n * sim.config.horizon_years, k == 0 and like is None, self.progress)
                   for k, f in enumerate(groups)]  # each group's part of the command's bar, all declared now
         for fleets, share in zip(groups, shares, strict=True):
