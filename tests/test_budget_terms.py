@@ -160,6 +160,13 @@ def test_the_report_and_scenarios_md_words_from_the_json():
     assert terms.lines[1].startswith("At 1 × the planner was run again aimed as tight as a lower budget needed")
     assert terms.lines[2] == "No higher budget shows a worse figure in the table than a lower one."
     assert budget_terms({k: v for k, v in data.items() if k in ("rule", "sized_usd", "levels")}) == ([], terms.head, [])
+    none = {**data, "penalty_least": {"alpha": 0.05, "paths": 59, "scale": None, "missed_scale": 3.0,
+                                      "tried_to_scale": 3.0, "runs": [[1.0, 9, 16], [3.0, 36, 59]]}}
+    assert budget_terms(none).lines[0] == (
+        "No budget up to USD 6,000,000 a year was shown to keep the chance of a penalty (three consecutive years above "
+        "10% of deck area poor, 23 U.S.C. 119(f)(2)) below 5% (with 95 % confidence on 59 sampled paths a budget: 36 "
+        "of 59 paths three years running at USD 6,000,000); the least budget, USD 800,000 a year, is the floor: below "
+        "it no plan keeps the rule even on average.")
 
 
 SMALL = {"n_urban": 12, "n_rural": 8, "horizon_years": 15}
@@ -239,7 +246,9 @@ def test_scenarios_and_plan_say_it_in_the_agencys_terms(tmp_path, capsys):
 
 @pytest.mark.parametrize(("field", "value"), [("next_million", {"1": {"out_of_poor_m2": "many"}}),
                                               ("penalty_least", {"alpha": 0.05, "paths": 59, "scale": float("nan")}),
-                                              ("million_check", {"rows": "x"}), ("worse_lines", [3])])
+                                              ("million_check", {"rows": "x"}), ("worse_lines", [3]),
+                                              ("penalty_least", {"alpha": 0.05, "paths": 59, "scale": None,
+                                                                 "tried_to_scale": 2.0, "runs": [[1.0, 2]]})])
 def test_the_report_refuses_agency_terms_it_cannot_read_in_one_line(field, value):
     from bridgefleet.evaluation.budget_words import check_terms
 

@@ -66,8 +66,11 @@ def budget_terms(data: dict) -> BudgetTerms:
                          f"years running above the rule on {pen['at_paths_running']} of {pen['at_paths']} sampled "
                          f"paths: the chance is below {pen['at_upper']:.1%} with 95 % confidence{missed}.")
         else:
+            seen = [r for r in pen.get("runs", []) if r[2] >= pen["paths"]]  # the probes' own paths
+            runs = "; ".join(f"{k} of {m} paths three years running at {_usd(s * sized)}" for s, k, m in seen)
             lines.append(f"No budget up to {_usd(pen['tried_to_scale'] * sized)} a year was shown to keep {what} "
-                         f"(with 95 % confidence on {pen['paths']} sampled paths a budget); {floor}.")
+                         f"(with 95 % confidence on {pen['paths']} sampled paths a budget"
+                         + (f": {runs}" if runs else "") + f"); {floor}.")
     check = data.get("million_check")
     if check:
         said = "; ".join(f"{r['name']}: {_fig(r['estimate'], r['name'], True)} estimated, "
@@ -139,6 +142,12 @@ def check_terms(data: dict, path: object) -> None:
             number(pen.get(f), f"penalty_least.{f}", 0.0)
         if pen.get("missed_scale") is not None:
             number(pen["missed_scale"], "penalty_least.missed_scale", 0.0)
+        runs = pen.get("runs", [])
+        if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 3 for r in runs):
+            raise bad("penalty_least.runs")
+        for k, r in enumerate(runs):
+            for x in r:
+                number(x, f"penalty_least.runs[{k}]", 0.0)
     check = data.get("million_check")
     if check is not None:
         if not isinstance(check, dict) or not isinstance(check.get("rows"), list):
