@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bridgefleet.evaluation.next_million import three_running
+from bridgefleet.stats import ci95
 
 PENALTY_CHANCE = 0.05
 """The chance of a penalty (three consecutive years above the rule) the least budget keeps below, by default."""
@@ -254,7 +255,7 @@ def worse_lines(levels: list, rule: float, years: list[int], cost_lambda: float)
             if best is not None:
                 low, _, y = best
                 d = x - y
-                ci = 1.96 * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 and len(d) == len(y) else 0.0
+                ci = ci95(d)
                 worse.append((name, low, float(y.mean()), float(x.mean()), how, abs(float(d.mean())) <= ci))
         if not worse:
             continue

@@ -34,6 +34,7 @@ from bridgefleet.evaluation.evaluate import EvalResult
 from bridgefleet.planning.exact_bound import ExactBound
 from bridgefleet.planning.exact_dp import FleetModel
 from bridgefleet.planning.exact_margin import money_worth, price_response
+from bridgefleet.stats import ci95
 
 STEP_USD = 1e6
 """The next money a year, USD (split between the agencies as the budget is)."""
@@ -148,9 +149,8 @@ class Check:
 
 
 def _paired(d: np.ndarray) -> tuple[float, float]:
-    """Mean and 95 % half-width (1.96 s / √n; 0 for one path) of paired differences."""
-    n = len(d)
-    return float(d.mean()), float(1.96 * d.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+    """Mean and 95 % half-width (Student's t s / √n, :func:`bridgefleet.stats.ci95`) of paired differences."""
+    return float(d.mean()), ci95(d)
 
 
 def check(estimate: NextMillion, before: EvalResult, after: EvalResult, bounds: tuple[float, float],
