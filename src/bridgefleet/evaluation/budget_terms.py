@@ -315,8 +315,8 @@ def agency_terms(levels: list, level_at: Callable[[float, tuple[float, ...], int
     (:func:`penalty_least`, ``evidence`` other runs to bracket it with) and the next million's check at the level
     nearest :data:`CHECK_AT`; ``level_at(scale, aims, paths, fresh, quick)`` runs the planner (a :class:`~bridgefleet.
     evaluation.scenarios.Level`) on the same seeds as the levels (``fresh``: as many other paths, the seeds after
-    them; ``quick``: the penalty's probes, ``aims`` tightest first and the first the relaxation meets kept: the plan
-    with the least chance of a penalty the budget allows). ``floor``: the least budget (× the sized budget)."""
+    them; ``quick``: the penalty's probes, ``aims`` tightest first and the first whose plan keeps the rule kept: the
+    plan with the least chance of a penalty the budget allows). ``floor``: the least budget (× the sized budget)."""
     from bridgefleet.evaluation.next_million import check
 
     levels = rule_first(levels, rule, lambda s, a: level_at(s, a, episodes, False, False), aims)

@@ -48,18 +48,22 @@ def try_aims(planner: ExactPlanner, rule: float, attempt: Callable[[], Any], poo
 
 
 def try_loosening(planner: ExactPlanner, rule: float, attempt: Callable[[], Any],
-                  aims: tuple[float, ...]) -> tuple[Any, float, bool, Any]:
-    """Each share of ``aims`` (tightest first) in turn until the relaxation meets the aim (``planner.bound.
-    meets_rule``), and what ``attempt()`` simulates there: the tightest aim the budget allows, which keeps the chance
-    of a penalty lowest (:func:`bridgefleet.evaluation.budget_terms.penalty_least`'s probes).
+                  poor_by_year: Callable[[Any], np.ndarray], aims: tuple[float, ...]) -> tuple[Any, float, bool, Any]:
+    """Each share of ``aims`` (tightest first) in turn until what ``attempt()`` simulates keeps the mean share of
+    deck area poor (``poor_by_year`` of it, (Y,) 0–1) ≤ ``rule`` in every year: the tightest aim whose plan keeps the
+    rule, which keeps the chance of a penalty lowest (:func:`bridgefleet.evaluation.budget_terms.penalty_least`'s
+    probes). Not the tightest the relaxation meets: aimed tighter than it can keep, the prices still push the plan's
+    poor deck area down (dc-2019 at 2.05 × the sized budget: aimed at 5 %, which the relaxation misses, three years
+    above the rule on 0 of 16 paths; at 7.5 %, which it meets, on 53 of 59).
 
     Returns:
-        as :func:`try_aims`: (the outcome, the mean bound at its aim, whether the relaxation meets it, the bound).
+        as :func:`try_aims`: (the outcome, else the last one; the mean bound at its aim, whether the relaxation meets
+        it, the bound).
     """
     for share in aims:
         planner.aim = rule * share
         out = attempt()
-        if planner.bound.meets_rule:
+        if float(poor_by_year(out).max()) <= rule + 1e-12:
             break
     return out, planner.bound.mean, planner.bound.meets_rule, planner.bound
 

@@ -424,7 +424,7 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
     year) on ``episodes`` samples of the fixed ``fleet``, the rule priced and aimed at ``aims`` of it in turn
     (default :data:`bridgefleet.evaluation.component_scenarios.AIMS`; :func:`~bridgefleet.evaluation.
     component_scenarios.try_aims`); ``step_usd``: the next money a year whose worth ``Level.margin`` gives, USD;
-    ``loosen``: ``aims`` are tightest first and the first the relaxation meets is kept (:func:`~bridgefleet.
+    ``loosen``: ``aims`` are tightest first and the first whose plan keeps the rule is kept (:func:`~bridgefleet.
     evaluation.component_scenarios.try_loosening`). Each price search starts cold, as every level's does: from a
     nearby level's prices it ends at other prices within its tolerance, and the plan with them can differ (on
     dc-2019 at 2.05 × the sized budget the worst year's mean 12.1 % against 7.1 % cold)."""
@@ -442,7 +442,8 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
                                FleetSimulator(level_cfg, episodes, fleet))
 
     if loosen:
-        result, bound, met, first = try_loosening(planner, rule, attempt, EXACT_AIMS[::-1] if aims is None else aims)
+        result, bound, met, first = try_loosening(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
+                                                  EXACT_AIMS[::-1] if aims is None else aims)
     else:
         result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
                                                    EXACT_AIMS if aims is None else aims)
