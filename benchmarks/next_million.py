@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from bridgefleet.bench.results_page import provenance
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, penalty_least, penalty_paths
@@ -35,6 +36,7 @@ def main() -> None:
     ap.add_argument("--probes", type=int, default=PENALTY_PROBES)
     ap.add_argument("--alpha", type=float, default=0.05)
     args = ap.parse_args()
+    print(provenance())
     for name, scale in zip(args.fleets.split(","), [float(x) for x in args.scales.split(",")], strict=True):
         began = time.perf_counter()
         base = FleetConfig.default_model()

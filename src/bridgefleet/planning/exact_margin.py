@@ -23,7 +23,7 @@ from bridgefleet.planning.exact_dp import FleetModel, solve
 
 SPREAD = 0.2
 """The price of money is taken this share below and above the bound's (:func:`price_response`). Measured on the
-default fleet at the sized budget (rule priced; 2026-12-08): per USD 1 million a year the two plans' difference
+default fleet at the sized budget (rule priced; 2026-12-07): per USD 1 million a year the two plans' difference
 kept 517 / 542 / 615 / 637 / 648 m² of deck area out of poor in year 10 and avoided USD 22.1 / 18.3 / 15.1 / 12.6 /
 12.7 million of road users' cost at spreads 0.02 / 0.05 / 0.1 / 0.2 / 0.3; two planner runs a million apart on 16
 paths: 971 ± 543 m² and USD 10.8 ± 3.1 million (a small spread moves few bridges, whose users' cost is uneven)."""
