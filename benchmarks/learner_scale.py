@@ -39,6 +39,7 @@ import yaml
 from scipy import stats
 
 from bridgefleet.config import ConfigError, FleetConfig
+from bridgefleet.config.fleet import DEFAULT_FLEET_MODEL
 from bridgefleet.config.presets import PRESETS, resolve_config
 from bridgefleet.config.seeds import TEST_SEED, VALIDATION_SEED
 from bridgefleet.evaluation.evaluate import BoundEstimate, EvalResult, bound_gap, evaluate_with_bound
@@ -49,14 +50,18 @@ from bridgefleet.stats import ci95
 from bridgefleet.training.runner import train
 
 
-def fleet_config(name: str, mapping: str | None) -> FleetConfig:
-    return FleetConfig() if name == "default" else FleetConfig(inventory=name, inventory_mapping=mapping)
+def fleet_config(name: str, mapping: str | None, model: str = DEFAULT_FLEET_MODEL) -> FleetConfig:
+    """The fleet model ``model`` (the preset trains on the default one), on inventory ``name`` unless "default"."""
+    changes = {} if name == "default" else {"inventory": name, "inventory_mapping": mapping}
+    return FleetConfig.named(model, **changes)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fleets", default="default,dc-2019", help="comma-separated: default (the fleet model) or "
                     "inventories (bundled name or path)")
+    ap.add_argument("--fleet-model", default=DEFAULT_FLEET_MODEL, help="the fleet model runs train and are scored "
+                    f"on (default {DEFAULT_FLEET_MODEL}; continuous-2026 for the figures of before 2026-12-07)")
     ap.add_argument("--mapping", default=None, help="inventory mapping for the inventories given (e.g. indiana)")
     ap.add_argument("--scales", default="1,auto", help="comma-separated reward_scale values (numbers or auto)")
     ap.add_argument("--seeds", default="0", help="comma-separated training seeds")
@@ -100,7 +105,7 @@ def main() -> None:
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for fleet_name in args.fleets.split(","):
-        fc = fleet_config(fleet_name, args.mapping)
+        fc = fleet_config(fleet_name, args.mapping, args.fleet_model)
         resolved = resolve_fleet(fc)[0]
         n_bridges = resolved.n_urban + resolved.n_rural
         at_level = {}  # level → (the bound, the planner's result, its distance to the bound per bridge and in USD)
@@ -113,7 +118,8 @@ def main() -> None:
             for seed in map(int, args.seeds.split(",")):
                 over = {**variant, "seed": seed, "reward_scale": scale if scale == "auto" else float(scale),
                         "user_cost_feature": ucf == "on",
-                        "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping}
+                        "inventory": fc.inventory, "inventory_mapping": fc.inventory_mapping,
+                        "fleet": {"model": args.fleet_model}}
                 if args.episodes:
                     over["episodes"] = args.episodes
                 if args.budget_range:

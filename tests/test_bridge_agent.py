@@ -11,6 +11,7 @@ import torch
 
 from bridgefleet.agents.bridge import (
     BASE_FEATURES,
+    COMPONENT_FEATURES,
     LEVEL_FEATURES,
     N_FEATURES,
     BridgeQNetwork,
@@ -73,10 +74,34 @@ def test_the_budget_level_input_is_the_agency_replacement_cost_in_annual_budgets
     g = bridge_features(sim, cost, LEVEL_FEATURES)
     step = np.log(2) / 5 * np.array([[1.0], [-1.0]]).repeat(sim.n_bridges, 1)
     np.testing.assert_allclose(g[..., 14] - f[..., 14], step, atol=1e-6)
-    assert n_features(resolve_config("default", None, {})) == LEVEL_FEATURES
+    assert n_features(resolve_config("default", None, {"component_features": False})) == LEVEL_FEATURES
     assert n_features(TrainConfig(budget_level_feature=True)) == LEVEL_FEATURES  # the user cost comes with it
     with pytest.raises(ConfigError, match="budget_level_feature = 1: must be true or false"):
         TrainConfig(budget_level_feature=1)
+
+
+def test_the_component_inputs_are_the_three_ratings_the_protection_and_the_kind():
+    sim = FleetSimulator(FleetConfig.named("components-2026"), 2)
+    sim.reset(None, [0, 1])
+    sim.components[0, 0] = (7, 4, 6)  # by hand: deck 7, superstructure 4, substructure 6, the deck protected
+    sim.protected[0, 0] = True
+    sim.protected[0, 1] = False
+    cost = action_costs(sim)
+    f = bridge_features(sim, cost, COMPONENT_FEATURES)
+    assert f.shape == (2, sim.n_bridges, LEVEL_FEATURES + 5)
+    np.testing.assert_array_equal(f[..., :LEVEL_FEATURES], bridge_features(sim, cost, LEVEL_FEATURES))
+    np.testing.assert_allclose(f[0, 0, 15:], [7 / 9, 4 / 9, 6 / 9, 1.0, 0.0], rtol=1e-6)
+    assert f[0, 1, 18] == 0.0
+    np.testing.assert_allclose(f[..., 19], np.broadcast_to(sim.kind, (2, sim.n_bridges)))
+    cont = FleetSimulator(FleetConfig(), 1)  # no components: the condition three times
+    cont.reset(None, [0])
+    g = bridge_features(cont, action_costs(cont), COMPONENT_FEATURES)
+    np.testing.assert_allclose(g[..., 15:18], np.repeat(cont.state.condition[..., None] / 9, 3, -1), rtol=1e-6)
+    assert (g[..., 18:] == 0).all()
+    assert n_features(TrainConfig(component_features=True)) == COMPONENT_FEATURES
+    assert n_features(resolve_config("default", None, {})) == COMPONENT_FEATURES  # on in the default preset
+    with pytest.raises(ConfigError, match="component_features = 1: must be true or false"):
+        TrainConfig(component_features=1)
 
 
 def test_the_rating_ramps_are_a_soft_thermometer_of_half_a_rating_point():

@@ -36,6 +36,13 @@ cost of replacing every bridge of the agency / its annual budget) / 5 (log(75) /
 replaces 1/75 of the agency's bridges), the same for every bridge of an agency and year. The teacher's benefits
 (and the scarcity of money behind them) move with the budget level, which the cost-to-budget inputs mix with the
 bridge's own size: a bridge twice as large at twice the budget reads the same there."""
+COMPONENT_FEATURES = LEVEL_FEATURES + 5
+"""With ``component_features``: after the :data:`LEVEL_FEATURES`, the deck, superstructure and substructure ratings
+/ 9 (a culvert's rating in the deck slot, its other two 9: :data:`bridgefleet.sim.components.SLOTS`), the deck's
+protection (1 while a preservation protects it, else 0) and the bridge's kind (0 bridge, 1 culvert). The inputs
+before them give only the lowest rating and its expected drop, while the teacher's benefits of each treatment
+depend on which component is low and whether the deck is protected. On the continuous model (no components) the
+three read the condition / 9 and the other two 0."""
 BUDGET_FEATURE_CAP = 3.0
 RATING_RAMPS = tuple(2.0 + 0.5 * k for k in range(14))
 """Rating points where the ramps of ``rating_ramps`` start (2.0, 2.5, …, 8.5): ramp k reads min(max((rating − k) /
@@ -69,7 +76,8 @@ def agency_of(sim: FleetSimulator) -> np.ndarray:
 
 def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
     """float32 (E, B, n_features) features of every bridge now: the first ``n_features`` (:data:`BASE_FEATURES`,
-    :data:`N_FEATURES` or :data:`LEVEL_FEATURES`) of those :data:`N_FEATURES` and :data:`LEVEL_FEATURES` list;
+    :data:`N_FEATURES`, :data:`LEVEL_FEATURES` or :data:`COMPONENT_FEATURES`) of those :data:`N_FEATURES`,
+    :data:`LEVEL_FEATURES` and :data:`COMPONENT_FEATURES` list;
     ``cost``: float64 (E, B, 5) USD (:func:`action_costs`)."""
     s, p = sim.state, sim.profile
     e_n, b_n = sim.num_envs, sim.n_bridges
@@ -101,6 +109,15 @@ def bridge_features(sim: FleetSimulator, cost: np.ndarray, n_features: int = N_F
     onehot = (ag[:, None] == np.arange(sim.n_agencies)).astype(np.float64)  # (B, A): sums over each agency's bridges
     replace_all = np.maximum(cost[..., 4] @ onehot, 1.0)  # (E, A) USD
     f[..., 14] = (np.log(replace_all / np.maximum(annual, 1.0)) / 5.0)[:, ag]
+    if n_features == LEVEL_FEATURES:
+        return f
+    if sim.components_model is None:
+        f[..., 15:18] = (s.condition / COND_SCALE)[..., None]
+        f[..., 18:20] = 0.0
+        return f
+    f[..., 15:18] = sim.components / COND_SCALE
+    f[..., 18] = sim.protected
+    f[..., 19] = np.broadcast_to(sim.kind, (e_n, b_n))
     return f
 
 
@@ -258,8 +275,11 @@ class BridgePolicy:
 
 
 def n_features(cfg: TrainConfig) -> int:
-    """Inputs of the run's network: :data:`LEVEL_FEATURES` with ``budget_level_feature``, :data:`N_FEATURES` with
-    ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    """Inputs of the run's network: :data:`COMPONENT_FEATURES` with ``component_features`` (they follow the budget
+    level and the user cost, which it then reads too), :data:`LEVEL_FEATURES` with ``budget_level_feature``,
+    :data:`N_FEATURES` with ``user_cost_feature``, else :data:`BASE_FEATURES`."""
+    if cfg.component_features:
+        return COMPONENT_FEATURES
     if cfg.budget_level_feature:
         return LEVEL_FEATURES
     return N_FEATURES if cfg.user_cost_feature else BASE_FEATURES

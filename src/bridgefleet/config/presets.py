@@ -115,9 +115,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     # budget_level_feature (new, 2026-12-06): the agency's budget level as an input; on the validation fleets
     # dc-2019 0.532 / 0.122 / -0.002 -> 0.217 / -0.019 / -0.097, the default fleet 0.742 / 0.178 / 0.030 -> 0.651 /
     # 0.130 / 0.025 (docs/decisions.md, "The budget level as an input").
+    # component_features (new, 2026-12-07): the three component ratings, the deck's protection and the kind as
+    # inputs (the others give only the lowest rating, while the planner's benefits of each treatment depend on which
+    # component is low); on the default fleet's 16 validation fleets, seed 0, the agent's distance to the bound per
+    # bridge at 0.5 / 1 / 2 x 2.755 / 1.159 / 0.754 -> 1.230 / 0.822 / 0.189, the planner's 1.177 / 0.821 / 0.177
+    # (benchmarks/distill_search.py; docs/decisions.md, "The component ratings as inputs").
     "default": {"agent": "bridge", "teacher": "lagrangian", "amp": "auto", "bridge_hidden": (256, 256, 256),
                 "num_envs": 4, "batch_size": 2048, "lr": 4e-3, "fit_warmup": 0.05, "user_cost_feature": True,
-                "budget_level_feature": True,
+                "budget_level_feature": True, "component_features": True,
                 "rating_ramps": True, "input_scaling": True, "teacher_levels": (0.25, 0.5, 1.0, 2.0),
                 "dagger_rounds": 1, "fit_epochs": 30, "refit_epochs": 20, "eval_episodes": 50},
 }

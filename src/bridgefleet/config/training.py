@@ -166,6 +166,10 @@ class TrainConfig:
     """Per-bridge agent: the network also sees its agency's budget level, log(the cost of replacing the agency's
     bridges / its annual budget) (:data:`bridgefleet.agents.bridge.LEVEL_FEATURES`, which follow the user cost: with
     it the network reads the user cost too, whatever ``user_cost_feature`` says). Off: the inputs of runs before it."""
+    component_features: bool = False
+    """Per-bridge agent: the network also sees the bridge's three component ratings, its deck's protection and its
+    kind (:data:`bridgefleet.agents.bridge.COMPONENT_FEATURES`, which follow the budget level: with it the network
+    reads the user cost and the budget level too). Off: the inputs of runs before it."""
     rating_ramps: bool = False
     """Per-bridge agent: the network also reads the condition rating as 14 ramps, one a half rating point
     (:data:`bridgefleet.agents.bridge.RATING_RAMPS`, computed in the network from its rating input); off: as runs
@@ -232,7 +236,7 @@ class TrainConfig:
                 raise ConfigError(f"training option {name} = {widths!r}: must be a list of whole numbers >= 1", name)
             setattr(self, name, tuple(widths))
         for name in ("double", "dueling", "per", "noisy", "checkpoint_replay", "stop_at_target", "user_cost_feature",
-                     "rating_ramps", "input_scaling", "budget_level_feature"):
+                     "rating_ramps", "input_scaling", "budget_level_feature", "component_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"training option {name} = {getattr(self, name)!r}: must be true or false", name)
         for name in quantities.TRAINING:  # 1e-4 in a YAML file is a number (YAML 1.2), not text
@@ -454,7 +458,8 @@ IGNORED_BY_AGENT: dict[str, tuple[str, ...]] = {
     "bridge": ("double", "noisy", "vector", "reward_mode", "urban_reward", "urban_hidden", "rural_hidden"),
     # The urban and rural agents do not build the shared per-bridge network, nor train across budget levels.
     "fleet": ("bridge_hidden", "budget_scale_range", "user_cost_feature", "greedy_bootstrap",
-              "min_samples_per_transition", "replay_episodes", "rating_ramps", "budget_level_feature"),
+              "min_samples_per_transition", "replay_episodes", "rating_ramps", "budget_level_feature",
+              "component_features"),
 }
 """Training options each agent never reads; :func:`bridgefleet.config.presets.resolve_config` refuses them when the
 file or the overrides set one to anything but the preset's value (a preset's own settings are never refused)."""
