@@ -246,3 +246,13 @@ def test_culvert_under_fill_deck_area_is_length_times_approach_width(tmp_path: P
     assert inv.kept == 13 and inv.bridge_id[-1] == "C1"
     assert inv.deck_area[-1] == pytest.approx(1200 * FT2_TO_M2, rel=1e-6)  # 111.48 m²
     assert [d[0] for d in inv.dropped] == [14, 15] and all("no deck area" in d[1] for d in inv.dropped)
+
+
+def test_a_lower_case_nhs_code_reads_as_its_capital_on_every_highway(tmp_path: Path) -> None:
+    # BH03 `y` / ` n ` on the highway that decides (the only one carried) reads as Y / N, as it already did on another
+    # highway carried: a bridge is on the NHS or not, never "not coded" for the case of a letter
+    yes = _bridge("1", Features=[_highway(nhs="y")])
+    no = _bridge("2", Features=[_highway(nhs=" n ")])
+    odd = _bridge("3", Features=[_highway(nhs="x")])
+    inv = load_inventory(_write(tmp_path / "nhs.json", [yes, no, odd]))
+    assert inv.nhs[:2].tolist() == [1.0, 0.0] and np.isnan(inv.nhs[2])

@@ -268,6 +268,7 @@ def _parse(rec: _Record, line: int, year: int, unknown_needed: Counter[str], hig
         raise _RowProblem(_BAD, "not an SNBI urban code (five digits: a Census urban area, or 99999 / 99998 outside "
                           "any)", "BH02", urban_code)
     nhs_code = rec.get("BH03", hwy)
+    nhs_code = None if nhs_code is None else nhs_code.strip().upper()  # `y` as another highway's BH03 reads
     if nhs_code != "Y" and any(str(f.get("BH03", "")).strip().upper() == "Y" for f in carried if f is not hwy):
         nhs_code = "Y"  # 23 CFR 490.403: the measures count bridges carrying the NHS (its ramps too)
         highways["nhs"] += 1
