@@ -324,5 +324,5 @@ def test_a_state_code_is_digits_and_one_state_however_padded(tmp_path: Path) -> 
     snbi = load_inventory(s)
     assert [line for line, _ in snbi.dropped] == [1, 2, 3, 4]
     assert all("column BL01" in r and "not a state code" in r for _, r in snbi.dropped[:3])
-    assert snbi.dropped[3][1].endswith("'True': not a value (an object, array or true/false)")
+    assert snbi.dropped[3][1].endswith("'true': not a value (an object, array or true/false)")
     assert snbi.state[:2].tolist() == ["06", "06"]

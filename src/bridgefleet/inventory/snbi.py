@@ -10,6 +10,7 @@ duplicates, the quantity checks). The ``line`` of a record is its 1-based positi
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -103,7 +104,8 @@ def _text(value: Any, tag: str) -> str:
     if value is None:
         raise _Unknown(tag)
     if isinstance(value, (bool, dict, list)):
-        raise _RowProblem(_BAD, "not a value (an object, array or true/false)", tag, str(value)[:40])
+        raise _RowProblem(_BAD, "not a value (an object, array or true/false)", tag,
+                          json.dumps(value, ensure_ascii=False)[:40])  # as the file writes it: true, not True
     return repr(value) if isinstance(value, float) else str(value)  # a JSON number: never blank or a code
 
 
