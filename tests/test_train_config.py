@@ -14,7 +14,7 @@ from bridgefleet.config.training import IGNORED_BY_AGENT, TrainConfig
 OTHER = {"double": True, "noisy": True, "vector": "sync", "reward_mode": "own", "urban_reward": "scalar",
          "urban_hidden": [8], "rural_hidden": [8], "bridge_hidden": [8], "budget_scale_range": [0.5, 2.0],
          "user_cost_feature": True, "greedy_bootstrap": 0.25, "min_samples_per_transition": 3.0, "rating_ramps": True,
-         "replay_episodes": 2, "budget_level_feature": True}
+         "replay_episodes": 2, "budget_level_feature": True, "component_features": True}
 CLI_TRAIN = dict.fromkeys(("episodes", "num_envs", "vector", "device", "seed", "inventory", "max_urban", "county",
                            "owner", "inventory_mapping", "amp", "threads", "agent", "checkpoint_replay", "fleet"))
 """The overrides of a plain `bridgefleet train --preset X` (every flag left out)."""
