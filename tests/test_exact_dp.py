@@ -307,3 +307,44 @@ def test_hand_computed_case():
     assert np.isinf(res.price[0, 0])
     assert lagrangian_bound(model, np.array([0]), np.array([[0.0, 0.04]])).bound == pytest.approx(1.376, abs=1e-12)
     assert joint_optimum(model, np.array([0]), np.array([[0.0, 0.1]]), False) == pytest.approx(1.376, abs=1e-12)
+
+
+def test_blocks_of_bridges_equal_the_per_bridge_kernel():
+    """solve and policy_value run blocks of 8 bridges of one kind (exact_lanes): on 13 bridges of two kinds (two
+    blocks padded), a rank-one action, a lowest-only one, the components moving together in 30 % of years, an
+    inf price in some bridges' years and a poor price, the values and policies are those of the per-bridge kernel
+    bit for bit, spend, share poor and reward to rounding."""
+    from bridgefleet.planning import exact_dp
+
+    rng = np.random.default_rng(7)
+    r_n, t_n, b_n = 4, 5, 13
+    model = random_model(rng, b_n, r_n, a_n=5, coupling=0.3)
+    treat = model.treat.copy()
+    treat[:, 3] = np.broadcast_to(_stochastic(rng, (2, 3, 1, r_n)), (2, 3, r_n, r_n))  # rank one, every slot
+    treat[1, 3, 1:] = np.eye(r_n)
+    lowest = np.array([False, False, False, False, True])
+    model = FleetModel(**{**model.__dict__, "treat": treat, "lowest_only": lowest})
+    price = rng.random((b_n, t_n)) * 0.5
+    price[:4, 2] = np.inf
+    pp = rng.random((b_n, t_n)) * 0.3
+    args, _, _ = exact_dp._prep(model, price, pp, None)
+    s_n = model.states
+    pol = np.zeros((t_n, b_n, s_n), dtype=np.int8)
+    value, reward, spend, poor = np.zeros(b_n), np.zeros(b_n), np.zeros((b_n, t_n)), np.zeros((b_n, t_n))
+    exact_dp._fleet(*args, np.zeros((0, 0, s_n), dtype=np.int8), True, True, pol, value, reward, spend, poor,
+                    np.full(b_n, -1), np.zeros((0, 0, s_n)))
+    sol = solve(model, price, pp)
+    assert set(np.unique(model.kind)) == {0, 1} and (np.unique(pol) == np.arange(5)).all()
+    np.testing.assert_array_equal(sol.value, value)
+    np.testing.assert_array_equal(sol.policy, pol)
+    np.testing.assert_allclose(sol.reward, reward, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(sol.spend, spend, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(sol.poor, poor, rtol=1e-13, atol=1e-13)
+    fixed = rng.integers(0, 5, (t_n, b_n, s_n)).astype(np.int8)
+    finite = np.where(np.isinf(price), 0.0, price)
+    args, _, _ = exact_dp._prep(model, finite, pp, None)
+    exact_dp._fleet(*args, fixed, False, False, np.zeros((0, 0, 0), dtype=np.int8), value, reward, spend, poor,
+                    np.full(b_n, -1), np.zeros((0, 0, s_n)))
+    check = policy_value(model, fixed, price, pp)
+    for got, want in ((check.value, value), (check.reward, reward), (check.spend, spend), (check.poor, poor)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
