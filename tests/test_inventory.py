@@ -94,14 +94,14 @@ def test_dc_to_fleet_max_urban(dc: Inventory) -> None:
     assert dc.to_fleet()[:2] == (243, 1)
 
 
-def test_to_fleet_needs_both_agents(dc: Inventory) -> None:
-    only_urban = dc.subset(dc.urban)
+def test_to_fleet_of_one_cluster(dc: Inventory) -> None:
+    only_urban = dc.subset(dc.urban)  # DC's city bridges: the owners hold the budgets, no cluster is needed
     assert only_urban.kept == 243 and only_urban.n_rural == 0
-    with pytest.raises(InventoryError, match="max-urban"):
-        only_urban.to_fleet()
+    n_u, n_r, (profile, _) = only_urban.to_fleet()
+    assert (n_u, n_r) == (243, 0) and (np.diff(profile["aadt"]) <= 0).all()
     assert only_urban.to_fleet(max_urban=10)[:2] == (10, 233)
-    with pytest.raises(InventoryError, match="no urban bridge"):
-        dc.subset(~dc.urban).to_fleet()
+    n_u, n_r, (profile, _) = dc.subset(~dc.urban).to_fleet()
+    assert (n_u, n_r) == (0, 1) and profile["cluster"].tolist() == ["rural"]
     with pytest.raises(InventoryError, match="max_urban"):
         dc.to_fleet(max_urban=0)
 
@@ -418,14 +418,15 @@ def test_an_implausible_inventory_year_is_refused(tmp_path: Path) -> None:
         read_nbi(p)
 
 
-def test_inventory_reports_the_split_train_would_refuse(tmp_path: Path, capsys) -> None:
+def test_inventory_reports_the_split_the_plans_fleet_agents_refuse(tmp_path: Path, capsys) -> None:
     from bridgefleet.cli import main
 
     p = write(tmp_path, nbi_text([{}, {}, {}]))  # all urban (functional class 14)
     assert main(["inventory", str(p)]) == 0
     out = capsys.readouterr().out
-    assert "train refuses this inventory" in out and "--max-urban N" in out
-    assert main(["train", "--inventory", str(p), "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    assert "note: plan, evaluate, scenarios and train (default preset) take this inventory; the plan's fleet " \
+           "agents refuse it: all 3 bridges are urban" in out and "--max-urban N with N < 3" in out
+    assert main(["train", "--preset", "fleet", "--inventory", str(p), "--out", str(tmp_path / "run"), "--quiet"]) == 2
     assert "--max-urban N" in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 

@@ -11,6 +11,7 @@ from bridgefleet.paths import check_writable_file
 
 def cmd_inventory(args: argparse.Namespace) -> int:
     from bridgefleet.inventory.load import InventoryError, load_inventory, summarize
+    from bridgefleet.sim.simulator import plan_agents_problem
 
     inv = load_inventory(args.path, mapping=args.mapping)
     if args.county or args.owner:
@@ -25,6 +26,9 @@ def cmd_inventory(args: argparse.Namespace) -> int:
             print(f"note: train refuses this inventory as it stands: {str(exc).split(': ', 1)[-1]}")
             return 0
     print(summarize(inv))
+    if (problem := plan_agents_problem(*split)) is not None:
+        print(f"note: plan, evaluate, scenarios and train (default preset) take this inventory; the plan's fleet "
+              f"agents refuse it: {problem}")
     if args.max_urban is not None:
         n_u, n_r = split
         print(f"fleet with --max-urban {args.max_urban}: {n_u} bridges under per-bridge control (urban agent), "

@@ -135,9 +135,10 @@ class FleetConfig:
     """
 
     n_urban: int = 20
-    """Urban bridges under per-bridge control (urban agent), count."""
+    """Urban bridges under per-bridge control (urban agent), count; at least 1, except for an inventory with none."""
     n_rural: int = 80
-    """Rural bridges under strategy-level control (rural agent), count."""
+    """Rural bridges under strategy-level control (rural agent), count; at least 1, except for an inventory with
+    none."""
     horizon_years: int = 30
     """Episode length in years; the end is a time limit (``truncated=True``)."""
     annual_budget_usd: float | None = None
@@ -319,6 +320,9 @@ class FleetConfig:
             value = getattr(self, name)
             if value is None and name in _OPTIONAL_NUMBERS:
                 continue
+            if name in ("n_urban", "n_rural") and self.inventory is not None and value == 0 \
+                    and not isinstance(value, bool):
+                continue  # an inventory's counts: a city's may have no rural bridge, a county's no urban one
             _check_numbers(name, value, limits)
         for name in ("n_urban", "n_rural", "horizon_years", "fleet_seed", "max_urban"):  # 1e18 is the count 10**18
             value = getattr(self, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
@@ -12,7 +13,7 @@ from bridgefleet.config import FleetConfig
 from bridgefleet.inventory.fleet import resolve_fleet, set_budget
 from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT
 from bridgefleet.progress import current as current_bar
-from bridgefleet.sim.heuristics import HEURISTICS, Policy
+from bridgefleet.sim.heuristics import HEURISTICS, Policy, distinct
 from bridgefleet.sim.model import ACTION_NAMES, POOR_BELOW, band_shares
 from bridgefleet.sim.simulator import FleetSimulator
 from bridgefleet.stats import ci95
@@ -313,7 +314,11 @@ def evaluate_with_bound(config: FleetConfig, names: list[str] | None = None, epi
     config, fleet = resolve_fleet(config)
     config = set_budget(config, scale=budget_scale)
     sim = FleetSimulator(config, episodes, fleet)
-    names = list(HEURISTICS) if names is None else names
+    names, same = distinct(list(HEURISTICS) if names is None else names, config.n_urban, config.n_rural)
+    if same:  # an inventory with no rural (or no urban) bridge: rules that are another rule there, shown once
+        cluster = "rural" if config.n_rural == 0 else "urban"
+        warnings.warn(f"with no {cluster} bridge these rules are another rule and are shown once: "
+                      + ", ".join(f"{gone} = {kept}" for gone, kept in same.items()), stacklevel=2)
     policies = [(n, HEURISTICS[n], RULE_COST) for n in names] + [(n, p, NETWORK_COST) for n, p in (extra or {}).items()]
     work = current_bar() if progress else None  # the command's bar (bridgefleet.progress), in its units
     years = episodes * sim.n_bridges * config.horizon_years / BRIDGE_YEARS_PER_UNIT

@@ -324,8 +324,12 @@ class Inventory:
             NaN elsewhere; the component model's simulator starts such a deck protected,
             :func:`bridgefleet.sim.components.protected_at_start`). profile ``kind`` int64 (B,): 1 for a culvert.
 
+        A cluster may be empty (``n_urban`` or ``n_rural`` 0: a city's or a county's inventory); the plan's fleet
+        agents refuse such a fleet (:func:`bridgefleet.sim.simulator.plan_agents_problem`), every other policy
+        takes it.
+
         Raises:
-            InventoryError: ``max_urban`` < 1, or one agent would get no bridge.
+            InventoryError: ``max_urban`` < 1, or no bridge kept.
         """
         integer = isinstance(max_urban, int | np.integer) and not isinstance(max_urban, bool)
         if max_urban is not None and (not integer or max_urban < 1):
@@ -333,19 +337,11 @@ class Inventory:
                                  "(leave it out to keep every urban bridge)")
         order, n_ctrl = self.fleet_order(max_urban)
         n_rural = self.kept - n_ctrl
-        if n_ctrl == 0:
-            raise InventoryError(
-                f"no urban bridge among the {self.kept} bridges (functional class 11–19, or the mapping's "
-                "urban rule), so the per-bridge (urban) agent has nothing to control; loosen the "
-                "--county/--owner filter or use a mapping whose cluster rule marks some bridges urban",
-                self.source)
-        if n_rural == 0:
-            hint = (f"use max_urban=N (--max-urban N) with N < {n_ctrl} to count the lower-traffic urban "
-                    "bridges with the rural agency (and its strategy-level agent)") if n_ctrl > 1 else \
-                "add bridges (loosen the --county/--owner filter)"
-            raise InventoryError(
-                f"all {self.kept} bridges are urban (functional class 11–19) and none rural, but the fleet "
-                f"model has an urban and a rural agency, each with its budget; {hint}", self.source)
+        if self.kept == 0:
+            raise InventoryError("no bridge kept (every row dropped, or filtered out): nothing to plan", self.source)
+        # A city's inventory may be all urban, a county's all rural: the budgets are held by the owners
+        # (inventory.agencies), and only the plan's two fleet agents need both clusters
+        # (bridgefleet.sim.simulator.plan_agents_problem says so where they are asked for).
         profile = {
             "bridge_id": self.bridge_id[order],
             "deck_area": self.deck_area[order].copy(),

@@ -123,16 +123,22 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def preflight(cfg: Any) -> None:
-    """Check what a run needs before anything is written: the device, the inventory and the agent split.
+    """Check what a run needs before anything is written: the device, the inventory and the agent split (the plan's
+    fleet agents, ``agent: fleet``, need urban and rural bridges:
+    :func:`bridgefleet.sim.simulator.plan_agents_problem`).
 
     Raises:
         ValueError (InventoryError, ConfigError): naming the problem and the option that fixes it.
     """
     from bridgefleet.agents.learner import resolve_device
     from bridgefleet.inventory.fleet import resolve_fleet
+    from bridgefleet.sim.simulator import plan_agents_problem
 
     resolve_device(cfg.device)  # an unknown device, or CUDA where there is none: its message says so
-    resolve_fleet(cfg.fleet)  # reads and splits the inventory: its errors name file, row, column
+    fleet_cfg, _ = resolve_fleet(cfg.fleet)  # reads and splits the inventory: its errors name file, row, column
+    problem = plan_agents_problem(fleet_cfg.n_urban, fleet_cfg.n_rural) if cfg.agent == "fleet" else None
+    if problem is not None:  # a city's or a county's inventory: the plan's two agents need both clusters
+        raise ValueError(f"{fleet_cfg.inventory}: preset {cfg.preset}: {problem}")
 
 
 def has_progress(run_dir: Path) -> bool:

@@ -81,6 +81,23 @@ HEURISTICS: dict[str, Policy] = {
 }
 """Every heuristic by name (rural strategy 4 held fixed is ``condition_based`` itself)."""
 
+SAME_WITHOUT_RURAL: dict[str, str] = {name: "condition_based" for name in HEURISTICS if name.startswith("rural_")}
+"""On a fleet with no rural bridge (a city's inventory) each ``rural_*`` rule is the condition-based rule, which it
+applies to the urban bridges."""
+SAME_WITHOUT_URBAN: dict[str, str] = {"rural_0_do_nothing": "do_nothing", "rural_2_repair_fair": "worst_first",
+                                      "rural_3_preventive_good": "fixed_interval"}
+"""On a fleet with no urban bridge (a county's inventory) these rules are the named rules whose rural strategy they
+hold (0, 2 and 3)."""
+
+
+def distinct(names: list[str], n_urban: int, n_rural: int) -> tuple[list[str], dict[str, str]]:
+    """``names`` without the rules that are another of them on a fleet of ``n_urban`` urban and ``n_rural`` rural
+    bridges (:data:`SAME_WITHOUT_RURAL`, :data:`SAME_WITHOUT_URBAN`), which would give the same figures: (the names
+    kept in order, {each name left out: the rule it is})."""
+    same = {**(SAME_WITHOUT_RURAL if n_rural == 0 else {}), **(SAME_WITHOUT_URBAN if n_urban == 0 else {})}
+    gone = {n: same[n] for n in names if n in same and same[n] in names}
+    return [n for n in names if n not in gone], gone
+
 
 def get_policy(name: str) -> Policy:
     """Look up a heuristic by name.

@@ -44,6 +44,27 @@ def urban_obs_dim(n_urban: int) -> int:
     return n_urban * URBAN_FEATURES + 1
 
 
+def plan_agents_problem(n_urban: int, n_rural: int) -> str | None:
+    """Why the plan's two fleet agents (``agent: fleet``: the urban action-branching Q-network over the first
+    ``n_urban`` bridges, the rural agent's 8 strategies over the other ``n_rural``) cannot run on a fleet, in one
+    line; None where they can. Each needs bridges to observe: an inventory of one cluster (a city's, all urban;
+    a county's, all rural) leaves one with none. The other policies (the per-bridge network, the planner, the rules
+    of thumb) take such a fleet."""
+    if n_urban > 0 and n_rural > 0:
+        return None
+    n = n_urban + n_rural
+    if n_rural == 0:
+        fix = (f"or --max-urban N with N < {n} to hand the lower-traffic urban bridges to the rural agent"
+               if n > 1 else "or add bridges (loosen the --county/--owner filter)")
+        what = f"all {n} bridges are urban (functional class 11–19) and none rural"
+    else:
+        fix = "or loosen the --county/--owner filter, or use a mapping whose cluster rule marks some bridges urban"
+        what = f"all {n} bridges are rural and none urban (functional class 11–19)"
+    return (f"{what}, but the plan's fleet agents (agent: fleet: the urban Q-network and the rural agent's 8 "
+            "strategies) need both; train the default preset (agent: bridge, one network for every bridge, the "
+            f"budgets held by the owners) {fix}")
+
+
 @dataclass
 class StepResult:
     """What one year of simulation produced, per fleet.
@@ -333,12 +354,16 @@ class FleetSimulator:
 
         Raises:
             ValueError: the budgets are an inventory's owners' (``FleetConfig.agencies`` ``owners``), not the urban
-                and the rural agency's these observations hold.
+                and the rural agency's these observations hold; or the fleet has no urban or no rural bridge
+                (:func:`plan_agents_problem`).
         """
         if not self.urban_rural:
             raise ValueError("the plan's urban and rural agents observe the urban and the rural agency's budgets, but "
                              f"this fleet's budgets are its owners' ({', '.join(self.config.agency_labels)}); use "
                              "agencies: urban_rural")
+        problem = plan_agents_problem(self.n_urban, self.config.n_rural)
+        if problem is not None:
+            raise ValueError(problem)
         s = self.state
         e, nu = self.num_envs, self.n_urban
         urban = np.empty((e, urban_obs_dim(nu)), dtype=np.float32)

@@ -82,6 +82,8 @@ def rural_actions(
     """
     strategy = np.ascontiguousarray(strategy, dtype=np.int64)
     out = np.empty(condition.shape, dtype=np.int64)
+    if out.shape[-1] == 0:  # no rural bridge (an all-urban inventory): nothing to request, no fleet mean to take
+        return out
     f32 = np.float32
     kernels.rural_requests(strategy, np.ascontiguousarray(condition, dtype=f32), np.ascontiguousarray(age, dtype=f32),
                            np.ascontiguousarray(ysm, dtype=f32), np.ascontiguousarray(traffic_weight, dtype=f32),
