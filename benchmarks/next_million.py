@@ -20,7 +20,7 @@ from bridgefleet.bench.results_page import provenance
 from bridgefleet.config import FleetConfig
 from bridgefleet.config.seeds import TEST_SEED
 from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, penalty_least, penalty_paths
-from bridgefleet.evaluation.component_scenarios import AIMS, exact_least_budget
+from bridgefleet.evaluation.component_scenarios import AIMS, PENALTY_AIMS, exact_least_budget
 from bridgefleet.evaluation.next_million import STEP_USD, check
 from bridgefleet.evaluation.scenarios import exact_level
 from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet
@@ -77,12 +77,12 @@ def main() -> None:
         n = penalty_paths(args.alpha)
 
         def probe(s: float, fresh: bool, runs=runs, cfg=cfg, fleet=fleet, sized=sized, n=n):
-            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, AIMS[::-1], loosen=True)
+            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, PENALTY_AIMS, loosen=True)
             runs.append(out)
             return out
 
         pen = penalty_least([lv, up], RULE, args.alpha, probe, args.probes, MAX_BUDGET_USD / sized, least.lower,
-                            lambda run: run.aim <= RULE * min(AIMS) + 1e-12)
+                            lambda run: run.aim <= RULE * min(PENALTY_AIMS) + 1e-12)
         t_pen = time.perf_counter() - t
         print(f"\npenalty's least budget ({args.probes} probes on {n} paths, {t_pen:.0f} s): " + (
             f"{pen.scale:.3f} × = USD {pen.scale * sized:,.0f} a year" if pen.scale is not None else

@@ -309,14 +309,16 @@ class MillionCheck:
 
 def agency_terms(levels: list, level_at: Callable[[float, tuple[float, ...], int, bool, bool], object], rule: float,
                  alpha: float, episodes: int, sized_usd: float, cost_lambda: float, aims: tuple[float, ...],
-                 evidence: list, max_scale: float, step_usd: float, floor: float = 0.0
-                 ) -> tuple[list, PenaltyBudget, MillionCheck | None]:
+                 evidence: list, max_scale: float, step_usd: float, floor: float = 0.0,
+                 penalty_aims: tuple[float, ...] | None = None) -> tuple[list, PenaltyBudget, MillionCheck | None]:
     """The levels with the rule first (:func:`rule_first`), the least budget for the chance of a penalty
     (:func:`penalty_least`, ``evidence`` other runs to bracket it with) and the next million's check at the level
     nearest :data:`CHECK_AT`; ``level_at(scale, aims, paths, fresh, quick)`` runs the planner (a :class:`~bridgefleet.
     evaluation.scenarios.Level`) on the same seeds as the levels (``fresh``: as many other paths, the seeds after
     them; ``quick``: the penalty's probes, ``aims`` tightest first and the first whose plan keeps the rule kept: the
-    plan with the least chance of a penalty the budget allows). ``floor``: the least budget (× the sized budget)."""
+    plan with the least chance of a penalty the budget allows). ``floor``: the least budget (× the sized budget).
+    ``penalty_aims``: the probes' aims, tightest first (default ``aims`` reversed; :data:`bridgefleet.evaluation.
+    component_scenarios.PENALTY_AIMS` on the component model)."""
     from bridgefleet.evaluation.next_million import check
 
     levels = rule_first(levels, rule, lambda s, a: level_at(s, a, episodes, False, False), aims)
@@ -329,7 +331,8 @@ def agency_terms(levels: list, level_at: Callable[[float, tuple[float, ...], int
         million = MillionCheck(lv.scale, rows, gap, episodes)
     n = penalty_paths(alpha)
     runs = [e for e in [*evidence, after] if e is not None and all(e is not lv for lv in levels)]  # more brackets
-    tightest = rule * min(aims)
-    penalty = penalty_least(levels + runs, rule, alpha, lambda s, fresh: level_at(s, aims[::-1], n, fresh, True),
+    probe_aims = aims[::-1] if penalty_aims is None else penalty_aims
+    tightest = rule * min(probe_aims)
+    penalty = penalty_least(levels + runs, rule, alpha, lambda s, fresh: level_at(s, probe_aims, n, fresh, True),
                             PENALTY_PROBES, max_scale, floor, lambda lv: bool(lv.aim) and lv.aim <= tightest + 1e-12)
     return levels, penalty, million

@@ -366,7 +366,7 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     least budget that keeps the chance of a penalty below ``max_penalty_chance`` and the next million's check
     (:func:`bridgefleet.evaluation.budget_terms.agency_terms`)."""
     from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, agency_terms
-    from bridgefleet.evaluation.component_scenarios import PROBE_AIMS, exact_least_budget
+    from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS, PROBE_AIMS, exact_least_budget
     from bridgefleet.evaluation.next_million import STEP_USD
 
     lb, deck = exact_least_budget(cfg, fleet, seed, rule)
@@ -405,7 +405,8 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
         return out
 
     levels, penalty, check = agency_terms(levels, level_at, rule, max_penalty_chance, episodes, sized, cfg.cost_lambda,
-                                          EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD, lb.lower)
+                                          EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD, lb.lower,
+                                          PENALTY_AIMS)
     if bar is not None:
         bar.close()
     sim = FleetSimulator(cfg, 1, fleet)
