@@ -347,3 +347,31 @@ def test_a_level_aimed_looser_than_the_probes_does_not_say_its_budget_misses():
     pen = penalty_least([_level(1.0, half, 0.10), _level(2.0, half, 0.10)], 0.10, 0.05, probe, 3, 10.0, floor=0.5,
                         misses=lambda lv: lv.aim <= 0.05 + 1e-12)
     assert pen.scale == pytest.approx(1.125) and pen.missed == pytest.approx(0.75) and pen.counts == (0, 118)
+
+
+def test_the_penalty_probes_aim_tightest_first_and_a_level_aimed_looser_does_not_count_as_a_miss():
+    # the component model's probes try PENALTY_AIMS, tightest (25 % of the rule) first; a probe's plan aimed at 2.5 %
+    # keeps every path clear, one aimed looser puts 3 years above the rule on every path (dc-2019 at 4.6 ×)
+    from bridgefleet.evaluation.budget_terms import agency_terms
+    from bridgefleet.evaluation.component_scenarios import AIMS, PENALTY_AIMS
+
+    t = 6
+    clear, running = np.full((59, t), 0.05), np.full((59, t), 0.12)
+    calls = []
+
+    def level_at(scale, aims, paths, fresh, quick):
+        calls.append((scale, aims, paths, fresh, quick))
+        return _level(scale, clear[:paths] if aims[0] == 0.25 else running[:paths], 0.10 * aims[0])
+
+    # one level at 2 × aimed at 5 % whose 16 paths all ran 3 years above: aimed looser than a probe, it is no miss
+    levels = [_level(2.0, np.full((16, t), 0.12), 0.05)]
+    _, pen, _ = agency_terms(levels, level_at, 0.10, 0.05, 16, 1e6, 1.0, AIMS, [], 10.0, 1e6, 0.5, PENALTY_AIMS)
+    assert PENALTY_AIMS[0] == 0.25 and list(PENALTY_AIMS) == sorted(PENALTY_AIMS)
+    assert all(aims == PENALTY_AIMS and quick for _, aims, _, _, quick in calls)
+    # up from the floor (0.5 ×) by 1.5, bisected, confirmed on fresh paths; the level at 2 × bounds nothing
+    assert [(c[0], c[3]) for c in calls] == [(0.75, False), (0.625, False), (0.625, True)]
+    assert pen.scale == 0.625 and pen.counts == (0, 118) and pen.missed is None
+    # aimed as the levels are (the default: AIMS reversed, 5 % first), every probe's paths run 3 years above
+    calls.clear()
+    _, pen, _ = agency_terms(levels, level_at, 0.10, 0.05, 16, 1e6, 1.0, AIMS, [], 10.0, 1e6, 0.5)
+    assert calls[0][1] == AIMS[::-1] and pen.scale is None
