@@ -123,7 +123,7 @@ def test_the_planners_plan_with_the_rule_tries_tighter_aims_and_says_when_it_can
     tried = []
     poor_at = {(False, 0.10): 0.12, (True, 0.10): 0.11, (True, 0.09): 0.09, (False, 0.04): 0.05}
 
-    def fake(fleet_cfg, fleet, planner, samples, seed, name):
+    def fake(fleet_cfg, fleet, planner, samples, seed, name, cost=0.0):
         tried.append((planner.rounded, round(planner.aim, 6)))
         return work_plan.Plan(*[np.zeros(1)] * 10, np.array([[0.5, 0.5 - poor_at[tried[-1]], poor_at[tried[-1]]]]))
 

@@ -5,7 +5,10 @@ in :mod:`bridgefleet.cli.yardstick`, the data commands in :mod:`bridgefleet.cli.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
+import sys
 
 from bridgefleet.cli.args import config_read, fleet_config, fleet_options_given, mapping_with_inventory
 from bridgefleet.paths import check_writable_folder
@@ -72,16 +75,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.explain:
         from bridgefleet.evaluation.explain_bridge import explain_plan
 
-        print(explain_plan(args.explain, run_dir=args.run_dir, fleet=fleet, inventory=args.inventory,
-                           mapping=args.mapping, years=args.years, seed=args.seed, budget_scale=args.budget_scale,
-                           budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area, max_urban=args.max_urban,
-                           device=args.device))
+        with command_bar(0, "plan --explain", "unit", not args.quiet):  # the price search adds itself
+            text = explain_plan(args.explain, run_dir=args.run_dir, fleet=fleet, inventory=args.inventory,
+                                mapping=args.mapping, years=args.years, seed=args.seed, budget_scale=args.budget_scale,
+                                budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area,
+                                max_urban=args.max_urban, device=args.device, progress=not args.quiet)
+        print(text)
         return 0
-    make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
-              samples=args.samples, seed=args.seed, device=args.device, max_urban=args.max_urban,
-              policy=args.policy, fleet=fleet, budget_scale=args.budget_scale, budget_usd=args.budget_usd,
-              max_poor=args.max_poor_deck_area, reads=config_read(args),  # the run's and the fleet's: make_plan's
-              works=args.plan_format == "snbi-works", start_year=args.start_year)
+    said = io.StringIO()  # what the plan prints, below the bar once it is gone (not across its line)
+    held = contextlib.nullcontext() if args.quiet else contextlib.redirect_stdout(said)
+    try:  # the bar's units: 10,000 bridge-years of the planner's DP (bridgefleet.progress)
+        with command_bar(0, "plan", "unit", not args.quiet), held:
+            make_plan(args.run_dir, args.out, years=args.years, inventory=args.inventory, mapping=args.mapping,
+                      samples=args.samples, seed=args.seed, device=args.device, max_urban=args.max_urban,
+                      policy=args.policy, fleet=fleet, budget_scale=args.budget_scale,
+                      budget_usd=args.budget_usd, max_poor=args.max_poor_deck_area,
+                      reads=config_read(args),  # the run's and the fleet's
+                      works=args.plan_format == "snbi-works", start_year=args.start_year, progress=not args.quiet)
+    finally:
+        sys.stdout.write(said.getvalue())
     return 0
 
 
@@ -113,7 +125,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     out = args.resume or args.out
     rows = run_sweep(args.space, out, ray_address=args.ray_address, samples=args.samples, seeds=args.seeds,
-                     asha=not args.no_asha, resume=bool(args.resume))
+                     asha=not args.no_asha, resume=bool(args.resume), progress=not args.quiet)
     with open(os.path.join(out, "sweep.md"), encoding="utf-8") as f:
         print(f.read())
     print(f"{len(rows)} trial(s); written: {os.path.join(out, 'sweep.csv')}, {os.path.join(out, 'sweep.md')}")

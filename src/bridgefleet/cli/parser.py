@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seed", type=WHOLE, default=0, help="seed of the fleet and deterioration samples")
     pl.add_argument("--device", default="auto", help="cpu, cuda or auto")
     _threads_option(pl)
+    pl.add_argument("--quiet", action="store_true", help="no progress bar")
     pl.set_defaults(func=cmd_plan, memory=((), ("--samples", "--years")))
 
     r = sub.add_parser("report", help="one self-contained HTML page: fleet, policies compared, plan, training",
@@ -280,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-asha", action="store_true", help="run every trial to the end (no early stopping)")
     sw.add_argument("--out", default="sweep-out", help="sweep folder")
     sw.add_argument("--resume", metavar="DIR", help="resume the sweep in DIR (finished trials are kept)")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=cmd_sweep)
 
     b = sub.add_parser("bench", help="measure what each acceleration buys: the plan's Benchmark Targets table",

@@ -153,7 +153,8 @@ def cmd_bound(args: argparse.Namespace) -> int:
         on_ray["solver"] = RaySolver(args.ray_address)
     planner = LagrangianPlanner(step=args.grid_step, max_iter=args.bound_iters, progress=not args.quiet,
                                 max_poor_deck_area=args.max_poor_deck_area, certify_step=args.certify_step, **on_ray)
-    b = planner.prepare(sim)
+    with command_bar(0, "bound", "unit", not args.quiet):  # the price search adds its part (bridgefleet.progress)
+        b = planner.prepare(sim)
     fleets = len(b.values)
     what = "the fixed fleet" if fleets == 1 else f"{fleets} fleets seeded {args.seed} …"
     print(f"best expected discounted return of a budget-feasible policy (γ {cfg.discount}, {cfg.horizon_years} years), "
@@ -211,7 +212,9 @@ def _exact_bound(args: argparse.Namespace, cfg, fleet) -> int:
                          "leave it out")
     sim = FleetSimulator(cfg, args.episodes, fleet)
     sim.reset(None, [args.seed + i for i in range(args.episodes)])
-    b = ExactPlanner(max_iter=args.bound_iters, max_poor_deck_area=args.max_poor_deck_area).prepare(sim)
+    with command_bar(0, "bound", "unit", not args.quiet):  # each group's price search adds its part
+        b = ExactPlanner(max_iter=args.bound_iters, max_poor_deck_area=args.max_poor_deck_area,
+                         progress=not args.quiet).prepare(sim)
     iters = sum(p.iterations for p in b.parts)
     what = "the fixed fleet" if len(b.values) == 1 else f"{len(b.values)} fleets seeded {args.seed} …"
     print(f"upper bound on the expected discounted return (γ {cfg.discount}, {cfg.horizon_years} years), {what}, "

@@ -192,10 +192,11 @@ def format_explanation(ex: BridgeExplanation, sim: FleetSimulator, fleet: str, a
 def explain_plan(bridge_ids: list[str], *, run_dir: str | None = None, fleet=None, inventory: str | None = None,
                  mapping: str | None = None, years: int = 30, seed: int = 0, budget_scale: float | None = None,
                  budget_usd: float | None = None, max_poor: float | None = None, max_urban: int | None = None,
-                 device: str = "auto") -> str:
+                 device: str = "auto", progress: bool = False) -> str:
     """``plan --explain``: the planner's year-1 decision of each of ``bridge_ids`` on the fleet the plan would be
     for (a run's, or ``fleet``, the default model's when None; ``inventory`` read with ``mapping``), at the budget
-    the plan would have; with ``run_dir`` the trained agent's decision beside it.
+    the plan would have; with ``run_dir`` the trained agent's decision beside it. ``progress``: the price search
+    counted on the command's progress bar where one is open (:mod:`bridgefleet.progress`).
 
     Raises:
         ValueError: a continuous fleet model (no exact values), an unknown structure number, a bad budget.
@@ -221,7 +222,7 @@ def explain_plan(bridge_ids: list[str], *, run_dir: str | None = None, fleet=Non
     sim = FleetSimulator(fleet, 1, data)
     sim.reset(None, [seed])
     rows = [find_bridge(sim, b) for b in bridge_ids]  # every number checked before the price search
-    planner = ExactPlanner(max_poor_deck_area=max_poor)
+    planner = ExactPlanner(max_poor_deck_area=max_poor, progress=progress)  # its search on the command's bar
     reasons = year_one(planner, sim)
     mine = year_one(agent, sim) if agent is not None and explains(agent) else None
     words = ("the inventory " if fleet.inventory else "") + fleet.fleet_in_words()

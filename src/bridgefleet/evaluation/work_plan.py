@@ -20,6 +20,8 @@ from bridgefleet.evaluation.snbi_works import refuse_without_codes, start_year_o
 from bridgefleet.inventory.fleet import input_files, on_inventory, one_fleet, resolve_fleet, set_budget
 from bridgefleet.outputs import counted, figure_out, write_csv, write_xlsx
 from bridgefleet.paths import check_writable_file
+from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT
+from bridgefleet.progress import current as current_bar
 from bridgefleet.runs.folder import run_inputs
 from bridgefleet.runs.load import load_policy, warn_untrained_budget
 from bridgefleet.sim import components
@@ -31,6 +33,19 @@ FHWA_RULE = 0.10
 PLAN_NUMBERS = frozenset({"year", "deck_area_m2", "action_share", "cost_usd", "expected_condition",
                           "cost_of_waiting_usd", "value_per_usd", "cutoff_per_usd", "funded_at_usd"})
 """plan.csv's numeric columns (numbers in plan.xlsx; the rest is text)."""
+PLANNER_YEAR_COST = 0.6
+"""A sample-bridge-year of the plan simulated under the planner once its prices are found (its benefits, the
+knapsack and the year's reasons), on the command's progress bar in bridge-years of the planner's DP
+(:data:`bridgefleet.progress.BRIDGE_YEARS_PER_UNIT`): 10.7 s for 32 samples × 100 bridges × 30 years against the
+price search's 22.8 s for its 30 solves × 3,000 (components-2026, 2-core EPYC under load, 2026-12-08)."""
+POLICY_YEAR_COST = {"network": 0.4, "rule": 0.02}
+"""A sample-bridge-year under a trained network or a rule of thumb, as
+:data:`bridgefleet.evaluation.evaluate.NETWORK_COST` and ``RULE_COST``."""
+MARGIN_COST = 2.0
+"""What the next million buys (:func:`bridgefleet.evaluation.next_million.plan_margin`), per bridge-year of the
+plan: each bridge's exact plan at two prices, about two DP solves (1.2 s for 3,000 bridge-years, as above)."""
+WRITE_COST = 3.0
+"""plan.csv, plan.xlsx, the summary and plan.png, per bridge-year row (2.0 s for 3,000 rows, as above)."""
 
 
 @dataclass
@@ -115,12 +130,14 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
               max_urban: int | None = None, policy: str | None = None, fleet: FleetConfig | None = None,
               budget_scale: float | None = None, budget_usd: float | None = None,
               max_poor: float | None = None, reads: list[tuple[str | Path, str]] | None = None,
-              works: bool = False, start_year: int | None = None) -> Path:
+              works: bool = False, start_year: int | None = None, progress: bool = False) -> Path:
     """Write plan.csv (one row per bridge and year), plan_summary.csv (a row per year) and plan.png; print the
     yearly summary. With ``works`` (``--format snbi-works``) also the plan's treatments as SNBI ``Works`` entries
     (:mod:`bridgefleet.evaluation.snbi_works`), year 1 = calendar year ``start_year`` (default this year), in
     ``<stem>.works.json`` beside the CSV, or at ``out`` where it ends in ``.json`` (the CSV then beside it as
     ``<stem>.csv``); the component fleet model only (refused before any work on a continuous one).
+    ``progress``: the work counted on the command's progress bar where one is open (:mod:`bridgefleet.progress`:
+    the price search, the samples' years at their policy's cost, the next million and the files written).
 
     With ``run_dir`` and no ``policy``: the run's trained agents (:func:`compute_plan`). With ``policy``
     (``lagrangian`` or a heuristic's name): that policy on the run's fleet, or on ``fleet`` (a fleet config; the
@@ -167,7 +184,7 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
         if loaded is not None:
             refuse_without_codes(loaded[0].fleet.component_model, f"the run {run_dir}")
         plan = compute_plan(run_dir, years, inventory, samples, seed, device, max_urban, mapping, loaded=loaded,
-                            budget_scale=budget_scale, budget_usd=budget_usd)
+                            budget_scale=budget_scale, budget_usd=budget_usd, progress=progress)
     else:
         if run_dir is not None:
             fleet = load_policy(run_dir, device)[0].fleet  # the run's fleet
@@ -176,8 +193,11 @@ def make_plan(run_dir: str | Path | None, out: str | Path | None, years: int = 3
             fleet = fleet.replace(max_urban=max_urban)
         if works:
             refuse_without_codes(fleet.component_model, "this fleet" if run_dir is None else f"the run {run_dir}")
-        plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor)
+        plan = policy_plan(fleet, policy, years, samples, seed, budget_scale, budget_usd, max_poor, progress)
+    if (work := current_bar() if progress else None) is not None:
+        work.stage("plan: writing its files")
     write_plan(plan, out)
+    _advance(progress, WRITE_COST * plan.years * len(plan.bridge_id))
     if works_out is not None:
         print(write_works(plan, works_out, start))
     if policy == "lagrangian" and max_poor is None and plan.deck_shares[:, 2].max() > FHWA_RULE:
@@ -278,12 +298,12 @@ def _check(years: int, samples: int) -> None:
 
 def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: int = PLAN_SAMPLES, seed: int = 0,
                 budget_scale: float | None = None, budget_usd: float | None = None,
-                max_poor: float | None = None) -> Plan:
+                max_poor: float | None = None, progress: bool = False) -> Plan:
     """The plan of ``policy`` (``lagrangian``: the planner of :mod:`bridgefleet.planning.planner`, its prices
     computed for this fleet and horizon; or a heuristic's name) on ``fleet_cfg`` for ``years``, at
     ``budget_scale`` × the sized budget or ``budget_usd`` USD a year (:func:`set_budget`); ``max_poor``: the
     planner prices "at most this share of deck area poor in any year". A synthetic fleet is held fixed (fleet
-    seed ``seed``).
+    seed ``seed``). ``progress``: as :func:`make_plan`'s.
 
     Raises:
         ValueError: an unknown policy, bad ``samples``/``years`` or budget.
@@ -294,32 +314,62 @@ def policy_plan(fleet_cfg: FleetConfig, policy: str, years: int = 30, samples: i
 
     _check(years, samples)
     exact = fleet_cfg.component_model is not None
-    planner = ExactPlanner(max_poor_deck_area=max_poor) if exact else LagrangianPlanner(max_poor_deck_area=max_poor)
+    planner = (ExactPlanner(max_poor_deck_area=max_poor, progress=progress) if exact else
+               LagrangianPlanner(max_poor_deck_area=max_poor, progress=progress))
     decide = planner if policy == "lagrangian" else get_policy(policy)
     fleet_cfg, fleet = one_fleet(fleet_cfg.replace(horizon_years=years), seed)
     fleet_cfg = set_budget(fleet_cfg, budget_scale, budget_usd)
+    margin = exact and policy == "lagrangian"  # what the next million buys, from the planner's prices
+    cost = PLANNER_YEAR_COST if policy == "lagrangian" else POLICY_YEAR_COST["rule"]
+    bridge_years = (fleet_cfg.n_urban + fleet_cfg.n_rural) * years
+    # the whole plan on the bar now (the price search adds its own part when it starts)
+    _declare(progress, bridge_years * (samples * cost + WRITE_COST + (MARGIN_COST if margin else 0.0)))
     if policy == "lagrangian" and max_poor is not None:
-        plan = plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor)
+        plan = plan_within_rule(decide, fleet_cfg, fleet, samples, seed, max_poor, progress)
     else:
-        plan = simulate_plan(fleet_cfg, fleet, decide, samples, seed, policy)
+        plan = simulate_plan(fleet_cfg, fleet, decide, samples, seed, policy, cost if progress else 0.0)
     plan.rule = FHWA_RULE if max_poor is None else max_poor
-    if exact and policy == "lagrangian":  # what the next million buys, from the planner's prices
+    if margin:
         from bridgefleet.evaluation.next_million import plan_margin
 
+        if (work := current_bar() if progress else None) is not None:
+            work.stage("plan: what the next million buys")
         plan.margin = plan_margin(planner, fleet_cfg, fleet, seed, plan.poor_paths, plan.rule)
+        _advance(progress, MARGIN_COST * bridge_years)
     return plan
 
 
+def _declare(progress: bool, bridge_years: float) -> None:
+    """Work of ``bridge_years`` DP bridge-years added to the command's bar (nothing without one)."""
+    if (work := current_bar() if progress else None) is not None:
+        work.total += bridge_years / BRIDGE_YEARS_PER_UNIT
+
+
+def _advance(progress: bool, bridge_years: float) -> None:
+    """Work of ``bridge_years`` DP bridge-years done on the command's bar (nothing without one)."""
+    if (work := current_bar() if progress else None) is not None:
+        work.advance(bridge_years / BRIDGE_YEARS_PER_UNIT)
+
+
 def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, samples: int, seed: int,
-                     rule: float) -> Plan:
+                     rule: float, progress: bool = False) -> Plan:
     """The planner's plan that meets the rule in expectation where it can, as ``scenarios`` finds it at a level:
     each of :data:`bridgefleet.evaluation.scenarios.AIMS` in turn, the first whose mean share of deck area poor
     is ≤ ``rule`` in every year (``Plan.policy`` says which; :func:`bridgefleet.evaluation.scenarios.try_aims`),
-    with a warning where it misses the rule."""
+    with a warning where it misses the rule. ``progress``: each aim's samples counted on the command's bar (the
+    first aim's declared by the caller, each further one's when it starts)."""
     from bridgefleet.evaluation import component_scenarios, scenarios
 
+    tries = 0
+
     def attempt() -> Plan:
-        plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian")
+        nonlocal tries
+        if tries:  # another aim: another price search (its own part) and simulation
+            _declare(progress, PLANNER_YEAR_COST * samples * (fleet_cfg.n_urban + fleet_cfg.n_rural)
+                     * fleet_cfg.horizon_years)
+        tries += 1
+        plan = simulate_plan(fleet_cfg, fleet, planner, samples, seed, "lagrangian",
+                             PLANNER_YEAR_COST if progress else 0.0)
         mixture = (f", the relaxation's mixture within {planner.budget_share:.0%} of the budget"
                    if getattr(planner, "rounded", False) else "")
         plan.policy = f"lagrangian{mixture}, each year planned to {100 * planner.aim:.3g}% of deck area poor"
@@ -340,7 +390,7 @@ def plan_within_rule(planner, fleet_cfg: FleetConfig, fleet: tuple[dict, dict] |
 def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = None, samples: int = PLAN_SAMPLES,
                  seed: int = 0, device: str = "auto", max_urban: int | None = None,
                  mapping: str | None = None, loaded: tuple[TrainConfig, Callable] | None = None,
-                 budget_scale: float | None = None, budget_usd: float | None = None) -> Plan:
+                 budget_scale: float | None = None, budget_usd: float | None = None, progress: bool = False) -> Plan:
     """Run the trained greedy policy of ``run_dir`` for ``years`` on its fleet (or ``inventory``, read with
     ``mapping``, default the run's), at ``budget_scale`` × the fleet's sized budget or ``budget_usd`` USD a year
     (:func:`set_budget`; a warning where that is outside the budgets the run learned at); ``loaded``: the run's
@@ -348,7 +398,7 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
     checkpoint is read once.
 
     The fleet is simulated ``samples`` times with seeds seed, seed+1, … (same fleet, different
-    deterioration draws for a fixed or inventory fleet).
+    deterioration draws for a fixed or inventory fleet). ``progress``: as :func:`make_plan`'s.
 
     Raises:
         FileNotFoundError: the run directory has no trained agents.
@@ -372,13 +422,18 @@ def compute_plan(run_dir: str | Path, years: int = 30, inventory: str | None = N
         raise ValueError(f"the plan's fleet has {fleet_cfg.n_urban} urban bridges under per-bridge control, the "
                          f"trained urban agent expects {trained}: keep {trained} under it (--max-urban "
                          f"{trained}) or train on this inventory")
-    return simulate_plan(fleet_cfg, fleet, policy, samples, seed, f"trained agents of {run_dir}")
+    cost = POLICY_YEAR_COST["network"]
+    _declare(progress, (fleet_cfg.n_urban + fleet_cfg.n_rural) * years * (samples * cost + WRITE_COST))
+    return simulate_plan(fleet_cfg, fleet, policy, samples, seed, f"trained agents of {run_dir}",
+                         cost if progress else 0.0)
 
 
 def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, policy, samples: int, seed: int,
-                  name: str) -> Plan:
+                  name: str, cost: float = 0.0) -> Plan:
     """``policy`` (sim, rng) → decision run for ``fleet_cfg.horizon_years`` on ``samples`` copies of the
-    fleet (deterioration seeds seed, seed+1, …), summarized as a :class:`Plan`."""
+    fleet (deterioration seeds seed, seed+1, …), summarized as a :class:`Plan`. ``cost``: each year moves the
+    command's progress bar by its samples' bridge-years at this cost (DP bridge-years each; the caller declared
+    them on the bar's total); 0: not counted."""
     years = fleet_cfg.horizon_years
     sim = FleetSimulator(fleet_cfg, samples, fleet)
     sim.reset(None, [seed + i for i in range(samples)])
@@ -402,7 +457,10 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         why = PlanReasons.empty(years, b)
     deck_today = band_shares(sim.state.condition, counted).mean(0)  # year 0: before any work
     shares_today = band_shares(sim.state.condition).mean(0)
+    bar = current_bar() if cost > 0 else None
     for y in range(years):
+        if bar is not None:
+            bar.stage(f"plan: year {y + 1} of {years}, {samples} samples")
         decision = policy(sim, rng)  # (urban actions, rural strategy), or requests of every bridge
         before = sim.components.copy() if cm is not None else None
         res = sim.step(*decision) if isinstance(decision, tuple) else sim.step_requests(decision)
@@ -421,6 +479,8 @@ def simulate_plan(fleet_cfg: FleetConfig, fleet: tuple[dict, dict] | None, polic
         shares[y] = band_shares(sim.state.condition).mean(0)
         by_path = band_shares(sim.state.condition, counted)
         deck[y], poor_paths[:, y] = by_path.mean(0), by_path[:, 2]
+        if bar is not None:
+            bar.advance(cost * samples * b / BRIDGE_YEARS_PER_UNIT)
     return Plan(np.asarray(sim.profile.bridge_id, dtype=str), np.asarray(sim.cluster, dtype=str), urban, action,
                 out["action_share"], out["cost_usd"], out["condition"], spend, np.asarray(sim.annual_budget, float),
                 shares, deck, name, sim.fhwa_basis,

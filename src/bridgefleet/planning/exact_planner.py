@@ -172,12 +172,13 @@ before (35 and 16 to tolerance 1e-3 on 10 fleets of the default fleet, 2026-12-0
 fewer moves the bar's total (:class:`bridgefleet.progress.Share`)."""
 
 
-def _search_share(bridge_years: int, cold: bool, progress: bool) -> Share | None:
-    """A price search's part of the command's bar (None where not showing progress)."""
+def _search_share(bridge_years: int, cold: bool, progress: bool, fleets: int = 1) -> Share | None:
+    """A price search's part of the command's bar (None where not showing progress); over several ``fleets``
+    front-loaded (each fleet stops on its own: :class:`bridgefleet.progress.Share`)."""
     if not progress:
         return None
     solves = EXPECTED_SOLVES[0 if cold else 1]
-    return Share(bridge_years * solves / BRIDGE_YEARS_PER_UNIT, solves)
+    return Share(bridge_years * solves / BRIDGE_YEARS_PER_UNIT, solves, front=fleets > 1)
 
 
 def _solves_noted(size: str, share: Share | None):
@@ -231,8 +232,9 @@ class ExactPlanner:
         # fleet model are alike).
         groups = [np.arange(1)] + [np.arange(lo, min(lo + per, e_n)) for lo in range(1, e_n, per)]
         like = None
-        shares = [_search_share(len(f) * b_n * sim.config.horizon_years, k == 0 and like is None, self.progress)
-                  for k, f in enumerate(groups)]  # each group's part of the command's bar, all declared now
+        # each group's part of the command's bar, all declared now
+        shares = [_search_share(len(f) * b_n * sim.config.horizon_years, k == 0 and like is None, self.progress,
+                                len(f)) for k, f in enumerate(groups)]
         for fleets, share in zip(groups, shares, strict=True):
             bridges = (fleets[:, None] * b_n + np.arange(b_n)).reshape(-1)
             rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bridgefleet.outputs import write_text
+from bridgefleet.progress import command_bar
 from bridgefleet.sweep.results import write_results
 from bridgefleet.sweep.space import SweepSpace, load_space
 
@@ -15,8 +16,10 @@ __all__ = ["SweepSpace", "load_space", "run_sweep"]
 
 
 def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str | None = None, samples: int = 1,
-              seeds: int = 1, asha: bool = True, resume: bool = False) -> list[dict]:
-    """Run the sweep (or resume the one in ``out`` with ``resume``) and write sweep.csv / sweep.md.
+              seeds: int = 1, asha: bool = True, resume: bool = False, progress: bool = False) -> list[dict]:
+    """Run the sweep (or resume the one in ``out`` with ``resume``) and write sweep.csv / sweep.md. ``progress``:
+    one progress bar over its trials (:mod:`bridgefleet.progress`; a trial's episodes move it, one whose training
+    ASHA stopped takes the rest off its total; a resumed sweep's counts the trials not yet finished).
 
     Raises:
         ConfigError: a bad space (names the field).
@@ -49,9 +52,11 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     from bridgefleet.config.presets import resolve_config
 
     episodes = resolve_config(space.preset, None, space.fixed).episodes
-    ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
-    rows = write_results(out, list(space.dims))
     planned = space.trials(samples, seeds)
+    finished = len(list((out / "trials").glob("*/summary.json"))) if resume else 0
+    with command_bar(max(planned - finished, 0), "sweep", "trial", progress):
+        ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
+    rows = write_results(out, list(space.dims))
     if not resume and len(rows) < planned:  # Ctrl-C: Tune saved its state and returned
         raise KeyboardInterrupt(f"the sweep stopped with {len(rows)} of {planned} trials evaluated (results so far "
                                 f"in {out / 'sweep.md'}); continue it with bridgefleet sweep --resume {out}")

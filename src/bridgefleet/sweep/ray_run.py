@@ -54,7 +54,9 @@ def _episodes_done(run_dir: Path) -> int:
 
 def run_trials(space, out: Path, samples: int, seeds: int, asha: bool, max_episodes: int,
                resume_dir: bool = False) -> None:
-    """Run (or resume) the sweep's trials under Tune into ``out/tune``; trials' run folders in ``out/trials``."""
+    """Run (or resume) the sweep's trials under Tune into ``out/tune``; trials' run folders in ``out/trials``;
+    the trials counted on the command's progress bar where one is open (:func:`trials_counted`; a resumed sweep
+    keeps the counter it was started with)."""
     _, tune = import_ray()
     trainable = tune.with_resources(trial, {"cpu": 1})
     store = (out / "tune").resolve()
@@ -69,8 +71,42 @@ def run_trials(space, out: Path, samples: int, seeds: int, asha: bool, max_episo
         tuner = tune.Tuner(trainable, param_space=param_space,
                            tune_config=tune.TuneConfig(num_samples=samples, scheduler=scheduler),
                            run_config=tune.RunConfig(storage_path=str(store), name="sweep", verbose=0,
-                                                     failure_config=tune.FailureConfig(max_failures=2)))
+                                                     failure_config=tune.FailureConfig(max_failures=2),
+                                                     callbacks=[trials_counted(tune, max_episodes)]))
     tuner.fit()
+
+
+def trials_counted(tune, max_episodes: int):
+    """A Tune callback (it runs in the driver) that moves the command's bar (:func:`bridgefleet.progress.current`,
+    nothing without one), whose units are trials, by each trial's episodes as they are reported, in shares of
+    ``max_episodes``; a trial that ends short of them (ASHA stopped it) takes the rest off the bar's total, as a
+    price search that stops early does (:class:`bridgefleet.progress.Share`): not done, so the rate stays true.
+    It holds no bar itself: Tune saves it with the sweep's state."""
+    from bridgefleet.progress import current
+
+    class Trials(tune.Callback):
+        def __init__(self) -> None:
+            self.counted: dict[str, int] = {}  # episodes counted on the bar, a trial
+            self.ended = 0
+
+        def on_trial_result(self, iteration, trials, trial, result, **info) -> None:
+            episodes = min(int(result.get("episodes", 0)), max_episodes)
+            before = self.counted.get(trial.trial_id, 0)
+            if episodes > before and (bar := current()) is not None:
+                self.counted[trial.trial_id] = episodes
+                bar.advance((episodes - before) / max_episodes)
+
+        def on_trial_complete(self, iteration, trials, trial, **info) -> None:
+            if (bar := current()) is None:
+                return
+            left = max_episodes - self.counted.get(trial.trial_id, 0)
+            self.counted[trial.trial_id] = max_episodes
+            self.ended += 1
+            if left > 0:
+                bar.total -= left / max_episodes
+            bar.note(f"{self.ended} trial(s) ended")
+
+    return Trials()
 
 
 def bench_on_ray(cfgs: Sequence[Any], run_dirs: Sequence[Path],
