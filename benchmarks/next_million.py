@@ -77,7 +77,7 @@ def main() -> None:
         n = penalty_paths(args.alpha)
 
         def probe(s: float, fresh: bool, runs=runs, cfg=cfg, fleet=fleet, sized=sized, n=n):
-            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, PENALTY_AIMS, loosen=True)
+            out = exact_level(cfg, fleet, s, n, TEST_SEED + n * fresh, RULE, sized, PENALTY_AIMS, penalty=True)
             runs.append(out)
             return out
 

@@ -198,17 +198,17 @@ def test_the_next_million_agrees_with_two_planner_runs_a_step_apart(small):
 
 
 def test_the_penalty_least_budget_keeps_the_chance_on_fresh_paths(small):
-    from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
+    from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS
     from bridgefleet.evaluation.scenarios import exact_level
 
     cfg, fleet, sized = small
     levels = [exact_level(cfg, fleet, s, 16, 7, 0.10, sized) for s in (0.5, 1.0)]
     def probe(s, fresh):  # as scenarios probes: aimed as tight as the budget allows
-        return exact_level(cfg, fleet, s, 59, 7 + 59 * fresh, 0.10, sized, EXACT_AIMS[::-1], loosen=True)
+        return exact_level(cfg, fleet, s, 59, 7 + 59 * fresh, 0.10, sized, PENALTY_AIMS, penalty=True)
 
-    pen = penalty_least(levels, 0.10, 0.05, probe, 3, 20.0, misses=lambda lv: lv.aim <= 0.05 + 1e-12)
+    pen = penalty_least(levels, 0.10, 0.05, probe, 3, 20.0, misses=lambda lv: lv.aim <= 0.025 + 1e-12)
     assert pen.scale is not None
-    fresh = exact_level(cfg, fleet, pen.scale, 100, 10_007, 0.10, sized, EXACT_AIMS[::-1], loosen=True)
+    fresh = exact_level(cfg, fleet, pen.scale, 100, 10_007, 0.10, sized, PENALTY_AIMS, penalty=True)
     k = int(three_running(fresh.deck[..., 2], 0.10).sum())
     assert k / 100 <= 0.05
     if pen.missed is not None:  # below it the planner was seen to miss: the search did not stop at any budget
@@ -345,7 +345,7 @@ def test_a_level_aimed_looser_than_the_probes_does_not_say_its_budget_misses():
         return _level(scale, poor, 0.05)
 
     pen = penalty_least([_level(1.0, half, 0.10), _level(2.0, half, 0.10)], 0.10, 0.05, probe, 3, 10.0, floor=0.5,
-                        misses=lambda lv: lv.aim <= 0.05 + 1e-12)
+                        misses=lambda lv: lv.aim <= 0.025 + 1e-12)
     assert pen.scale == pytest.approx(1.125) and pen.missed == pytest.approx(0.75) and pen.counts == (0, 118)
 
 
@@ -375,3 +375,33 @@ def test_the_penalty_probes_aim_tightest_first_and_a_level_aimed_looser_does_not
     calls.clear()
     _, pen, _ = agency_terms(levels, level_at, 0.10, 0.05, 16, 1e6, 1.0, AIMS, [], 10.0, 1e6, 0.5)
     assert calls[0][1] == AIMS[::-1] and pen.scale is None
+
+
+def test_a_penalty_probe_keeps_the_aim_with_the_fewest_paths_three_years_above():
+    from types import SimpleNamespace
+
+    from bridgefleet.evaluation.component_scenarios import try_for_penalty
+
+    clear, one = np.full((4, 5), 0.05), np.full((4, 5), 0.05)
+    one[2, 1:4] = 0.11  # one path three years running above 10 %
+    planner = SimpleNamespace(aim=None, bound=None)
+    tried = []
+
+    def attempt(outcomes):
+        def run():
+            tried.append(planner.aim)
+            planner.bound = SimpleNamespace(mean=-float(len(tried)), meets_rule=True)
+            return outcomes[len(tried) - 1]
+        return run
+
+    # 25 % of the rule runs one path three years above, 50 % none: the second kept, with its own aim and bound
+    out, mean, met, _ = try_for_penalty(planner, 0.10, attempt([one, clear]), lambda x: x, (0.25, 0.5))
+    assert out is clear and tried == [0.025, 0.05] and planner.aim == 0.05 and mean == -2.0 and met
+    # the tighter aim keeps every path clear: the looser one is not run
+    tried.clear()
+    out, mean, *_ = try_for_penalty(planner, 0.10, attempt([clear, one]), lambda x: x, (0.25, 0.5))
+    assert out is clear and tried == [0.025] and planner.aim == 0.025 and mean == -1.0
+    # both run a path above: the tighter kept (ties go to the lower worst-year mean, then the first)
+    tried.clear()
+    out, *_ = try_for_penalty(planner, 0.10, attempt([one, one.copy()]), lambda x: x, (0.25, 0.5))
+    assert out is one and planner.aim == 0.025

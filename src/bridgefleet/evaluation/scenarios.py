@@ -399,7 +399,7 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
 
     def level_at(scale: float, aims: tuple[float, ...], paths: int, fresh: bool, quick: bool) -> Level:
-        out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims, loosen=quick)
+        out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims, penalty=quick)
         if bar is not None:
             bar.update(1)
         return out
@@ -420,18 +420,18 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
 
 
 def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
-                aims: tuple[float, ...] | None = None, step_usd: float = 1e6, loosen: bool = False) -> Level:
+                aims: tuple[float, ...] | None = None, step_usd: float = 1e6, penalty: bool = False) -> Level:
     """The component model's planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a
     year) on ``episodes`` samples of the fixed ``fleet``, the rule priced and aimed at ``aims`` of it in turn
     (default :data:`bridgefleet.evaluation.component_scenarios.AIMS`; :func:`~bridgefleet.evaluation.
     component_scenarios.try_aims`); ``step_usd``: the next money a year whose worth ``Level.margin`` gives, USD;
-    ``loosen``: ``aims`` are tightest first and the first whose plan keeps the rule is kept (:func:`~bridgefleet.
-    evaluation.component_scenarios.try_loosening`). Each price search starts cold, as every level's does: from a
+    ``penalty``: the plan with the least chance of a penalty among ``aims`` is kept (:func:`~bridgefleet.
+    evaluation.component_scenarios.try_for_penalty`). Each price search starts cold, as every level's does: from a
     nearby level's prices it ends at other prices within its tolerance, and the plan with them can differ (on
     dc-2019 at 2.05 × the sized budget the worst year's mean 12.1 % against 7.1 % cold)."""
     from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
+    from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS, try_for_penalty
     from bridgefleet.evaluation.component_scenarios import try_aims as try_exact_aims
-    from bridgefleet.evaluation.component_scenarios import try_loosening
     from bridgefleet.evaluation.next_million import level_margin
     from bridgefleet.planning.exact_planner import ExactPlanner
 
@@ -442,9 +442,9 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
         return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",
                                FleetSimulator(level_cfg, episodes, fleet))
 
-    if loosen:
-        result, bound, met, first = try_loosening(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
-                                                  EXACT_AIMS[::-1] if aims is None else aims)
+    if penalty:
+        result, bound, met, first = try_for_penalty(planner, rule, attempt, lambda r: r.deck_by_year[..., 2],
+                                                    PENALTY_AIMS if aims is None else aims)
     else:
         result, bound, met, first = try_exact_aims(planner, rule, attempt, lambda r: r.deck_by_year[..., 2].mean(0),
                                                    EXACT_AIMS if aims is None else aims)
