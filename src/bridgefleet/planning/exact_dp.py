@@ -17,7 +17,7 @@ sparse by row (the project's banded matrices have 1–3 entries a row). Each bri
 compiled loop over the fleet (``prange``), its policy kept in a (T, S) int8 buffer of its own and pushed
 forward at once, so the fleet's policy (T, B, S) int8 is stored only when asked. :func:`solve` and
 :func:`policy_value` run the same arithmetic on blocks of bridges of one kind, the bridge innermost
-(:mod:`bridgefleet.planning.exact_lanes`, 1.7 × faster on Indiana); :func:`distribution` and the planner's value
+(:mod:`bridgefleet.planning.exact_lanes`, 2.6 × faster on Indiana); :func:`distribution` and the planner's value
 tables use the kernels here.
 
 Prices (``price``) are in reward units per USD in year-t units: a Lagrange multiplier μ in present-value
