@@ -31,6 +31,8 @@ def bars(monkeypatch):
             self.steps.append(units)
             super().advance(units)
 
+        update = advance
+
     monkeypatch.setattr(progress, "Work", Seen)
     return opened
 
@@ -118,3 +120,30 @@ def test_a_search_over_several_fleets_counts_its_first_solves_most():
         for _ in range(6):  # one past those expected: the last step's 0.08 more
             more.step()
         assert np.isclose(work.total, 10 * (2 / 2.16) + 2.16 + 0.08)
+
+
+def test_scenarios_weighs_its_levels_by_their_price_searches():
+    from bridgefleet.evaluation import scenario_work as work
+
+    # 4 aims, 16 paths (0.24 searches): below the least budget 0.4 all four, below 1.5 × it three, above it one
+    assert np.isclose(work.level(0.3, 0.4, 4, 16), 4.24)
+    assert np.isclose(work.level(0.5, 0.4, 4, 16), 3.24)
+    assert np.isclose(work.level(1.0, 0.4, 4, 16), 1.24)
+    assert np.isclose(work.level(1.0, None, 4, 16), 3.24)  # least budget not known yet: near it
+    assert np.isclose(work.penalty(59), 2 + 0.885)
+    with progress.command_bar(10, "scenarios", "search", file=io.StringIO()) as bar:
+        probes = work.Counted(bar, 2.0)  # items of 2 searches, as _planner_least counts its probes
+        probes.update(1)
+        probes.total -= 2  # two probes not needed
+        assert (bar.done, bar.total) == (2, 6)
+
+
+def test_scenarios_on_the_component_model_opens_one_bar_and_ends_with_its_work_done(tmp_path, bars):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(SMALL)
+    assert main(["scenarios", "--config", str(fleet), "--budgets", "0.5,1", "--episodes", "2", "--bisect", "1",
+                 "--years", "5", "--max-penalty-chance", "0.5", "--out", str(tmp_path / "s")]) == 0
+    (work,) = bars
+    assert work.desc == "scenarios" and work.bar.unit == "search"
+    assert work.steps[0] == 4.5  # the least budget first, 4.5 searches
+    assert np.isclose(work.bar.n, work.total) and np.isclose(sum(work.steps), work.total)

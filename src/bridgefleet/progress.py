@@ -44,6 +44,11 @@ class Work:
     update = advance
 
     @property
+    def done(self) -> float:
+        """Units done so far."""
+        return self.bar.n
+
+    @property
     def total(self) -> float:
         return self.bar.total
 

@@ -302,7 +302,7 @@ def run_scenarios(fleet_cfg: FleetConfig, scales: list[float] | None = None, bud
         level = (f"--budgets-usd {max(budgets_usd):g}" if budgets_usd is not None else
                  f"--budgets {max(scales):g} (× the sized budget, USD {sized:,.0f} a year)")
         raise ValueError(f"{level}: more than the USD {MAX_BUDGET_USD:,.0f} a year a budget may be")
-    bar = open_bar(len(scales) + 1 + bisect, "scenarios", "level", progress)  # the command's one bar
+    bar = open_bar(len(scales) + 1 + bisect, "scenarios", "search" if exact else "level", progress)  # its one bar
     if exact:
         return _exact_scenarios(cfg, fleet, scales, rule, episodes, seed, bisect, bar, ray, agent, sized,
                                 max_penalty_chance)
@@ -365,13 +365,26 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     least budget, the rule-priced planner at each level and its least budget; the rule first at every level, the
     least budget that keeps the chance of a penalty below ``max_penalty_chance`` and the next million's check
     (:func:`bridgefleet.evaluation.budget_terms.agency_terms`)."""
-    from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, agency_terms
+    from bridgefleet.evaluation import scenario_work as work
+    from bridgefleet.evaluation.budget_terms import PENALTY_PROBES, agency_terms, penalty_paths
+    from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
     from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS, PROBE_AIMS, exact_least_budget
     from bridgefleet.evaluation.next_million import STEP_USD
 
+    def level_work(scale: float, least: float | None) -> float:
+        return work.level(scale, least, len(EXACT_AIMS), episodes)
+
+    if bar is not None:  # the whole run in price searches (scenario_work), the levels before the least budget is known
+        bar.total = (work.LEAST + sum(level_work(s, None) for s in scales)
+                     + bisect * work.run(len(PROBE_AIMS), episodes)  # the planner's least budget's probes
+                     + PENALTY_PROBES * work.penalty(penalty_paths(max_penalty_chance))
+                     + work.run(1, episodes))  # the next million's check
     lb, deck = exact_least_budget(cfg, fleet, seed, rule)
+    probes = probe_episodes(deck, rule, episodes)
     if bar is not None:
-        bar.update(1)
+        bar.update(work.LEAST)
+        bar.total += (sum(level_work(s, lb.lower) - level_work(s, None) for s in scales)
+                      + bisect * (work.run(len(PROBE_AIMS), probes) - work.run(len(PROBE_AIMS), episodes)))
     if ray is not None:
         from bridgefleet.cluster import one_core_tasks
 
@@ -380,34 +393,32 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
         levels = ray_mod.get([task.remote(exact_level, cfg, fleet_ref, s, episodes, seed, rule, sized)
                               for s in scales])
         if bar is not None:
-            bar.update(len(scales))
+            bar.update(sum(level_work(s, lb.lower) for s in scales))
     else:
         levels = []
         for s in scales:
             levels.append(exact_level(cfg, fleet, s, episodes, seed, rule, sized))
             if bar is not None:
-                bar.update(1)
-    probes = probe_episodes(deck, rule, episodes)
+                bar.update(level_work(s, lb.lower))
 
     def probe(scale: float) -> Level:
         return exact_level(cfg, fleet, scale, probes, seed, rule, sized, PROBE_AIMS)
 
-    at_least, missed = _planner_least(levels, rule, bisect, bar, lb.lower, probe, levels_judge=episodes >= probes)
-    if bar is not None:  # the rule first, the penalty's least budget, the next million's check
-        bar.total += PENALTY_PROBES + 1
-        bar.refresh()
-    from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
+    at_least, missed = _planner_least(levels, rule, bisect, None if bar is None else
+                                      work.Counted(bar, work.run(len(PROBE_AIMS), probes)), lb.lower, probe,
+                                      levels_judge=episodes >= probes)
 
     def level_at(scale: float, aims: tuple[float, ...], paths: int, fresh: bool, quick: bool) -> Level:
         out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims, penalty=quick)
-        if bar is not None:
-            bar.update(1)
+        if bar is not None:  # the rule first's reruns and the next million's check, the penalty's probes
+            bar.update(work.penalty(paths) if quick else work.level(scale, lb.lower, len(aims), paths))
         return out
 
     levels, penalty, check = agency_terms(levels, level_at, rule, max_penalty_chance, episodes, sized, cfg.cost_lambda,
                                           EXACT_AIMS, [at_least], MAX_BUDGET_USD / sized, STEP_USD, lb.lower,
                                           PENALTY_AIMS)
     if bar is not None:
+        bar.total = bar.done  # what was not needed (probes the searches stopped before) comes off
         bar.close()
     sim = FleetSimulator(cfg, 1, fleet)
     sim.reset(None, [seed])
