@@ -125,12 +125,12 @@ def test_a_search_over_several_fleets_counts_its_first_solves_most():
 def test_scenarios_weighs_its_levels_by_their_price_searches():
     from bridgefleet.evaluation import scenario_work as work
 
-    # 4 aims, 16 paths (0.24 searches): below the least budget 0.4 all four, below 1.5 × it three, above it one
+    # 4 aims, 16 paths (0.24 searches): below 1.5 × the least budget 0.4 all four, above it one
     assert np.isclose(work.level(0.3, 0.4, 4, 16), 4.24)
-    assert np.isclose(work.level(0.5, 0.4, 4, 16), 3.24)
-    assert np.isclose(work.level(1.0, 0.4, 4, 16), 1.24)
-    assert np.isclose(work.level(1.0, None, 4, 16), 3.24)  # least budget not known yet: near it
-    assert np.isclose(work.penalty(59), 2 + 0.885)
+    assert np.isclose(work.level(0.59, 0.4, 4, 16), 4.24)
+    assert np.isclose(work.level(0.61, 0.4, 4, 16), 1.24)
+    assert np.isclose(work.level(1.0, None, 4, 16), 4.24)  # least budget not known yet: near it
+    assert np.isclose(work.penalty(59), 1 + 0.885)
     with progress.command_bar(10, "scenarios", "search", file=io.StringIO()) as bar:
         probes = work.Counted(bar, 2.0)  # items of 2 searches, as _planner_least counts its probes
         probes.update(1)

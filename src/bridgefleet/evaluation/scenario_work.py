@@ -7,7 +7,7 @@ aims, so counting every level as one unit put most of the work in the bar's last
 Measured on the default fleet (100 bridges, 30 years; 2-core EPYC under load, 2026-12-07): a price search about 23 s,
 a simulated path 0.35 s, the least budget 108 s; the level at 0.5 × the sized budget (1.18 × the least budget) 3
 searches in 97 s, at 1 × (2.4 ×) one in 29.5 s; the probes of the planner's least budget, one aim on 44 paths,
-38–39 s each."""
+38–39 s each; a probe for the chance of a penalty, one aim on 59 paths, 41 s."""
 
 from __future__ import annotations
 
@@ -15,27 +15,21 @@ LEAST = 4.5
 """The exact least budget, in price searches (108 s against 23 s a search)."""
 PATH = 0.015
 """A simulated path of the planner, in price searches (0.35 s against 23 s)."""
-PENALTY_SEARCHES = 2.0
-"""Searches a probe of the least budget for the chance of a penalty is expected to make (one where its tightest aim
-keeps the chance, as at 1 × the sized budget of the default fleet: 41 s on 59 paths; up to all five aims near that
-least budget)."""
+PENALTY_SEARCHES = 1.0
+"""Searches a probe of the least budget for the chance of a penalty is expected to make: one where its tightest aim
+keeps the chance (at 1 × the sized budget of the default fleet: 41 s on 59 paths, 1.4 × the level at 1 × on 16);
+more only near that least budget."""
 NEAR = 1.5
-"""A level below this multiple of the least budget tries tighter aims (0.5 × the sized budget on the default fleet,
-1.18 × its least budget, took 3 searches; 1 ×, 2.4 × it, one)."""
+"""A level below this multiple of the least budget tries tighter aims, and its searches take more solves: 0.5 × the
+sized budget on the default fleet, 1.18 × its least budget, tried 3 aims in 3.3 × the time of the level at 1 ×, 2.4 ×
+it, which tried one (97 s against 29.5 s, and 129 s against 39 s in another run)."""
 
 
 def level(scale: float, least: float | None, aims: int, paths: int) -> float:
     """A budget level at ``scale`` × the sized budget, ``least`` the least budget's scale (None: not known yet),
-    ``aims`` the aims it may try in turn, on ``paths`` paths: all of them below the least budget (none meets the
-    rule), all but one near it (below :data:`NEAR` × it), else one."""
-    if least is None:
-        searches = aims - 1
-    elif scale < least:
-        searches = aims
-    elif scale < NEAR * least:
-        searches = max(aims - 1, 1)
-    else:
-        searches = 1
+    ``aims`` the aims it may try in turn, on ``paths`` paths: as many searches as aims below :data:`NEAR` × the
+    least budget (or before it is known), else one."""
+    searches = aims if least is None or scale < NEAR * least else 1
     return searches + PATH * paths
 
 
