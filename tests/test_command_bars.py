@@ -103,6 +103,18 @@ def test_a_sweeps_bar_counts_episodes_in_trials_and_takes_off_what_asha_stopped(
         assert np.isclose(work.bar.n, work.total) and np.isclose(work.total, 1.25)
         assert work.bar.postfix == "2 trial(s) ended"
     counter.on_trial_result(0, [], SimpleNamespace(trial_id="c"), {"episodes": 5})  # no bar: nothing, no error
+    asha = trials_counted(tune, max_episodes=40, expected=0.5)  # under ASHA a trial holds half a trial
+    with progress.command_bar(2 * 0.5, "sweep", "trial", file=io.StringIO()) as work:
+        asha.on_trial_result(0, [], a, {"episodes": 10})
+        asha.on_trial_result(0, [], b, {"episodes": 10})
+        assert (work.total, work.done) == (1.0, 0.5)  # within what each holds
+        asha.on_trial_result(0, [], a, {"episodes": 30})  # 0.75 of a trial: 0.25 past its half
+        assert (work.total, work.done) == (1.25, 1.0)
+        asha.on_trial_complete(0, [], b)  # stopped at 0.25: the other 0.25 it held comes off
+        assert work.total == 1.0
+        asha.on_trial_result(0, [], a, {"episodes": 40})
+        asha.on_trial_complete(0, [], a)
+        assert (work.total, work.done) == (1.25, 1.25)
 
 
 

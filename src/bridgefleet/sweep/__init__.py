@@ -18,8 +18,9 @@ __all__ = ["SweepSpace", "load_space", "run_sweep"]
 def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str | None = None, samples: int = 1,
               seeds: int = 1, asha: bool = True, resume: bool = False, progress: bool = False) -> list[dict]:
     """Run the sweep (or resume the one in ``out`` with ``resume``) and write sweep.csv / sweep.md. ``progress``:
-    one progress bar over its trials (:mod:`bridgefleet.progress`; a trial's episodes move it, one whose training
-    ASHA stopped takes the rest off its total; a resumed sweep's counts the trials not yet finished).
+    one progress bar over its trials (:mod:`bridgefleet.progress`; a trial's episodes move it, each trial held on
+    its total at the share of its episodes ASHA is expected to let it train, :data:`~bridgefleet.sweep.ray_run.
+    ASHA_SHARE`; a resumed sweep's counts the trials not yet finished).
 
     Raises:
         ConfigError: a bad space (names the field).
@@ -54,7 +55,8 @@ def run_sweep(space_file: str | Path | None, out: str | Path, ray_address: str |
     episodes = resolve_config(space.preset, None, space.fixed).episodes
     planned = space.trials(samples, seeds)
     finished = len(list((out / "trials").glob("*/summary.json"))) if resume else 0
-    with command_bar(max(planned - finished, 0), "sweep", "trial", progress):
+    share = ray_run.ASHA_SHARE if asha else 1.0  # what a trial is expected to train
+    with command_bar(max(planned - finished, 0) * share, "sweep", "trial", progress):
         ray_run.run_trials(space, out, samples, seeds, asha, episodes, resume_dir=resume)
     rows = write_results(out, list(space.dims))
     if not resume and len(rows) < planned:  # Ctrl-C: Tune saved its state and returned
