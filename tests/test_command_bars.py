@@ -119,19 +119,19 @@ def test_a_sweeps_bar_counts_episodes_in_trials_and_takes_off_what_asha_stopped(
 
 
 def test_a_search_over_several_fleets_counts_its_first_solves_most():
-    # 5 solves expected, falling over 0.6 × 5 = 3 of them to 0.08: weights 1, 2/3, 1/3, 0.08, 0.08 (sum 2.16)
+    # 5 solves expected of 2 units each, falling over 0.6 × 5 = 3 of them to 0.08: 2, 4/3, 2/3, 0.16, 0.16 (4.32)
     with progress.command_bar(0, "bound", "unit", file=io.StringIO()) as work:
         share = progress.Share(10.0, expected=5, front=True)
         share.step()
-        assert np.isclose(work.bar.n, 10 / 2.16) and np.isclose(work.total, 10)
+        assert np.isclose(work.bar.n, 2) and np.isclose(work.total, 4.32)
         share.step()
         share.step()
-        share.finish()  # stopped after 3: the last two steps' 2 × 0.08 / 2.16 of the units come off
-        assert np.isclose(work.total, 10 * (2 / 2.16)) and np.isclose(work.bar.n, work.total)
-        more = progress.Share(2.16, expected=5, front=True)
+        share.finish()  # stopped after 3: the last two steps' 0.32 come off
+        assert np.isclose(work.total, 4) and np.isclose(work.bar.n, work.total)
+        more = progress.Share(5.0, expected=5, front=True)  # 1 a solve: 2.16 in all
         for _ in range(6):  # one past those expected: the last step's 0.08 more
             more.step()
-        assert np.isclose(work.total, 10 * (2 / 2.16) + 2.16 + 0.08)
+        assert np.isclose(work.total, 4 + 2.16 + 0.08) and np.isclose(work.bar.n, work.total)
 
 
 def test_scenarios_weighs_its_levels_by_their_price_searches():

@@ -5,8 +5,8 @@ A command opens one bar (:func:`command_bar`) whose units are its real work item
 policy, a budget level of ``scenarios``); the code beneath it moves that bar and never opens one of its own. A
 price search, whose number of DP solves is known only when it stops, shows its solves and gap in the bar's
 postfix (:func:`note`) and adds no units: its time is in the item it belongs to. The ETA is the bar's
-remaining units at the rate measured since the bar opened (tqdm ``smoothing=0``), not at the last few items'
-rate, which swings between stages of different cost.
+remaining units at the rate measured since its first work was declared (tqdm ``smoothing=0``), not at the last few
+items' rate, which swings between stages of different cost.
 
 The bar is tqdm's, on stderr, shown only where stderr is a terminal (``disable=None``) and not with ``--quiet``.
 """
@@ -55,7 +55,12 @@ class Work:
     @total.setter
     def total(self, units: float) -> None:
         """The work turned out to be ``units`` (a search that stopped early takes its probes off: they are not
-        done, and counting them as done would make the rate, and every later ETA, too fast)."""
+        done, and counting them as done would make the rate, and every later ETA, too fast). The first work
+        declared starts the rate's clock: what came before (reading an inventory, building the fleets' models) is
+        no unit of it."""
+        if self.bar.n == 0 and not self.bar.total and units > 0:
+            self.bar.reset(total=units)
+            return
         self.bar.total = max(units, self.bar.n)
         self.bar.refresh()
 
@@ -137,18 +142,20 @@ FRONT_TAIL = 0.08
 
 class Share:
     """A search's part of the command's bar, whose length is known only when it stops: ``units`` spread over the
-    ``expected`` steps (DP solves), added to the bar's total when made; evenly, or with ``front`` (a search over
-    several fleets, each of which stops on its own) falling from the first step's share to :data:`FRONT_TAIL` of
-    it over :data:`FRONT_STEPS` of the steps. A step past ``expected`` adds its share (the last one's) to the total
-    as it moves the bar (the work grew); a search that stops early takes the rest off the total (:meth:`finish`:
-    not done, so the rate stays true). Nothing without a bar."""
+    ``expected`` steps (DP solves) of ``units / expected`` each, added to the bar's total when made; with ``front``
+    (a search over several fleets, each of which leaves the DP when its prices are found) a step's work falls from
+    that to :data:`FRONT_TAIL` of it over :data:`FRONT_STEPS` of the steps, and the search's part is that much less
+    than ``units``. A step past ``expected`` adds its share (the last one's) to the total as it moves the bar (the
+    work grew); a search that stops early takes the rest off the total (:meth:`finish`: not done, so the rate stays
+    true). Nothing without a bar."""
 
     def __init__(self, units: float, expected: int, front: bool = False):
         self.work, self.units, self.expected = current(), float(units), max(int(expected), 1)
         k = np.arange(self.expected)
         weight = (np.maximum(1.0 - k / max(FRONT_STEPS * self.expected, 1.0), FRONT_TAIL) if front
                   else np.ones(self.expected))
-        self.weights = self.units * weight / weight.sum()  # units of each expected step
+        self.weights = self.units / self.expected * weight  # units of each expected step
+        self.units = float(self.weights.sum())
         self.per = float(self.weights[-1])  # units of a step past those expected
         self.steps, self.moved = 0, 0.0
         if self.work is not None:
