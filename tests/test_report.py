@@ -101,6 +101,9 @@ def test_dc_report_renders_in_headless_chromium_without_console_errors(dc_run, t
     assert today and today.group(1) == "12.1"
     assert dom.index('id="fhwa-today"') < dom.index('<section id="policies">')
     assert 'id="trained-elsewhere"' not in dom  # trained on dc-2019
+    # a run of the continuous model (this fixture's): its bridges by its urban and rural agencies
+    agencies = re.findall(r"<tr><td>([^<]+)</td><td>(\d+)</td><td>\d+ \(", dom)
+    assert agencies == [("urban", "243"), ("rural", "1"), ("all", "244")]
     assert "District of Columbia" in dom  # the state outline's name, drawn under the bridges
     assert "<code>rural_" not in dom  # DC's one rural bridge: no rural fleet strategies
     ids = set(load_inventory("dc-2019").bridge_id)
@@ -430,3 +433,20 @@ def test_the_bridge_panel_gives_the_plans_reasons_and_the_planners_exact_values(
         assert chosen[0].per_usd == pytest.approx(chosen[0].waiting_usd / chosen[0].cost_usd)
         assert row.why.startswith(f"funded: waiting a year would lose {row.per_usd:.2f} USD of value a USD")
     assert year_one_panel(plan, kept[0], plan_fleet(cfg), compare=False).rows[0].planner is None
+
+
+def test_fleet_today_counts_the_bridges_by_the_owners_that_hold_the_budgets():
+    # dc-2019 on the default (component) model: budgets held by its six owners (NBI item 22), each a row, then all
+    from types import SimpleNamespace
+
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.report.data import fleet_today, plan_fleet
+
+    cfg = FleetConfig.named("components-2026").with_inventory("dc-2019")
+    sim = plan_fleet(cfg)
+    today = fleet_today(cfg, SimpleNamespace(bridge_id=sim.profile.bridge_id), sim)
+    rows = {r["agency"]: r for r in today.agencies}
+    assert list(rows)[:1] == ["01 state highway agency"] and list(rows)[-1] == "all" and len(rows) == 7
+    assert rows["01 state highway agency"]["bridges"] == 205 and rows["66 National Park Service"]["bridges"] == 33
+    assert sum(r["bridges"] for k, r in rows.items() if k != "all") == rows["all"]["bridges"] == 244
+    assert "urban" not in rows

@@ -44,7 +44,8 @@ class FleetToday:
     Attributes:
         source: inventory path, or a description of the synthetic fleet; ``source_date``: the inventory year
             and the file's modification date ("" for a synthetic fleet).
-        agencies: rows {agency, bridges, good, fair, poor (counts), deck_area_m2} per agency and in total.
+        agencies: rows {agency, bridges, good, fair, poor (counts), deck_area_m2} per agency holding a budget (urban /
+            rural, or an inventory's owners: ``FleetConfig.agency_labels``) and in total.
         quartiles: rows {what, min, q25, median, q75, max} for deck area (m²) and AADT (vehicles/day).
         bridge_id, condition, deck_area, latitude, longitude: (B,) in the plan's column order.
         deck_shares: float64 (3,), the share of counted deck area good / fair / poor today, 0–1 (FHWA's measures,
@@ -198,9 +199,10 @@ def fleet_today(cfg: FleetConfig, plan: Plan, sim: FleetSimulator | None = None)
     cond = np.asarray(sim.state.condition[0], dtype=float)
     area = np.broadcast_to(np.asarray(sim.profile.deck_area, dtype=float), (1, len(cond)))[0]  # (B,) or (E, B)
     aadt = np.broadcast_to(np.asarray(sim.profile.aadt, dtype=float), (1, len(cond)))[0]
-    urban = plan.urban
+    agency = np.asarray(sim.agency)  # (B,): the agency holding each bridge's budget (urban / rural, or its owner)
+    groups = [(name, agency == a) for a, name in enumerate(rcfg.agency_labels) if (agency == a).any()]
     rows = []
-    for name, mask in (("urban", urban), ("rural", ~urban), ("all", np.ones_like(urban))):
+    for name, mask in (*groups, ("all", np.ones(len(cond), dtype=bool))):
         c = cond[mask]
         n = max(len(c), 1)
         good, poor = int((c >= GOOD_RATING).sum()), int((c < POOR_BELOW).sum())
