@@ -145,6 +145,31 @@ def test_least_budget_equals_occupation_lp():
     assert found >= 5
 
 
+def test_the_least_budget_solves_one_bridge_a_class_and_still_equals_the_occupation_lp():
+    """A third bridge like the first at 2.5 times its costs and deck area joins its class (one DP solve and master
+    row for both): the least budget still equals the occupation LP, which sees three bridges."""
+    from bridgefleet.planning.exact_least_budget import _one_bridge_a_class
+
+    checked = 0
+    for case in range(6):
+        model, agency, budget, deck, t_n = _two_bridges(300 + case, case, 4)
+        three = replace(model, kind=model.kind[[0, 1, 0]], utility=model.utility[[0, 1, 0]],
+                        cost=model.cost[[0, 1, 0]] * np.array([1.0, 1.0, 2.5])[:, None], start=model.start[[0, 1, 0]])
+        agency3, deck3 = agency[[0, 1, 0]], deck[[0, 1, 0]] * np.array([1.0, 1.0, 2.5])
+        one, _, rule1 = _one_bridge_a_class(three, agency3, Rule(np.zeros(3, int), deck3, 0.5))
+        assert len(one.kind) == 2 and rule1.deck == pytest.approx([3.5 * deck[0], deck[1]])
+        assert one.cost[0] == pytest.approx(3.5 * model.cost[0])
+        worst = float((deck3 @ policy_value(three, 0, horizon=t_n).poor).max() / deck3.sum())
+        lp = occupation_lp(three, agency3, budget, deck3, 0.6 * worst, least=True)
+        if lp is None:
+            continue
+        res = least_budget(three, agency3, budget, Rule(np.zeros(3, int), deck3, 0.6 * worst), tol=1e-9,
+                           max_iter=300)
+        assert res.lower == pytest.approx(lp, rel=1e-6, abs=1e-8), case
+        checked += lp > 1e-6
+    assert checked >= 3
+
+
 @pytest.mark.parametrize("case", range(4))
 def test_bound_from_given_prices_equals_occupation_lp(case):
     """Started from arbitrary prices the search takes its boxstep turns (``box``) and still ends at the LP's value,

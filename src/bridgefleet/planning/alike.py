@@ -7,7 +7,8 @@ and the deck area the rule counts is its size over its cost factor (0 off the NH
 deterioration case, initial rating, agency, fleet and ratio of counted deck area to cost have problems that
 differ by a factor s: the same optimal policy, s times the values and the spend, the same treatments and the
 same probabilities of ending a year poor. Indiana's 4,794 bridges are 156 such classes, dc-2019's 244 are 41:
-the least budget's DP solves and its certificate run on one bridge a class.
+the least budget's DP solves and its certificate run on one bridge a class. :func:`classes` finds them for the
+component model's least budget too (:mod:`bridgefleet.planning.exact_least_budget`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,27 @@ def _rounded(x: np.ndarray) -> np.ndarray:
     """``x`` to :data:`DIGITS` significant digits (0 stays 0)."""
     mag = np.where(x == 0, 0.0, np.floor(np.log10(np.abs(np.where(x == 0, 1.0, x)))))
     return np.round(x / 10.0**mag, DIGITS - 1) * 10.0**mag
+
+
+def classes(exact: np.ndarray, cost: np.ndarray, deck: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bridges whose prices-only problems are one problem up to scale: equal ``exact`` keys (N, k) (fleet,
+    agency, kind, start, …), and costs float64 (N, A) USD and counted deck area float64 (N,) m² in the same
+    proportions (to :data:`DIGITS` digits). The scale is the dearest action's cost (the deck area where no action
+    costs anything).
+
+    Returns:
+        (rep int64 (K,) the first bridge of each class, ascending; of int64 (N,) each bridge's class; ratio
+        float64 (N,) its scale over its class's representative's).
+    """
+    scale = cost.max(1)
+    scale = np.where(scale > 0, scale, np.where(deck > 0, deck, 1.0))
+    key = np.column_stack([exact, _rounded(cost / scale[:, None]), _rounded(deck / scale)]).astype(np.float64)
+    _, rep, of = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(rep)  # classes in the order of their first bridge
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    rep, of = rep[order], rank[of.reshape(-1)]
+    return rep.astype(np.int64), of.astype(np.int64), scale / scale[rep][of]
 
 
 @dataclass
@@ -61,16 +83,9 @@ class Alike:
         if mdps.utility.any() or mdps.poor_step.any() or mdps.cost_lambda != 0.0:
             raise ValueError("Alike.prices_only: these MDPs carry a reward, which the classes ignore "
                              "(use transitions.prices_only)")
-        scale = mdps.cost.max(1)
-        scale = np.where(scale > 0, scale, np.where(mdps.deck > 0, mdps.deck, 1.0))
-        key = np.column_stack([mdps.fleet, mdps.agency, mdps.kind, mdps.c0, mdps.ysm0, mdps.feasible,
-                               _rounded(mdps.cost / scale[:, None]), _rounded(mdps.deck / scale)]).astype(np.float64)
-        _, rep, of = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        order = np.argsort(rep)  # classes in the order of their first bridge
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        rep, of = rep[order], rank[of.reshape(-1)]
-        return cls(rep.astype(np.int64), of.astype(np.int64), scale / scale[rep][of], mdps.select(rep))
+        rep, of, ratio = classes(np.column_stack([mdps.fleet, mdps.agency, mdps.kind, mdps.c0, mdps.ysm0,
+                                                  mdps.feasible]), mdps.cost, mdps.deck)
+        return cls(rep, of, ratio, mdps.select(rep))
 
     def solve(self, price_cost: np.ndarray, price_poor: np.ndarray, active: np.ndarray, eval_utility: np.ndarray,
               eval_step: np.ndarray) -> Solution:

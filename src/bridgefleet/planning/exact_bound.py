@@ -149,21 +149,29 @@ def add_columns(h: highspy.Highs, cost: np.ndarray, coef: np.ndarray, bridge: np
         raise RuntimeError(f"master LP: HiGHS refused {k} columns (an entry up to {np.abs(a.data).max():.3g})")
 
 
-class _Master:
+class Master:
     """max Σ r_k w_k s.t. Σ_k coef_k w_k ≤ 1 (budget rows scaled by their right-hand sides), Σ_{k of b} w_k = 1,
-    w ≥ 0, as a HiGHS minimisation kept warm between solves."""
+    w ≥ 0, as a HiGHS minimisation kept warm between solves.
+
+    With ``multiple`` = k > 0 the first k rows read Σ_k coef_k w_k ≤ s instead, s ≥ 0 a column of reward −1 (the
+    least budget's multiple of one budget, :mod:`bridgefleet.planning.exact_least_budget`); ``multiple_value()``
+    reads it."""
 
     def __init__(self, n_rows: int, b_n: int, elastic: np.ndarray | None = None, penalty: float = 0.0,
-                 box: int = 0):
+                 box: int = 0, multiple: int = 0):
         self.n_rows, self.b_n = n_rows, b_n
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("presolve", "off")
         self.h.setOptionValue("simplex_strategy", 4)  # primal: added columns keep the basis primal feasible
         lower = np.concatenate([np.full(n_rows, -highspy.kHighsInf), np.ones(b_n)])
-        upper = np.ones(n_rows + b_n)
+        upper = np.concatenate([np.zeros(multiple), np.ones(n_rows + b_n - multiple)])
         self.h.addRows(n_rows + b_n, lower, upper, 0, np.zeros(n_rows + b_n, dtype=np.int32),
                        np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.multiple = multiple
+        if multiple:
+            self.h.addCols(1, np.ones(1), np.zeros(1), np.full(1, highspy.kHighsInf), multiple,
+                           np.zeros(1, dtype=np.int32), np.arange(multiple, dtype=np.int32), -np.ones(multiple))
         self.n_slack = 0 if elastic is None else len(elastic)
         if self.n_slack:  # slack y ≥ 0 of rows ``elastic`` at ``penalty`` each: row − y ≤ 1
             k = self.n_slack
@@ -181,7 +189,7 @@ class _Master:
         unit caps its dual there, one that leaves it unused for centre_r (1 − width) floors it (Marsten, Hogan &
         Blankenship 1975, the boxstep method); the master's value then bounds nothing, so the box is freed
         before any value is read."""
-        k, e = self.box, self.n_elastic
+        k, e = self.box, self.n_elastic + bool(self.multiple)
         ix = np.arange(e, e + 2 * k, dtype=np.int32)
         if centre is None:
             self.h.changeColsBounds(2 * k, ix, np.zeros(2 * k), np.zeros(2 * k))
@@ -199,11 +207,16 @@ class _Master:
         sol = run_highs(self.h, "master LP")
         dual = -np.asarray(sol.row_dual)
         return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
-                dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack :])
+                dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack + bool(self.multiple) :])
 
     def slacks(self) -> np.ndarray:
         """The elastic rows' slacks in the last solution (allowances exceeded), (n_elastic,)."""
-        return np.asarray(self.h.getSolution().col_value)[: self.n_elastic]
+        m = bool(self.multiple)
+        return np.asarray(self.h.getSolution().col_value)[m : m + self.n_elastic]
+
+    def multiple_value(self) -> float:
+        """s in the last solution (0 without ``multiple``)."""
+        return float(self.h.getSolution().col_value[0]) if self.multiple else 0.0
 
 
 
@@ -280,7 +293,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     nothing = policy_value(model, 0, price_poor=base_poor, horizon=t_n)
     penalty = RULE_PENALTY * max(1.0, float(np.abs(nothing.reward).sum()))
     stabilise = mu_warm is not None and box > 0
-    master = _Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
+    master = Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
                      box=n_budget if stabilise else 0)
     every = np.arange(b_n)
     cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
