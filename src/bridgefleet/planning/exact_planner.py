@@ -58,18 +58,19 @@ def _tables(kind, utility, cost, price, price_poor, poor_top, lam, gamma, lapse,
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
-def _q_now(row, state, t, vnext, kind, utility, cost, price_poor, poor_top, lam, gamma, lapse, protect, lowest_only,
-           ptr, idx, w, flag, det, tr, low, mn, dig, cnext, clen, coup, q_out):  # pragma: no cover - compiled
+def _q_now(model_bridges, first, order, state, t, vnext, kind, utility, cost, price_poor, poor_top, lam, gamma, lapse,
+           protect, lowest_only, ptr, idx, w, flag, det, tr, low, mn, dig, cnext, clen, coup,
+           q_out):  # pragma: no cover - compiled
     """q_out[i, a] = Q(x_i, a) of year t without this year's price (−cost_lambda · cost) for every simulated bridge
-    i, which is the model's bridge ``row[i]`` in state ``state[i]``, from V_{t+1} ``vnext`` (B, S) float32 of the
-    model's bridges (no copy a simulated bridge)."""
-    n = row.shape[0]
+    i in state ``state[i]``, from V_{t+1} ``vnext`` (B, S) float32 of the model's bridges: for each model bridge b
+    of ``model_bridges`` its expected next value once, then the simulated bridges ``order[first[b] : first[b + 1]]``
+    that are it (a fixed fleet's E samples share one)."""
     a_n = protect.shape[0]
     r3 = mn.shape[0]
     r_n = utility.shape[1]
     stride = (r_n * r_n, r_n, 1)
-    for i in nb.prange(n):
-        b = row[i]
+    for j in nb.prange(model_bridges.shape[0]):
+        b = model_bridges[j]
         k = kind[b]
         x = np.empty((2, r3))
         d = np.empty((2, r3))
@@ -79,33 +80,42 @@ def _q_now(row, state, t, vnext, kind, utility, cost, price_poor, poor_top, lam,
         mat = np.empty(3, dtype=np.int64)
         expected_next(b, k, utility, price_poor[b, t], poor_top, gamma, lapse, vnext[b], ptr, idx, w, flag, det, mn,
                       cnext, clen, coup, x, d, buf)
-        p = state[i] // r3
-        s = state[i] % r3
-        for a in range(a_n):
-            q = p if protect[a] == 2 else protect[a]
-            # the post-treatment triple: each slot's row (a delta where the action leaves the slot alone)
-            for c in range(3):
-                mm = tr[k, a, c]
-                mat[c] = mm
-                if flag[mm] == 1 or (lowest_only[a] and c != low[s]):
-                    lo[c] = -1
-                    hi[c] = 0
-                else:
-                    rc = dig[s, c]
-                    lo[c] = ptr[mm, rc]
-                    hi[c] = ptr[mm, rc + 1]
-            acc = 0.0
-            for k0 in range(lo[0], hi[0]) if lo[0] >= 0 else range(-1, 0):
-                y0 = dig[s, 0] if k0 < 0 else idx[mat[0], k0]
-                w0 = 1.0 if k0 < 0 else w[mat[0], k0]
-                for k1 in range(lo[1], hi[1]) if lo[1] >= 0 else range(-1, 0):
-                    y1 = dig[s, 1] if k1 < 0 else idx[mat[1], k1]
-                    w1 = 1.0 if k1 < 0 else w[mat[1], k1]
-                    for k2 in range(lo[2], hi[2]) if lo[2] >= 0 else range(-1, 0):
-                        y2 = dig[s, 2] if k2 < 0 else idx[mat[2], k2]
-                        w2 = 1.0 if k2 < 0 else w[mat[2], k2]
-                        acc += w0 * w1 * w2 * d[q, y0 * stride[0] + y1 * stride[1] + y2]
-            q_out[i, a] = acc - lam * cost[b, a]
+        for ii in range(first[b], first[b + 1]):
+            _q_one(order[ii], b, k, state, d, cost, lam, protect, lowest_only, tr, flag, low, dig, ptr, idx, w, stride,
+                   lo, hi, mat, r3, a_n, q_out)
+
+
+@nb.njit(cache=True, nogil=True)
+def _q_one(i, b, k, state, d, cost, lam, protect, lowest_only, tr, flag, low, dig, ptr, idx, w, stride, lo, hi, mat,
+           r3, a_n, q_out):  # pragma: no cover - compiled
+    """q_out[i, :] of simulated bridge i (model bridge b, kind k) from its expected next value ``d`` (2, R³)."""
+    p = state[i] // r3
+    s = state[i] % r3
+    for a in range(a_n):
+        q = p if protect[a] == 2 else protect[a]
+        # the post-treatment triple: each slot's row (a delta where the action leaves the slot alone)
+        for c in range(3):
+            mm = tr[k, a, c]
+            mat[c] = mm
+            if flag[mm] == 1 or (lowest_only[a] and c != low[s]):
+                lo[c] = -1
+                hi[c] = 0
+            else:
+                rc = dig[s, c]
+                lo[c] = ptr[mm, rc]
+                hi[c] = ptr[mm, rc + 1]
+        acc = 0.0
+        for k0 in range(lo[0], hi[0]) if lo[0] >= 0 else range(-1, 0):
+            y0 = dig[s, 0] if k0 < 0 else idx[mat[0], k0]
+            w0 = 1.0 if k0 < 0 else w[mat[0], k0]
+            for k1 in range(lo[1], hi[1]) if lo[1] >= 0 else range(-1, 0):
+                y1 = dig[s, 1] if k1 < 0 else idx[mat[1], k1]
+                w1 = 1.0 if k1 < 0 else w[mat[1], k1]
+                for k2 in range(lo[2], hi[2]) if lo[2] >= 0 else range(-1, 0):
+                    y2 = dig[s, 2] if k2 < 0 else idx[mat[2], k2]
+                    w2 = 1.0 if k2 < 0 else w[mat[2], k2]
+                    acc += w0 * w1 * w2 * d[q, y0 * stride[0] + y1 * stride[1] + y2]
+        q_out[i, a] = acc - lam * cost[b, a]
 
 
 @dataclass
@@ -306,8 +316,11 @@ class ExactPlanner:
                              sim.protected.reshape(-1, 1).astype(np.int64)], axis=1)
         state = state_index(st, r_n)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
-        _q_now(self._rows(e_n, b_n), state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost,
-               self._poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
+        rows = self._rows(e_n, b_n)
+        order = np.argsort(rows, kind="stable")
+        first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(m.kind)))])
+        _q_now(np.unique(rows), first, order, state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility,
+               m.cost, self._poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
                np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w,
                bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
         ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
