@@ -6,9 +6,9 @@ min; the planner's least budget within 10 % of the certified least budget on all
 ``run_scenarios`` with its defaults (8 levels, 16 samples, bisection 3, test seeds) unless told otherwise, and
 prints one row: wall time, the certified least budget, the planner's least budget and their ratio, and the time
 of each phase (least budget; planner runs: the levels, the probes of its least budget and, on the component model,
-the penalty's probes and the next million's check). A warm-up on a tiny fleet first compiles Numba's kernels (cached afterwards), so the timings
-do not include it. ``--fleet-model`` picks the model (default: the commands' default, ``components-2026``; issue
-28 measured ``continuous-2026``).
+the penalty's probes and the next million's check). A warm-up on a tiny fleet first compiles Numba's kernels
+(cached afterwards), so the timings do not include it. ``--fleet-model`` picks the model (default: the commands'
+default, ``components-2026``; issue 28 measured ``continuous-2026``).
 
     python benchmarks/scenarios_targets.py --fleets default,dc-2019,indiana [--fleet-model NAME] [--episodes 16]
         [--budgets ...] [--out DIR]
