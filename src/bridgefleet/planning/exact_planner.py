@@ -317,15 +317,14 @@ class ExactPlanner:
         state = state_index(st, r_n)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
         rows = self._rows(e_n, b_n)
-        order = np.argsort(rows, kind="stable")
-        first = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(m.kind)))])
-        _q_now(np.unique(rows), first, order, state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility,
-               m.cost, self._poor, int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse),
-               np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w,
-               bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
+        count = np.bincount(rows, minlength=len(m.kind))  # simulated bridges of each model bridge
+        _q_now(np.flatnonzero(count), np.concatenate([[0], np.cumsum(count)]), np.argsort(rows, kind="stable"),
+               state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost, self._poor,
+               int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
+               np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr,
+               bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
         ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
         if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
-            rows = self._rows(e_n, b_n)
             ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
         return ben
 
