@@ -172,20 +172,22 @@ class Master:
         upper = np.concatenate([np.zeros(multiple), np.ones(n_rows + b_n - multiple)])
         self.h.addRows(n_rows + b_n, lower, upper, 0, np.zeros(n_rows + b_n, dtype=np.int32),
                        np.zeros(0, dtype=np.int32), np.zeros(0))
-        self.multiple = multiple
+        # columns before the policies: s (with ``multiple``), the elastic rows' slacks, the box's (2 × box)
+        self.multiple, self.box = multiple, box
+        self.n_elastic = 0 if elastic is None else len(elastic)
+        self.elastic_at = int(multiple > 0)
+        self.box_at = self.elastic_at + self.n_elastic
+        self.policies_at = self.box_at + 2 * box
         if multiple:
             self.h.addCols(1, np.ones(1), np.zeros(1), np.full(1, highspy.kHighsInf), multiple,
                            np.zeros(1, dtype=np.int32), np.arange(multiple, dtype=np.int32), -np.ones(multiple))
-        self.n_slack = 0 if elastic is None else len(elastic)
-        if self.n_slack:  # slack y ≥ 0 of rows ``elastic`` at ``penalty`` each: row − y ≤ 1
-            k = self.n_slack
+        if self.n_elastic:  # slack y ≥ 0 of rows ``elastic`` at ``penalty`` each: row − y ≤ 1
+            k = self.n_elastic
             self.h.addCols(k, np.full(k, penalty), np.zeros(k), np.full(k, highspy.kHighsInf), k,
                            np.arange(k, dtype=np.int32), np.asarray(elastic, dtype=np.int32), -np.ones(k))
-        self.n_elastic, self.box = self.n_slack, box
         for sign in (-1.0, 1.0) if box else ():  # the box's columns on rows 0 … box−1, fixed at 0 until set
             self.h.addCols(box, np.zeros(box), np.zeros(box), np.zeros(box), box, np.arange(box, dtype=np.int32),
                            np.arange(box, dtype=np.int32), np.full(box, sign))
-        self.n_slack += 2 * box
 
     def box_around(self, centre: np.ndarray | None, width: float) -> None:
         """Keep the duals of rows 0 … box−1 within centre × (1 ± width) (a floor of 1 % of the mean centre on
@@ -193,8 +195,8 @@ class Master:
         unit caps its dual there, one that leaves it unused for centre_r (1 − width) floors it (Marsten, Hogan &
         Blankenship 1975, the boxstep method); the master's value then bounds nothing, so the box is freed
         before any value is read."""
-        k, e = self.box, self.n_elastic + bool(self.multiple)
-        ix = np.arange(e, e + 2 * k, dtype=np.int32)
+        k = self.box
+        ix = np.arange(self.box_at, self.box_at + 2 * k, dtype=np.int32)
         if centre is None:
             self.h.changeColsBounds(2 * k, ix, np.zeros(2 * k), np.zeros(2 * k))
             return
@@ -211,12 +213,11 @@ class Master:
         sol = run_highs(self.h, "master LP")
         dual = -np.asarray(sol.row_dual)
         return (-self.h.getInfo().objective_function_value, np.maximum(dual[: self.n_rows], 0.0),
-                dual[self.n_rows :], np.asarray(sol.col_value)[self.n_slack + bool(self.multiple) :])
+                dual[self.n_rows :], np.asarray(sol.col_value)[self.policies_at :])
 
     def slacks(self) -> np.ndarray:
         """The elastic rows' slacks in the last solution (allowances exceeded), (n_elastic,)."""
-        m = bool(self.multiple)
-        return np.asarray(self.h.getSolution().col_value)[m : m + self.n_elastic]
+        return np.asarray(self.h.getSolution().col_value)[self.elastic_at : self.box_at]
 
     def multiple_value(self) -> float:
         """s in the last solution (0 without ``multiple``)."""
