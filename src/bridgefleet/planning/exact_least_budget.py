@@ -87,9 +87,9 @@ def least_budget(model: FleetModel, agency: np.ndarray, budget: np.ndarray, rule
     model.check()
     model = dataclasses.replace(model, utility=np.zeros_like(np.asarray(model.utility, dtype=np.float64)),
                                 cost_lambda=0.0)
-    t_n = BudgetRows(agency, budget, carry_over, model.gamma, len(model.kind)).t_n  # shapes and values checked
-    RuleRows(rule, len(model.kind), t_n)
-    model, agency, rule = _one_bridge_a_class(model, np.asarray(agency, dtype=np.int64), rule)
+    checked = BudgetRows(agency, budget, carry_over, model.gamma, len(model.kind))  # shapes and values, then the
+    RuleRows(rule, len(model.kind), checked.t_n)  # rows of the classes below
+    model, agency, rule = _one_bridge_a_class(model, checked.agency, rule)
     b_n = len(model.kind)
     budget_rows = BudgetRows(agency, budget, carry_over, model.gamma, b_n)
     rule_rows = RuleRows(rule, b_n, budget_rows.t_n)
