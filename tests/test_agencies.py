@@ -105,7 +105,7 @@ def test_urban_rural_keeps_the_two_agencies(tmp_path):
     assert FleetSimulator(cfg, 1, fleet).agency.tolist() == [0, 0, 0, 1, 1]
     train = TrainConfig(agent="fleet", fleet=_fleet(tmp_path))
     assert train.fleet.agencies == "urban_rural"
-    assert TrainConfig(agent="bridge", fleet=_fleet(tmp_path)).fleet.agencies == "owners"
+    assert TrainConfig(agent="bridge", fleet=_fleet(tmp_path)).fleet.agencies == "owners_by_county"
     owners = resolve_fleet(_fleet(tmp_path))
     with pytest.raises(ValueError, match="urban and the rural agency's budgets"):
         FleetSimulator(owners[0], 1, owners[1]).observe()
@@ -116,17 +116,43 @@ def test_urban_rural_keeps_the_two_agencies(tmp_path):
 
 @pytest.mark.default_model
 def test_agencies_setting():
-    assert FleetConfig.default_model().agencies == "owners"
+    assert FleetConfig.default_model().agencies == "owners_by_county"
     assert FleetConfig.named("plan-2025").agencies == "urban_rural"
     assert FleetConfig.from_dict({"component_model": "massachusetts-2026"}).agencies == "urban_rural"  # before it
-    with pytest.raises(ConfigError, match="agencies = 'owner': must be owners or urban_rural"):
+    with pytest.raises(ConfigError, match="agencies = 'owner': must be owners_by_county or owners or urban_rural"):
         FleetConfig.default_model(agencies="owner")
     with pytest.raises(ConfigError, match="owners needs the component model"):
         FleetConfig.named("continuous-2026", agencies="owners")
+    with pytest.raises(ConfigError, match="owners_by_county needs the component model"):
+        FleetConfig.named("continuous-2026", agencies="owners_by_county")
     with pytest.raises(ConfigError, match="unknown FleetConfig field"):
         FleetConfig.from_dict({"agency_names": ["a"]})
     assert "agency_names" not in FleetConfig.default_model().to_dict()
     assert FleetConfig.default_model().model_name() == FleetConfig.default_model(agencies="urban_rural").model_name()
+
+
+def test_each_county_holds_its_own_budget_and_runs_written_before_keep_one_agency_for_the_counties(tmp_path):
+    """Item 22 code 02 (county highway agency) in counties 003 and 7: two agencies, each sized from its own bridges
+    (B3 200 m² in county 003, B4 400 m² in 007); ``agencies: owners`` (the value runs written before 2026-12-07 keep)
+    one agency for both, as before. A state highway agency's bridges in two counties stay one agency."""
+    table = TABLE.replace("id,cond,aadt,area,age,fc,owner", "id,cond,aadt,area,age,fc,owner,county")
+    rows = table.splitlines()
+    table = "\n".join([rows[0]] + [r + "," + c for r, c in zip(rows[1:], ["001", "005", "003", "7", "003"],
+                                                               strict=True)]) + "\n"
+    mapping = {**MAPPING, "county": "county"}
+    cfg, fleet = resolve_fleet(_fleet(tmp_path, table, mapping))
+    assert cfg.agency_labels == ("01 state highway agency", "02 county highway agency, county 003",
+                                 "02 county highway agency, county 007", "66 National Park Service")
+    np.testing.assert_allclose(cfg.budgets_usd, [400 * SIZED, 200 * SIZED, 400 * SIZED, 500 * SIZED], rtol=1e-12)
+    # columns B1, B5, B3, B2, B4: B3 the county 003 agency's, B4 the county 007 one's
+    assert FleetSimulator(cfg, 1, fleet).agency.tolist() == [0, 3, 1, 0, 2]
+    old, _ = resolve_fleet(_fleet(tmp_path, table, mapping, agencies="owners"))
+    assert old.agency_labels == ("01 state highway agency", "02 county highway agency", "66 National Park Service")
+    np.testing.assert_allclose(old.budgets_usd, [400 * SIZED, 600 * SIZED, 500 * SIZED], rtol=1e-12)
+    assert owner_labels(np.array(["L01", "l01", "02", "03"]), np.array([""] * 4),
+                        np.array(["5", "", "005", "005"])).tolist() == [
+        "L01 county highway agency, county 005", "L01 county highway agency", "02 county highway agency, county 005",
+        "03 town or township highway agency"]
 
 
 def test_owner_labels():

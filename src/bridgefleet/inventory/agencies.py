@@ -3,8 +3,11 @@
 An inventory's agencies are the owners the file codes: NBI item 22 ``OWNER_022`` (FHWA, *Recording and Coding
 Guide for the Structure Inventory and Appraisal of the Nation's Bridges*, 1995, item 22) or SNBI item B.CL.01
 ``BCL01`` (FHWA-HIF-22-017, 2022), or a mapped CSV's ``owner`` column. A code names a class of owner (01 "state
-highway agency", 02 "county highway agency" …), the finest owner the files code: one agency per code, and per
-state code where a file holds several states (each state's highway agency has its own budget). The urban / rural
+highway agency", 02 "county highway agency" …): one agency per code, and per state code where a file holds several
+states (each state's highway agency has its own budget). Each county holds its own budget, so with ``county`` given
+(:data:`BY_COUNTY`, the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a county highway
+agency's bridges are one agency per county code (NBI item 3 ``COUNTY_CODE_003``, SNBI ``BL02``). Towns' and cities'
+bridges stay one agency per code and state: the place code (NBI item 4) is not read. The urban / rural
 split of functional class (item 26) says where a bridge is, not who pays for it, so it is not used here. Where no
 bridge has an owner code (a mapped CSV with no ``owner`` column, such as Indiana's GIAMS table) the whole
 inventory is one agency, ``all bridges``; bridges with a blank code in a file that codes others form the agency
@@ -37,6 +40,10 @@ SNBI_CLASSES: dict[str, str] = {"S": "other state agency", "L": "other local age
 """SNBI owner codes by first letter: ``S02``–``SX`` other state agencies, ``L04``–``LX`` other local agencies,
 ``F..`` / ``FL..`` federal agencies, ``I..`` tribal, ``D..`` defence (FHWA-HIF-22-017, item B.CL.01)."""
 
+COUNTY_OWNERS = ("02", "L01")
+"""Owner codes of a county highway agency (NBI item 22, SNBI ``BCL01``): one agency per county where counties are
+told apart."""
+
 ALL_BRIDGES = "all bridges"
 """The one agency of an inventory that codes no owner."""
 NOT_CODED = "owner not coded"
@@ -61,16 +68,22 @@ def owner_name(code: str) -> str:
     return code
 
 
-def owner_labels(owner: np.ndarray, state: np.ndarray) -> np.ndarray:
+def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None = None) -> np.ndarray:
     """Each bridge's agency label, str (N,), from its owner code and state code (str (N,) each, '' where not
-    coded): :func:`owner_name`, with ``", state S"`` appended where the bridges are in more than one state;
-    :data:`ALL_BRIDGES` for every bridge where none has an owner code. One call of :func:`owner_name` per distinct
-    code, not per bridge."""
+    coded): :func:`owner_name`, with ``", county C"`` appended to a county highway agency's (:data:`COUNTY_OWNERS`)
+    where ``county`` str (N,) gives its county code (not blank), and ``", state S"`` where the bridges are in more
+    than one state; :data:`ALL_BRIDGES` for every bridge where none has an owner code. One call of
+    :func:`owner_name` per distinct code, not per bridge."""
     owner = np.asarray(owner, dtype=str)
     if not (np.char.strip(owner) != "").any():
         return np.full(len(owner), ALL_BRIDGES)
     codes, inverse = np.unique(owner, return_inverse=True)
     labels = np.array([owner_name(c) for c in codes.tolist()], dtype=object)[inverse]
+    if county is not None:
+        county = np.char.strip(np.asarray(county, dtype=str))
+        county = np.where(np.char.isdigit(county), np.char.zfill(county, 3), county)  # "3" and "003" alike
+        local = np.isin(np.char.zfill(np.char.upper(np.char.strip(owner)), 2), COUNTY_OWNERS) & (county != "")
+        labels = np.where(local, labels + ", county " + county.astype(object), labels)
     states = np.asarray(state, dtype=str)
     if len(np.unique(states)) > 1:
         labels = labels + ", state " + states.astype(object)
@@ -106,7 +119,8 @@ def agency_lines(labels: np.ndarray, urban: np.ndarray, size: np.ndarray, usd_pe
     usd = usd_per_unit * np.bincount(index, weights=np.asarray(size, dtype=np.float64), minlength=a_n)
     width = max(len(s) for s in (*names, "agency", "total"))
     whose = ("no owner coded (NBI item 22 / SNBI BCL01), so one agency" if names == (ALL_BRIDGES,) else
-             "owner codes, NBI item 22 / SNBI BCL01")
+             "owner codes, NBI item 22 / SNBI BCL01" + ("; a county highway agency's by county, item 3 / BL02"
+                                                        if any(", county " in n for n in names) else ""))
     out = [f"Agencies holding budgets ({whose}): {a_n}; each annual budget {how}",
            f"  {'agency':<{width}}  {'bridges':>7}  {'urban':>6}  {'rural':>6}  {'USD a year':>14}"]
     rows = [*zip(names, n.tolist(), n_urban.tolist(), usd.tolist(), strict=True),

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from bridgefleet.config import FleetConfig
-from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS
+from bridgefleet.config.fleet import BUNDLED_COMPONENT_MODELS, OWNER_AGENCIES
 from bridgefleet.config.quantities import MAX_BUDGET_USD
 from bridgefleet.inventory import agencies
 from bridgefleet.inventory.model import BUNDLED, BUNDLED_MAPPINGS
@@ -22,9 +22,10 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
 
     For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of its
     bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck area
-    where that is set. The agencies are the owners (``config.agencies`` ``owners``: one per owner code,
-    :mod:`bridgefleet.inventory.agencies`; the fleet's profile gains ``agency`` int64 (B,), the config
-    ``agency_names`` and ``agency_budget_shares``) or the urban and the rural agency (``urban_rural``). Deterioration
+    where that is set. The agencies are the owners (``config.agencies`` ``owners``: one per owner code;
+    ``owners_by_county``: and a county highway agency one per county; :mod:`bridgefleet.inventory.agencies`; the
+    fleet's profile gains ``agency`` int64 (B,), the config ``agency_names`` and ``agency_budget_shares``) or the
+    urban and the rural agency (``urban_rural``). Deterioration
     rates come by condition band (``RATE_BY_BAND``); where the fleet model has rate factors of its own
     (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean rate instead, so the rating does not
     count twice. A training run resolves its fleet in several places (trainer, vector env, every evaluation), so the
@@ -54,8 +55,8 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
         state = {**state, "rate": np.full_like(state["rate"], model.MEAN_RATE)}
         state["rate"].flags.writeable = False
     owners: dict = {"agency_names": None, "agency_budget_shares": None}
-    if config.agencies == "owners":
-        names, index = agencies.group(profile["owner"])
+    if config.agencies in OWNER_AGENCIES:
+        names, index = agencies.group(profile["owner" if config.agencies == "owners" else "owner_county"])
         index.flags.writeable = False
         profile = {**profile, "agency": index}
         owners = {"agency_names": names,

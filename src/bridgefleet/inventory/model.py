@@ -316,7 +316,8 @@ class Inventory:
             float32 (B,) and ``detour_km`` float32 (B,) km (defaults where not coded), ``nhs`` bool (B,)
             (:attr:`on_nhs`: not coded counts as off the NHS; ``model.fhwa_weight`` counts every bridge of a
             fleet with no NHS bridge), ``owner`` str (B,) the label of the agency that owns it
-            (:func:`bridgefleet.inventory.agencies.owner_labels`: item 22 / ``BCL01`` code and owner).
+            (:func:`bridgefleet.inventory.agencies.owner_labels`: item 22 / ``BCL01`` code and owner),
+            ``owner_county`` str (B,) the same with a county highway agency's county.
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`); ``preserved_years`` float32
@@ -355,6 +356,7 @@ class Inventory:
             "nhs": self.on_nhs[order],
             "kind": self.culvert[order].astype(np.int64),  # the component model's bridge kind: 1 a culvert
             "owner": owner_labels(self.owner, self.state)[order],  # who holds the budget (inventory.agencies)
+            "owner_county": owner_labels(self.owner, self.state, self.county)[order],  # each county its own
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         state["components"] = self.components[order].copy()
