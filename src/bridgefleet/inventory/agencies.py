@@ -5,11 +5,11 @@ Guide for the Structure Inventory and Appraisal of the Nation's Bridges*, 1995, 
 ``BCL01`` (FHWA-HIF-22-017, 2022), or a mapped CSV's ``owner`` column. A code names a class of owner (01 "state
 highway agency", 02 "county highway agency" …): one agency per code, and per state code where a file holds several
 states (each state's highway agency has its own budget). Each county holds its own budget, so with ``county`` given
-(:data:`BY_COUNTY`, the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a county highway
-agency's bridges are one agency per county code (NBI item 3 ``COUNTY_CODE_003``, SNBI ``BL02``). Towns' and cities'
-bridges stay one agency per code and state: the place code (NBI item 4) is not read. The urban / rural
-split of functional class (item 26) says where a bridge is, not who pays for it, so it is not used here. Where no
-bridge has an owner code (a mapped CSV with no ``owner`` column, such as Indiana's GIAMS table) the whole
+(the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a county highway agency's bridges
+(:data:`COUNTY_OWNERS`) are one agency per county code (NBI item 3 ``COUNTY_CODE_003``, SNBI ``BL02``). Towns' and
+cities' bridges stay one agency per code and state: the place code (NBI item 4) is not read. The urban / rural split
+of functional class (item 26) says where a bridge is, not who pays for it, so it is not used here. Where no bridge
+has an owner code (a mapped CSV with no ``owner`` column, such as Indiana's GIAMS table) the whole
 inventory is one agency, ``all bridges``; bridges with a blank code in a file that codes others form the agency
 ``owner not coded``.
 """
