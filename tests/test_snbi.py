@@ -87,6 +87,19 @@ def test_three_bridges_every_value(three: Path) -> None:
     assert inv.filter(county="3").bridge_id.tolist() == ["00042"]
 
 
+def test_a_county_highway_agency_holds_its_budget_by_its_bl02_county(three: Path) -> None:
+    """SNBI ``BCL01`` L01 with ``BL02`` 003: the agency "L01 county highway agency, county 003"; the two S01 bridges
+    (county 001) one agency, the state transportation department, whatever their county."""
+    from bridgefleet.config import FleetConfig
+    from bridgefleet.inventory.fleet import resolve_fleet
+
+    cfg, fleet = resolve_fleet(FleetConfig.named("components-2026", inventory=str(three)))
+    assert cfg.agency_labels == ("L01 county highway agency, county 003", "S01 state transportation department")
+    assert sorted(fleet[0]["owner_county"].tolist()) == ["L01 county highway agency, county 003",
+                                                         "S01 state transportation department",
+                                                         "S01 state transportation department"]
+
+
 def test_year_given_and_several_states(tmp_path: Path) -> None:
     path = _write(tmp_path / "two.json", [_bridge("1"), _bridge("1", BL01=24)])
     inv = read_snbi(path, year=2020)
