@@ -149,10 +149,19 @@ def test_each_county_holds_its_own_budget_and_runs_written_before_keep_one_agenc
     old, _ = resolve_fleet(_fleet(tmp_path, table, mapping, agencies="owners"))
     assert old.agency_labels == ("01 state highway agency", "02 county highway agency", "66 National Park Service")
     np.testing.assert_allclose(old.budgets_usd, [400 * SIZED, 600 * SIZED, 500 * SIZED], rtol=1e-12)
-    assert owner_labels(np.array(["L01", "l01", "02", "03"]), np.array([""] * 4),
-                        np.array(["5", "", "005", "005"])).tolist() == [
-        "L01 county highway agency, county 005", "L01 county highway agency", "02 county highway agency, county 005",
-        "03 town or township highway agency"]
+    # a county agency in one county keeps its plain name (a county's own file); "5" and "005" are one county, a
+    # blank one apart from it (plain name); towns and cities by place (item 4) where they lie in several
+    owner, state = np.array(["L01", "l01", "L01", "02", "03", "04", "04", "04"]), np.array([""] * 8)
+    county = np.array(["5", "005", "", "005", "005", "1", "1", "1"])
+    place = np.array(["", "", "", "", "7", "50000", "123", "50000"])
+    assert owner_labels(owner, state, county, place).tolist() == [
+        "L01 county highway agency, county 005", "L01 county highway agency, county 005", "L01 county highway agency",
+        "02 county highway agency", "03 town or township highway agency",
+        "04 city or municipal highway agency, place 50000", "04 city or municipal highway agency, place 00123",
+        "04 city or municipal highway agency, place 50000"]
+    assert owner_labels(owner, state, np.array(["5", "5", "", "", "", "", "", ""]))[:3].tolist() == [
+        "L01 county highway agency, county 005", "L01 county highway agency, county 005", "L01 county highway agency"]
+    assert owner_labels(owner[:2], state[:2], np.array(["5", "005"])).tolist() == ["L01 county highway agency"] * 2
 
 
 def test_owner_labels():
@@ -257,3 +266,34 @@ def test_inventory_prints_dc_2019s_owners_and_budgets():
             and line.split()[-1].replace(",", "").isdigit() and len(line.split()) >= 5}
     for name, n, urban, rural, usd in want:
         assert rows[name][-4:] == [str(n), str(urban), str(rural), usd], name
+
+
+def test_an_nbi_citys_bridges_are_one_agency_per_place_and_dc_keeps_its_six_owners(tmp_path):
+    """NBI item 4: dc-2019 as bundled keeps its six owners (its one 04 bridge lies in one place); with two more 04
+    bridges in place 12345 and two 02 bridges in counties 003 and 005, the city agencies split by place and the
+    county ones by county, each sized from its own bridges."""
+    import csv
+
+    from bridgefleet.inventory.load import bundled_path
+
+    cfg, _ = resolve_fleet(FleetConfig.named("components-2026").with_inventory("dc-2019"))
+    assert len(cfg.agency_labels) == 6 and "04 city or municipal highway agency" in cfg.agency_labels
+    with open(bundled_path("dc-2019"), newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    head = rows[0]
+    owner, county, place = (head.index(c) for c in ("OWNER_022", "COUNTY_CODE_003", "PLACE_CODE_004"))
+    city = next(r for r in rows[1:] if r[owner].strip() == "04")
+    for r, (o, c, p) in zip([r for r in rows[1:] if r[owner].strip() == "01"][:4],
+                            [("04", "001", "12345"), ("04", "001", "12345"), ("02", "003", ""), ("02", "005", "")],
+                            strict=True):
+        r[owner], r[county], r[place] = o, c, p
+    path = tmp_path / "dc.txt"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    cfg, _ = resolve_fleet(FleetConfig.named("components-2026").with_inventory(str(path)))
+    local = [n for n in cfg.agency_labels if n[:2] in ("02", "04")]
+    # DC's own 04 bridge is coded place 00000 (not in a census place): it stays the plain 04 agency
+    assert city[place].strip() == "00000"
+    assert local == ["02 county highway agency, county 003", "02 county highway agency, county 005",
+                     "04 city or municipal highway agency", "04 city or municipal highway agency, place 12345"]
+    assert len(cfg.agency_labels) == 6 + 3

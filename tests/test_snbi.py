@@ -87,17 +87,21 @@ def test_three_bridges_every_value(three: Path) -> None:
     assert inv.filter(county="3").bridge_id.tolist() == ["00042"]
 
 
-def test_a_county_highway_agency_holds_its_budget_by_its_bl02_county(three: Path) -> None:
-    """SNBI ``BCL01`` L01 with ``BL02`` 003: the agency "L01 county highway agency, county 003"; the two S01 bridges
-    (county 001) one agency, the state transportation department, whatever their county."""
+def test_a_county_highway_agency_holds_its_budget_by_its_bl02_county(tmp_path: Path) -> None:
+    """SNBI ``BCL01`` L01 in ``BL02`` 003 and 005: two agencies, "L01 county highway agency, county 003" and "…, county
+    005", each sized from its own bridge; the two S01 bridges (counties 001 and 003) one agency whatever their
+    county."""
     from bridgefleet.config import FleetConfig
     from bridgefleet.inventory.fleet import resolve_fleet
 
-    cfg, fleet = resolve_fleet(FleetConfig.named("components-2026", inventory=str(three)))
-    assert cfg.agency_labels == ("L01 county highway agency, county 003", "S01 state transportation department")
-    assert sorted(fleet[0]["owner_county"].tolist()) == ["L01 county highway agency, county 003",
-                                                         "S01 state transportation department",
-                                                         "S01 state transportation department"]
+    path = _write(tmp_path / "counties.json", [_bridge("1", BCL01="L01", BL02="003", BG16=2000),
+                                               _bridge("2", BCL01="L01", BL02="005", BG16=6000),
+                                               _bridge("3"), _bridge("4", BL02="003")])
+    cfg, _ = resolve_fleet(FleetConfig.named("components-2026", inventory=str(path)))
+    assert cfg.agency_labels == ("L01 county highway agency, county 003", "L01 county highway agency, county 005",
+                                 "S01 state transportation department")
+    # deck areas 2,000 / 6,000 / 10,000 + 10,000 ft² (cost factor the same for all: one state)
+    np.testing.assert_allclose(cfg.agency_budget_shares, [2 / 28, 6 / 28, 20 / 28], rtol=1e-6)
 
 
 def test_year_given_and_several_states(tmp_path: Path) -> None:

@@ -4,14 +4,15 @@ An inventory's agencies are the owners the file codes: NBI item 22 ``OWNER_022``
 Guide for the Structure Inventory and Appraisal of the Nation's Bridges*, 1995, item 22) or SNBI item B.CL.01
 ``BCL01`` (FHWA-HIF-22-017, 2022), or a mapped CSV's ``owner`` column. A code names a class of owner (01 "state
 highway agency", 02 "county highway agency" …): one agency per code, and per state code where a file holds several
-states (each state's highway agency has its own budget). Each county holds its own budget, so with ``county`` given
-(the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a county highway agency's bridges
-(:data:`COUNTY_OWNERS`) are one agency per county code (NBI item 3 ``COUNTY_CODE_003``, SNBI ``BL02``). Towns' and
-cities' bridges stay one agency per code and state: the place code (NBI item 4) is not read. The urban / rural split
-of functional class (item 26) says where a bridge is, not who pays for it, so it is not used here. Where no bridge
-has an owner code (a mapped CSV with no ``owner`` column, such as Indiana's GIAMS table) the whole
-inventory is one agency, ``all bridges``; bridges with a blank code in a file that codes others form the agency
-``owner not coded``.
+states (each state's highway agency has its own budget). Each county, town and city holds its own budget, so with
+``county`` and ``place`` given (the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a
+county highway agency's bridges (:data:`COUNTY_OWNERS`) are one agency per county code (NBI item 3
+``COUNTY_CODE_003``, SNBI ``BL02``) and a town's or city's (:data:`PLACE_OWNERS`) one per place code (NBI item 4
+``PLACE_CODE_004``; an SNBI file's are not read, so its towns and cities stay one agency per code), where the
+file's bridges of that owner lie in more than one. The urban / rural split of functional class (item 26) says where
+a bridge is, not who pays for it, so it is not used here. Where no bridge has an owner code (a mapped CSV with no
+``owner`` column, such as Indiana's GIAMS table) the whole inventory is one agency, ``all bridges``; bridges with a
+blank code in a file that codes others form the agency ``owner not coded``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ SNBI_CLASSES: dict[str, str] = {"S": "other state agency", "L": "other local age
 COUNTY_OWNERS = ("02", "L01")
 """Owner codes of a county highway agency (NBI item 22, SNBI ``BCL01``): one agency per county where counties are
 told apart."""
+PLACE_OWNERS = ("03", "04", "L02", "L03")
+"""Owner codes of a town or township and of a city or municipal highway agency: one agency per place (NBI item 4)
+where places are told apart."""
 
 ALL_BRIDGES = "all bridges"
 """The one agency of an inventory that codes no owner."""
@@ -68,26 +72,42 @@ def owner_name(code: str) -> str:
     return code
 
 
-def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None = None) -> np.ndarray:
+def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None = None,
+                 place: np.ndarray | None = None) -> np.ndarray:
     """Each bridge's agency label, str (N,), from its owner code and state code (str (N,) each, '' where not
-    coded): :func:`owner_name`, with ``", county C"`` appended to a county highway agency's (:data:`COUNTY_OWNERS`)
-    where ``county`` str (N,) gives its county code (not blank), and ``", state S"`` where the bridges are in more
-    than one state; :data:`ALL_BRIDGES` for every bridge where none has an owner code. One call of
+    coded): :func:`owner_name`; where a county highway agency's bridges (:data:`COUNTY_OWNERS`) lie in more than one
+    county of ``county`` str (N,), ``", county C"`` appended to each (a blank code: none), and a town's or city's
+    (:data:`PLACE_OWNERS`) ``", place P"`` by ``place`` str (N,) likewise; then ``", state S"`` where the bridges
+    are in more than one state. :data:`ALL_BRIDGES` for every bridge where none has an owner code. One call of
     :func:`owner_name` per distinct code, not per bridge."""
     owner = np.asarray(owner, dtype=str)
     if not (np.char.strip(owner) != "").any():
         return np.full(len(owner), ALL_BRIDGES)
     codes, inverse = np.unique(owner, return_inverse=True)
     labels = np.array([owner_name(c) for c in codes.tolist()], dtype=object)[inverse]
-    if county is not None:
-        county = np.char.strip(np.asarray(county, dtype=str))
-        county = np.where(np.char.isdigit(county), np.char.zfill(county, 3), county)  # "3" and "003" alike
-        local = np.isin(np.char.zfill(np.char.upper(np.char.strip(owner)), 2), COUNTY_OWNERS) & (county != "")
-        labels = np.where(local, labels + ", county " + county.astype(object), labels)
+    clean = np.char.zfill(np.char.upper(np.char.strip(owner)), 2)
+    for where, owners, word, digits in ((county, COUNTY_OWNERS, "county", 3), (place, PLACE_OWNERS, "place", 5)):
+        if where is not None:
+            labels = _split(labels, np.isin(clean, owners), np.asarray(where, dtype=str), word, digits)
     states = np.asarray(state, dtype=str)
     if len(np.unique(states)) > 1:
         labels = labels + ", state " + states.astype(object)
     return labels.astype(str)
+
+
+def _split(labels: np.ndarray, local: np.ndarray, codes: np.ndarray, word: str, digits: int) -> np.ndarray:
+    """``labels`` object (N,) with ``", {word} C"`` appended where ``local`` bool (N,) and the bridge's code C (str
+    (N,), digits padded to ``digits``; "3" and "003" alike) is not blank, for the labels whose ``local`` bridges
+    have more than one code, blank counted as one. Zeros count as blank (item 4: 00000, not in a census place)."""
+    codes = np.char.strip(codes)
+    codes = np.where(np.char.isdigit(codes), np.char.zfill(codes, digits), codes)
+    codes = np.where(np.char.strip(codes, "0") == "", "", codes)
+    if not local.any():
+        return labels
+    pairs = np.unique(np.stack([labels[local].astype(str), codes[local]]), axis=1)  # distinct (label, code)
+    names, count = np.unique(pairs[0], return_counts=True)
+    several = local & (codes != "") & np.isin(labels.astype(str), names[count > 1])
+    return np.where(several, labels + f", {word} " + codes.astype(object), labels)
 
 
 def group(labels: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
@@ -119,8 +139,10 @@ def agency_lines(labels: np.ndarray, urban: np.ndarray, size: np.ndarray, usd_pe
     usd = usd_per_unit * np.bincount(index, weights=np.asarray(size, dtype=np.float64), minlength=a_n)
     width = max(len(s) for s in (*names, "agency", "total"))
     whose = ("no owner coded (NBI item 22 / SNBI BCL01), so one agency" if names == (ALL_BRIDGES,) else
-             "owner codes, NBI item 22 / SNBI BCL01" + ("; a county highway agency's by county, item 3 / BL02"
-                                                        if any(", county " in n for n in names) else ""))
+             "owner codes, NBI item 22 / SNBI BCL01" + "".join(
+                 f"; {who} by {word}, {item}" for who, word, item in (
+                     ("a county highway agency's", "county", "item 3 / BL02"),
+                     ("a town's or city's", "place", "item 4")) if any(f", {word} " in n for n in names)))
     out = [f"Agencies holding budgets ({whose}): {a_n}; each annual budget {how}",
            f"  {'agency':<{width}}  {'bridges':>7}  {'urban':>6}  {'rural':>6}  {'USD a year':>14}"]
     rows = [*zip(names, n.tolist(), n_urban.tolist(), usd.tolist(), strict=True),

@@ -74,6 +74,7 @@ MAPPING_KEYS = {
     "cluster": "rule: 'urban' | 'rural' (or {value: urban}) | {column, urban: [values], rural: [values]} | "
                "{functional_class: column}",
     "county": "column of the county code",
+    "place": "column of the place code (NBI item 4: a town's or city's bridges one agency per place)",
     "truck_share": "column of the truck share of traffic (NBI item 109), a fraction 0–1 (default 0.10)",
     "truck_percent": "column of the truck share in percent 0–100 (NBI item 109 as coded)",
     "detour_km": "column of the detour length, km (NBI item 19; default 8)",
@@ -87,8 +88,8 @@ MAPPING_KEYS = {
 """Keys of a column mapping for :func:`read_csv_inventory`, with their meaning."""
 
 COLUMN_OR_CONSTANT = ("condition", "culvert_condition", "age", "year_built", "year_reconstructed", "ysm",
-                      "deck_area", "length", "width", "aadt", "county", "owner", "truck_share", "truck_percent",
-                      "detour_km")
+                      "deck_area", "length", "width", "aadt", "county", "place", "owner", "truck_share",
+                      "truck_percent", "detour_km")
 """Mapping keys that name a column or give a constant for every bridge: a YAML number (``aadt: 10000``) or
 ``{value: V}`` is a constant, a text (``aadt: ADT_029``) or ``{column: C}`` a column."""
 
@@ -388,7 +389,7 @@ def read_csv_inventory(path: str | Path, mapping: Mapping[str, Any] | str | Path
                        "" if state_code is None else f"{int(state_code):02d}",
                        **_truck_detour(truck, get(f, "detour_km"), share),
                        nhs=nhs_of(_clean(f[col[nhs_col]]) if nhs_col else ""), components=levels[0],
-                       culvert=levels[1])
+                       culvert=levels[1], place=_clean(get(f, "place")))
 
     bridges, dropped = _collect(path, rows, len(header), parse, str(m["id"]), max_bad_fraction)
     notes = [decoded.describe(), f"columns mapped by {msource}" + (f" ({m['name']})" if m.get("name") else "")]

@@ -115,7 +115,8 @@ def dropped_by_category(dropped: list[tuple[int, str]]) -> dict[str, tuple[int, 
 
 
 _ARRAYS = ("bridge_id", "urban", "condition", "age", "ysm", "rate", "deck_area", "aadt", "cost_factor",
-           "county", "owner", "state", "line", "latitude", "longitude", "truck_share", "detour_km", "nhs", "culvert")
+           "county", "owner", "state", "place", "line", "latitude", "longitude", "truck_share", "detour_km", "nhs",
+           "culvert")
 
 
 @dataclass
@@ -138,6 +139,7 @@ class Inventory:
         county: str (N,), county code (item 3), "" if absent.
         owner: str (N,), owner code (item 22), "" if absent.
         state: str (N,), FHWA state code (item 1), "" if absent.
+        place: str (N,), place code (item 4), "" if absent; None: none read.
         line: int64 (N,), line of the record in ``source`` (the header is line 1).
         latitude, longitude: float64 (N,), decimal degrees (NBI items 16/17, west negative); NaN where the
             file has none or the coded value is not a position.
@@ -189,6 +191,7 @@ class Inventory:
     culvert: np.ndarray | None = None
     work_year: np.ndarray | None = None
     work_code: np.ndarray | None = None
+    place: np.ndarray | None = None
     kept: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -200,6 +203,7 @@ class Inventory:
             setattr(self, name, np.asarray(getattr(self, name), dtype=str))
         self.line = np.asarray(self.line, dtype=np.int64)
         self.kept = len(self.bridge_id)
+        self.place = np.full(self.kept, "") if self.place is None else np.asarray(self.place, dtype=str)
         for name in ("latitude", "longitude"):
             value = getattr(self, name)
             setattr(self, name, np.full(self.kept, np.nan) if value is None else np.asarray(value, dtype=np.float64))
@@ -317,7 +321,8 @@ class Inventory:
             (:attr:`on_nhs`: not coded counts as off the NHS; ``model.fhwa_weight`` counts every bridge of a
             fleet with no NHS bridge), ``owner`` str (B,) the label of the agency that owns it
             (:func:`bridgefleet.inventory.agencies.owner_labels`: item 22 / ``BCL01`` code and owner),
-            ``owner_county`` str (B,) the same with a county highway agency's county.
+            ``owner_county`` str (B,) the same with a county highway agency's county and a town's or city's place
+            where the file's bridges of that owner lie in several.
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`); ``preserved_years`` float32
@@ -356,7 +361,7 @@ class Inventory:
             "nhs": self.on_nhs[order],
             "kind": self.culvert[order].astype(np.int64),  # the component model's bridge kind: 1 a culvert
             "owner": owner_labels(self.owner, self.state)[order],  # who holds the budget (inventory.agencies)
-            "owner_county": owner_labels(self.owner, self.state, self.county)[order],  # each county its own
+            "owner_county": owner_labels(self.owner, self.state, self.county, self.place)[order],  # each its own
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         state["components"] = self.components[order].copy()

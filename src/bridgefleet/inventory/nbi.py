@@ -106,7 +106,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
       0) item 49 × item 32 approach roadway width; still 0 → dropped.
     - aadt (vehicles/day) ← item 29. urban ← item 26 functional class 11–19 (01–09 rural).
     - rate ← :data:`RATE_BY_BAND` by FHWA band. cost_factor ← item 1 state unit cost / 232 (1.0 unknown).
-    - county ← item 3, owner ← item 22, state ← item 1.
+    - county ← item 3, place ← item 4, owner ← item 22, state ← item 1.
     - truck_share ← item 109 / 100, detour_km ← item 19 (NaN where not coded).
     - nhs ← item 104 highway system: 1 on the National Highway System → 1.0, 0 → 0.0, blank / other → NaN.
 
@@ -178,7 +178,7 @@ def read_nbi(path: str | Path, *, year: int | None = None,
                        _clean(get(f, "COUNTY_CODE_003")), _clean(get(f, "OWNER_022")),
                        state, *_position(get(f, "LAT_016"), get(f, "LONG_017")),
                        **_truck_detour(get(f, "PERCENT_ADT_TRUCK_109"), get(f, "DETOUR_KILOS_019"), 0.01),
-                       nhs=nhs_item_104(get(f, "HIGHWAY_SYSTEM_104")),
+                       nhs=nhs_item_104(get(f, "HIGHWAY_SYSTEM_104")), place=_clean(get(f, "PLACE_CODE_004")),
                        **dict(zip(("components", "culvert"), component_levels(*items), strict=True)))
 
     bridges, dropped = _collect(path, rows, len(header), parse, "STRUCTURE_NUMBER_008", max_bad_fraction)

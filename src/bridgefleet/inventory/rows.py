@@ -290,7 +290,7 @@ class _Columns:
 
     _F32 = ("condition", "age", "ysm", "deck_area", "aadt", "cost_factor", "truck_share", "detour_km", "nhs")
     _F64 = ("latitude", "longitude")
-    _CODES = ("county", "owner", "state")
+    _CODES = ("county", "owner", "state", "place")
 
     def __init__(self) -> None:
         self.line = array("q")
@@ -409,7 +409,8 @@ def _inventory(path: Path, bridges: _Columns, dropped: list[tuple[int, str]], ye
     return Inventory(
         bridge_id=ids, urban=bridges.column("urban", bool), condition=cond, rate=default_rate(cond),
         county=np.array(bridges.codes["county"], dtype=str), owner=np.array(bridges.codes["owner"], dtype=str),
-        state=np.array(bridges.codes["state"], dtype=str), line=bridges.column("line", np.int64),
+        state=np.array(bridges.codes["state"], dtype=str), place=np.array(bridges.codes["place"], dtype=str),
+        line=bridges.column("line", np.int64),
         source=str(path), dropped=dropped, year=year, notes=notes, components=comps,
         culvert=bridges.column("culvert", bool), latitude=bridges.column("latitude", np.float64),
         longitude=bridges.column("longitude", np.float64),

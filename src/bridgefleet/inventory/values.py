@@ -242,6 +242,7 @@ class _Bridge:
     culvert: bool = False
     work_years: tuple[float, float, float] | None = None  # SNBI: the last work's year on each slot (NaN: none)
     work_codes: tuple[str, str, str] | None = None  # SNBI: its work code ('' none)
+    place: str = ""  # NBI item 4 place code (a town's or city's own budget)
 
 
 def component_levels(deck: float | None, sup: float | None, sub: float | None, culvert: float | None
