@@ -105,7 +105,7 @@ def test_urban_rural_keeps_the_two_agencies(tmp_path):
     assert FleetSimulator(cfg, 1, fleet).agency.tolist() == [0, 0, 0, 1, 1]
     train = TrainConfig(agent="fleet", fleet=_fleet(tmp_path))
     assert train.fleet.agencies == "urban_rural"
-    assert TrainConfig(agent="bridge", fleet=_fleet(tmp_path)).fleet.agencies == "owners_by_county"
+    assert TrainConfig(agent="bridge", fleet=_fleet(tmp_path)).fleet.agencies == "owners_by_locality"
     owners = resolve_fleet(_fleet(tmp_path))
     with pytest.raises(ValueError, match="urban and the rural agency's budgets"):
         FleetSimulator(owners[0], 1, owners[1]).observe()
@@ -116,15 +116,15 @@ def test_urban_rural_keeps_the_two_agencies(tmp_path):
 
 @pytest.mark.default_model
 def test_agencies_setting():
-    assert FleetConfig.default_model().agencies == "owners_by_county"
+    assert FleetConfig.default_model().agencies == "owners_by_locality"
     assert FleetConfig.named("plan-2025").agencies == "urban_rural"
     assert FleetConfig.from_dict({"component_model": "massachusetts-2026"}).agencies == "urban_rural"  # before it
-    with pytest.raises(ConfigError, match="agencies = 'owner': must be owners_by_county or owners or urban_rural"):
+    with pytest.raises(ConfigError, match="agencies = 'owner': must be owners_by_locality or owners or urban_rural"):
         FleetConfig.default_model(agencies="owner")
     with pytest.raises(ConfigError, match="owners needs the component model"):
         FleetConfig.named("continuous-2026", agencies="owners")
-    with pytest.raises(ConfigError, match="owners_by_county needs the component model"):
-        FleetConfig.named("continuous-2026", agencies="owners_by_county")
+    with pytest.raises(ConfigError, match="owners_by_locality needs the component model"):
+        FleetConfig.named("continuous-2026", agencies="owners_by_locality")
     with pytest.raises(ConfigError, match="unknown FleetConfig field"):
         FleetConfig.from_dict({"agency_names": ["a"]})
     assert "agency_names" not in FleetConfig.default_model().to_dict()

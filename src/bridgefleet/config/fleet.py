@@ -217,15 +217,15 @@ class FleetConfig:
     """With an inventory: annual budget per m² of deck, USD/m²/year, split between the agencies by the deck
     area each controls; None = sized from the replacement value as for synthetic fleets."""
     agencies: str = "urban_rural"
-    """Who holds an inventory's budgets: ``owners_by_county`` (the ``components-2026`` model's), one agency per
+    """Who holds an inventory's budgets: ``owners_by_locality`` (the ``components-2026`` model's), one agency per
     owner code (NBI item 22, SNBI ``BCL01``; one agency where the inventory codes no owner:
-    :mod:`bridgefleet.inventory.agencies`) and a county highway agency one per county (item 3, ``BL02``), each with
-    its own budget sized from its bridges; ``owners``, the same with a state's counties one agency (the model's
-    value until 2026-12-07: runs written then keep it); ``urban_rural``, an urban and a rural agency (functional
-    class, item 26), the split of the plan's fleet agents (``agent: fleet``, which always use it) and of every
-    config and run written before owners (the field's default). A synthetic fleet has no owners: its urban and
-    rural agencies either way. The owners need the component model (the continuous models' grid bound and planner
-    price two agencies)."""
+    :mod:`bridgefleet.inventory.agencies`), a county highway agency one per county (item 3, ``BL02``) and a town or
+    city one per place (item 4) where its bridges lie in several, each with its own budget sized from its bridges;
+    ``owners``, one agency per code (the model's value until 2026-12-07: runs written then keep it);
+    ``urban_rural``, an urban and a rural agency (functional class, item 26), the split of the plan's fleet agents
+    (``agent: fleet``, which always use it) and of every config and run written before owners (the field's
+    default). A synthetic fleet has no owners: its urban and rural agencies either way. The owners need the
+    component model (the continuous models' grid bound and planner price two agencies)."""
     agency_names: tuple[str, ...] | None = field(default=None, repr=False)
     """Set by :func:`bridgefleet.inventory.fleet.resolve_fleet` (not a setting: never read from or written to a
     config file): the agencies' names, A of them; None: ("urban", "rural")."""
@@ -549,7 +549,7 @@ FLEET_MODELS: dict[str, dict[str, Any]] = {
     # (benchmarks/component_model.py), with an exact planning DP.
     "components-2026": {"component_model": "massachusetts-2026", "unit_costs_usd_per_m2": COMPONENT_UNIT_COSTS,
                         "poor_user_cost_usd_per_aadt": round(POSTED_GIVEN_POOR * 0.10 * 365.0 * 8.0 * 1.41, 4),
-                        "agencies": "owners_by_county"},
+                        "agencies": "owners_by_locality"},
     # The continuous single-rating model, the default from issue 23 to issue 77 (FleetConfig's field defaults:
     # a fleet mapping without model: means it, as every config and run written before the change did).
     "continuous-2026": {},
@@ -574,9 +574,9 @@ DEFAULT_FLEET_MODEL = "components-2026"
 continuous model, so configs and runs written before 2026-12-07 mean what they meant."""
 MODEL_ALIASES = {"default": "continuous-2026"}
 """Former names of fleet models, read in files written before the rename (``calibrate`` wrote ``model: default``)."""
-AGENCIES = ("owners_by_county", "owners", "urban_rural")
+AGENCIES = ("owners_by_locality", "owners", "urban_rural")
 """The values of :attr:`FleetConfig.agencies`."""
-OWNER_AGENCIES = ("owners_by_county", "owners")
+OWNER_AGENCIES = ("owners_by_locality", "owners")
 """The values of :attr:`FleetConfig.agencies` whose agencies are an inventory's owners."""
 RESOLVED_FIELDS = ("agency_names", "agency_budget_shares")
 """FleetConfig fields an inventory sets when it is read (:func:`bridgefleet.inventory.fleet.resolve_fleet`), never

@@ -5,7 +5,7 @@ Guide for the Structure Inventory and Appraisal of the Nation's Bridges*, 1995, 
 ``BCL01`` (FHWA-HIF-22-017, 2022), or a mapped CSV's ``owner`` column. A code names a class of owner (01 "state
 highway agency", 02 "county highway agency" …): one agency per code, and per state code where a file holds several
 states (each state's highway agency has its own budget). Each county, town and city holds its own budget, so with
-``county`` and ``place`` given (the ``owners_by_county`` agencies of :class:`~bridgefleet.config.FleetConfig`) a
+``county`` and ``place`` given (the ``owners_by_locality`` agencies of :class:`~bridgefleet.config.FleetConfig`) a
 county highway agency's bridges (:data:`COUNTY_OWNERS`) are one agency per county code (NBI item 3
 ``COUNTY_CODE_003``, SNBI ``BL02``) and a town's or city's (:data:`PLACE_OWNERS`) one per place code (NBI item 4
 ``PLACE_CODE_004``; an SNBI file's are not read, so its towns and cities stay one agency per code), where the

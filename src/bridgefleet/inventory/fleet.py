@@ -23,9 +23,9 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
     For an inventory each agency's annual budget is ``budget_share_of_replacement`` × the replacement value of its
     bridges (deck area × cost factor × replacement unit cost), or ``inventory_budget_usd_per_m2`` × its deck area
     where that is set. The agencies are the owners (``config.agencies`` ``owners``: one per owner code;
-    ``owners_by_county``: and a county highway agency one per county; :mod:`bridgefleet.inventory.agencies`; the
-    fleet's profile gains ``agency`` int64 (B,), the config ``agency_names`` and ``agency_budget_shares``) or the
-    urban and the rural agency (``urban_rural``). Deterioration
+    ``owners_by_locality``: and a county, town or city one per county or place;
+    :mod:`bridgefleet.inventory.agencies`; the fleet's profile gains ``agency`` int64 (B,), the config
+    ``agency_names`` and ``agency_budget_shares``) or the urban and the rural agency (``urban_rural``). Deterioration
     rates come by condition band (``RATE_BY_BAND``); where the fleet model has rate factors of its own
     (``rating_rate_factors`` ≠ 1) every bridge gets the synthetic fleet's mean rate instead, so the rating does not
     count twice. A training run resolves its fleet in several places (trainer, vector env, every evaluation), so the
