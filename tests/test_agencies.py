@@ -155,12 +155,13 @@ def test_each_county_holds_its_own_budget_and_runs_written_before_keep_one_agenc
     county = np.array(["5", "005", "", "005", "005", "1", "1", "1"])
     place = np.array(["", "", "", "", "7", "50000", "123", "50000"])
     assert owner_labels(owner, state, county, place).tolist() == [
-        "L01 county highway agency, county 005", "L01 county highway agency, county 005", "L01 county highway agency",
-        "02 county highway agency", "03 town or township highway agency",
+        "L01 county highway agency, county 005", "L01 county highway agency, county 005",
+        "L01 county highway agency, no county coded", "02 county highway agency", "03 town or township highway agency",
         "04 city or municipal highway agency, place 50000", "04 city or municipal highway agency, place 00123",
         "04 city or municipal highway agency, place 50000"]
-    assert owner_labels(owner, state, np.array(["5", "5", "", "", "", "", "", ""]))[:3].tolist() == [
-        "L01 county highway agency, county 005", "L01 county highway agency, county 005", "L01 county highway agency"]
+    assert owner_labels(owner, state, np.array(["5", "5", "000", "", "", "", "", ""]))[:3].tolist() == [
+        "L01 county highway agency, county 005", "L01 county highway agency, county 005",
+        "L01 county highway agency, no county coded"]
     assert owner_labels(owner[:2], state[:2], np.array(["5", "005"])).tolist() == ["L01 county highway agency"] * 2
 
 
@@ -292,8 +293,9 @@ def test_an_nbi_citys_bridges_are_one_agency_per_place_and_dc_keeps_its_six_owne
         csv.writer(f).writerows(rows)
     cfg, _ = resolve_fleet(FleetConfig.named("components-2026").with_inventory(str(path)))
     local = [n for n in cfg.agency_labels if n[:2] in ("02", "04")]
-    # DC's own 04 bridge is coded place 00000 (not in a census place): it stays the plain 04 agency
+    # DC's own 04 bridge is coded place 00000 (not in a census place): an agency apart from place 12345's
     assert city[place].strip() == "00000"
     assert local == ["02 county highway agency, county 003", "02 county highway agency, county 005",
-                     "04 city or municipal highway agency", "04 city or municipal highway agency, place 12345"]
+                     "04 city or municipal highway agency, no place coded",
+                     "04 city or municipal highway agency, place 12345"]
     assert len(cfg.agency_labels) == 6 + 3

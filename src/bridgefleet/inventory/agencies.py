@@ -76,10 +76,10 @@ def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None
                  place: np.ndarray | None = None) -> np.ndarray:
     """Each bridge's agency label, str (N,), from its owner code and state code (str (N,) each, '' where not
     coded): :func:`owner_name`; where a county highway agency's bridges (:data:`COUNTY_OWNERS`) lie in more than one
-    county of ``county`` str (N,), ``", county C"`` appended to each (a blank code: none), and a town's or city's
-    (:data:`PLACE_OWNERS`) ``", place P"`` by ``place`` str (N,) likewise; then ``", state S"`` where the bridges
-    are in more than one state. :data:`ALL_BRIDGES` for every bridge where none has an owner code. One call of
-    :func:`owner_name` per distinct code, not per bridge."""
+    county of ``county`` str (N,), ``", county C"`` appended to each (``", no county coded"`` to a blank), and a
+    town's or city's (:data:`PLACE_OWNERS`) ``", place P"`` by ``place`` str (N,) likewise; then ``", state S"``
+    where the bridges are in more than one state. :data:`ALL_BRIDGES` for every bridge where none has an owner
+    code. One call of :func:`owner_name` per distinct code, not per bridge."""
     owner = np.asarray(owner, dtype=str)
     if not (np.char.strip(owner) != "").any():
         return np.full(len(owner), ALL_BRIDGES)
@@ -97,8 +97,9 @@ def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None
 
 def _split(labels: np.ndarray, local: np.ndarray, codes: np.ndarray, word: str, digits: int) -> np.ndarray:
     """``labels`` object (N,) with ``", {word} C"`` appended where ``local`` bool (N,) and the bridge's code C (str
-    (N,), digits padded to ``digits``; "3" and "003" alike) is not blank, for the labels whose ``local`` bridges
-    have more than one code, blank counted as one. Zeros count as blank (item 4: 00000, not in a census place)."""
+    (N,), digits padded to ``digits``; "3" and "003" alike) is not blank, ``", no {word} coded"`` where it is, for
+    the labels whose ``local`` bridges have more than one code, blank counted as one. A code of zeros counts as blank
+    (item 4: 00000, not in a census place; a county 000 is none)."""
     codes = np.char.strip(codes)
     codes = np.where(np.char.isdigit(codes), np.char.zfill(codes, digits), codes)
     codes = np.where(np.char.strip(codes, "0") == "", "", codes)
@@ -106,8 +107,9 @@ def _split(labels: np.ndarray, local: np.ndarray, codes: np.ndarray, word: str, 
         return labels
     pairs = np.unique(np.stack([labels[local].astype(str), codes[local]]), axis=1)  # distinct (label, code)
     names, count = np.unique(pairs[0], return_counts=True)
-    several = local & (codes != "") & np.isin(labels.astype(str), names[count > 1])
-    return np.where(several, labels + f", {word} " + codes.astype(object), labels)
+    several = local & np.isin(labels.astype(str), names[count > 1])
+    suffix = np.where(codes != "", f", {word} " + codes.astype(object), f", no {word} coded")
+    return np.where(several, labels + suffix, labels)
 
 
 def group(labels: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
