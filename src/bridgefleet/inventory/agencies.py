@@ -85,10 +85,10 @@ def owner_labels(owner: np.ndarray, state: np.ndarray, county: np.ndarray | None
         return np.full(len(owner), ALL_BRIDGES)
     codes, inverse = np.unique(owner, return_inverse=True)
     labels = np.array([owner_name(c) for c in codes.tolist()], dtype=object)[inverse]
-    clean = np.char.zfill(np.char.upper(np.char.strip(owner)), 2)
+    clean = np.char.zfill(np.char.upper(np.char.strip(codes)), 2)  # each distinct code once
     for where, owners, word, digits in ((county, COUNTY_OWNERS, "county", 3), (place, PLACE_OWNERS, "place", 5)):
         if where is not None:
-            labels = _split(labels, np.isin(clean, owners), np.asarray(where, dtype=str), word, digits)
+            labels = _split(labels, np.isin(clean, owners)[inverse], np.asarray(where, dtype=str), word, digits)
     states = np.asarray(state, dtype=str)
     if len(np.unique(states)) > 1:
         labels = labels + ", state " + states.astype(object)
@@ -100,11 +100,11 @@ def _split(labels: np.ndarray, local: np.ndarray, codes: np.ndarray, word: str, 
     (N,), digits padded to ``digits``; "3" and "003" alike) is not blank, ``", no {word} coded"`` where it is, for
     the labels whose ``local`` bridges have more than one code, blank counted as one. A code of zeros counts as blank
     (item 4: 00000, not in a census place; a county 000 is none)."""
+    if not local.any():
+        return labels
     codes = np.char.strip(codes)
     codes = np.where(np.char.isdigit(codes), np.char.zfill(codes, digits), codes)
     codes = np.where(np.char.strip(codes, "0") == "", "", codes)
-    if not local.any():
-        return labels
     pairs = np.unique(np.stack([labels[local].astype(str), codes[local]]), axis=1)  # distinct (label, code)
     names, count = np.unique(pairs[0], return_counts=True)
     several = local & np.isin(labels.astype(str), names[count > 1])

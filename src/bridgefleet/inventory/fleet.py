@@ -56,7 +56,7 @@ def resolve_fleet(config: FleetConfig) -> tuple[FleetConfig, tuple[dict, dict] |
         state["rate"].flags.writeable = False
     owners: dict = {"agency_names": None, "agency_budget_shares": None}
     if config.agencies in OWNER_AGENCIES:
-        names, index = agencies.group(profile["owner" if config.agencies == "owners" else "owner_county"])
+        names, index = agencies.group(profile["owner" if config.agencies == "owners" else "owner_locality"])
         index.flags.writeable = False
         profile = {**profile, "agency": index}
         owners = {"agency_names": names,

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bridgefleet.inventory.agencies import agency_lines, owner_labels
+from bridgefleet.inventory.agencies import agency_lines
 from bridgefleet.inventory.mapped_csv import read_csv_inventory
 from bridgefleet.inventory.model import (  # re-exported: this module is the public face
     BUNDLED,
@@ -219,8 +219,7 @@ def _agency_lines(inv: Inventory) -> list[str]:
     how = (f"1/{1 / cfg.budget_share_of_replacement:g} of its bridges' replacement value (deck area × USD "
            f"{unit:,.0f}/m² × cost factor; the {cfg.model_name()} fleet model)")
     size = inv.deck_area.astype(np.float64) * inv.cost_factor
-    local = (inv.county, inv.place) if cfg.agencies == "owners_by_locality" else (None, None)
-    return agency_lines(owner_labels(inv.owner, inv.state, *local), inv.urban, size,
+    return agency_lines(inv.agency_labels(cfg.agencies == "owners_by_locality"), inv.urban, size,
                         cfg.budget_share_of_replacement * unit, how)
 
 

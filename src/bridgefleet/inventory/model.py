@@ -260,6 +260,13 @@ class Inventory:
                          work_code=self.work_code[mask], source=self.source, dropped=list(self.dropped),
                          year=self.year, notes=list(self.notes))
 
+    def agency_labels(self, by_locality: bool) -> np.ndarray:
+        """Each bridge's agency label, str (N,) (:func:`bridgefleet.inventory.agencies.owner_labels`): its owner
+        code (and state), and with ``by_locality`` a county highway agency's county and a town's or city's place
+        where that owner's bridges lie in several (``agencies: owners_by_locality``)."""
+        local = (self.county, self.place) if by_locality else (None, None)
+        return owner_labels(self.owner, self.state, *local)
+
     def filter(self, county: str | int | None = None, owner: str | int | None = None) -> Inventory:
         """Bridges of one county (NBI item 3) and/or one owner (NBI item 22).
 
@@ -321,8 +328,8 @@ class Inventory:
             (:attr:`on_nhs`: not coded counts as off the NHS; ``model.fhwa_weight`` counts every bridge of a
             fleet with no NHS bridge), ``owner`` str (B,) the label of the agency that owns it
             (:func:`bridgefleet.inventory.agencies.owner_labels`: item 22 / ``BCL01`` code and owner),
-            ``owner_county`` str (B,) the same with a county highway agency's county and a town's or city's place
-            where the file's bridges of that owner lie in several.
+            ``owner_locality`` str (B,) the same with a county's, town's or city's county or place code
+            (:meth:`agency_labels`).
             state: ``condition`` (rating; a whole NBI rating r starts at r + 0.5, the middle of the band
             [r, r + 1) of the continuous scale, capped at 9), ``age`` (years), ``ysm`` (years), ``rate`` (rating points/
             year), float32 (B,); ``components`` int8 (B, 3) (:attr:`components`); ``preserved_years`` float32
@@ -360,8 +367,8 @@ class Inventory:
                                   self.detour_km[order]).astype(np.float32),
             "nhs": self.on_nhs[order],
             "kind": self.culvert[order].astype(np.int64),  # the component model's bridge kind: 1 a culvert
-            "owner": owner_labels(self.owner, self.state)[order],  # who holds the budget (inventory.agencies)
-            "owner_county": owner_labels(self.owner, self.state, self.county, self.place)[order],  # each its own
+            "owner": self.agency_labels(False)[order],  # who holds the budget (inventory.agencies)
+            "owner_locality": self.agency_labels(True)[order],
         }
         state = {name: getattr(self, name)[order].copy() for name in ("condition", "age", "ysm", "rate")}
         state["components"] = self.components[order].copy()
