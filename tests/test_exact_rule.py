@@ -201,3 +201,28 @@ def test_independent_fleets_in_one_master_each_their_own_bound():
     two = occupation_lp(model, agency, other, deck, share)
     assert one is not None and two is not None
     assert res.bound == pytest.approx(one + two, rel=1e-6, abs=1e-7)
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_bound_from_an_earlier_searchs_policies_equals_occupation_lp(case):
+    """Started from the policies another search found (another budget and rule: ``columns``), the search still ends
+    at the LP's value; policies that spend where this budget forbids (a year of 0) are left out, and where the given
+    policies cannot meet the rule the search starts cold and says whether the rule can be met as a cold one does."""
+    model, agency, budget, deck, _ = _two_bridges(300 + case, case, 5)
+    found = [lagrangian_bound(model, agency, k * budget, rule=Rule(np.zeros(2, int), deck, f), tol=1e-10,
+                              max_iter=300).mixture for k, f in ((2.0, 0.9), (4.0, 0.2))]
+    before = type(found[0])(*(np.concatenate(x) for x in zip(*found, strict=True)))
+    assert (before.iteration >= 0).any() and (before.spend[:, 0] > 0).any()
+    short = budget.copy()
+    short[:, 0] = 0.0  # the first year has no money: the earlier policies that treat then are not policies here
+    for b, share in ((budget, 1.0), (budget, 0.3), (short, 0.5), (budget, 0.05)):
+        lp = occupation_lp(model, agency, b, deck, share)
+        rule = Rule(np.zeros(2, int), deck, share)
+        cold = lagrangian_bound(model, agency, b, rule=rule, tol=1e-10, max_iter=300)
+        warm = lagrangian_bound(model, agency, b, rule=rule, tol=1e-10, max_iter=300, columns=before)
+        assert warm.rule_met == cold.rule_met == (lp is not None), (case, share)
+        if lp is not None:
+            assert warm.bound == pytest.approx(lp, rel=1e-6, abs=1e-7), (case, share)
+        if b is short:
+            given = warm.mixture.iteration == -2
+            assert not (warm.mixture.spend[given, 0] > 0).any()

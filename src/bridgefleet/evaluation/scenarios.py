@@ -29,6 +29,7 @@ from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
 from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet, set_budget
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
+from bridgefleet.planning.exact_planner import SearchColumns
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import (
     PLANNER_STEP,
@@ -381,6 +382,7 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
                      + work.run(1, episodes))  # the next million's check
     lb, deck = exact_least_budget(cfg, fleet, seed, rule)
     probes = probe_episodes(deck, rule, episodes)
+    columns = SearchColumns()  # every price search on the fleet starts from the policies of those before
     if bar is not None:
         bar.update(work.LEAST)
         bar.total += (sum(level_work(s, lb.lower) - level_work(s, None) for s in scales)
@@ -397,19 +399,20 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
     else:
         levels = []
         for s in scales:
-            levels.append(exact_level(cfg, fleet, s, episodes, seed, rule, sized))
+            levels.append(exact_level(cfg, fleet, s, episodes, seed, rule, sized, columns=columns))
             if bar is not None:
                 bar.update(level_work(s, lb.lower))
 
     def probe(scale: float) -> Level:
-        return exact_level(cfg, fleet, scale, probes, seed, rule, sized, PROBE_AIMS)
+        return exact_level(cfg, fleet, scale, probes, seed, rule, sized, PROBE_AIMS, columns=columns)
 
     at_least, missed = _planner_least(levels, rule, bisect, None if bar is None else
                                       work.Counted(bar, work.run(len(PROBE_AIMS), probes)), lb.lower, probe,
                                       levels_judge=episodes >= probes)
 
     def level_at(scale: float, aims: tuple[float, ...], paths: int, fresh: bool, quick: bool) -> Level:
-        out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims, penalty=quick)
+        out = exact_level(cfg, fleet, scale, paths, seed + paths * fresh, rule, sized, aims, penalty=quick,
+                          columns=columns)
         if bar is not None:  # the rule first's reruns and the next million's check, the penalty's probes
             bar.update(work.penalty(paths) if quick else work.level(scale, lb.lower, len(aims), paths))
         return out
@@ -431,15 +434,16 @@ def _exact_scenarios(cfg: FleetConfig, fleet, scales: list[float], rule: float, 
 
 
 def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int, rule: float, sized_usd: float,
-                aims: tuple[float, ...] | None = None, step_usd: float = 1e6, penalty: bool = False) -> Level:
+                aims: tuple[float, ...] | None = None, step_usd: float = 1e6, penalty: bool = False,
+                columns: SearchColumns | None = None) -> Level:
     """The component model's planner at ``scale`` × the sized budget (``cfg`` resolved, ``sized_usd`` its USD a
     year) on ``episodes`` samples of the fixed ``fleet``, the rule priced and aimed at ``aims`` of it in turn
     (default :data:`bridgefleet.evaluation.component_scenarios.AIMS`; :func:`~bridgefleet.evaluation.
     component_scenarios.try_aims`); ``step_usd``: the next money a year whose worth ``Level.margin`` gives, USD;
     ``penalty``: the plan with the least chance of a penalty among ``aims`` is kept (:func:`~bridgefleet.
-    evaluation.component_scenarios.try_for_penalty`). Each price search starts cold, as every level's does: from a
-    nearby level's prices it ends at other prices within its tolerance, and the plan with them can differ (on
-    dc-2019 at 2.05 × the sized budget the worst year's mean 12.1 % against 7.1 % cold)."""
+    evaluation.component_scenarios.try_for_penalty`); ``columns``: the policies the price searches before on the
+    fleet found, each search starting from them and adding its own (:class:`~bridgefleet.planning.exact_planner.
+    SearchColumns`; None: cold)."""
     from bridgefleet.evaluation.component_scenarios import AIMS as EXACT_AIMS
     from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS, try_for_penalty
     from bridgefleet.evaluation.component_scenarios import try_aims as try_exact_aims
@@ -447,7 +451,7 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
     from bridgefleet.planning.exact_planner import ExactPlanner
 
     level_cfg = set_budget(cfg, scale=scale)
-    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule)
+    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule, columns=columns)
 
     def attempt() -> EvalResult:
         return evaluate_policy(planner, level_cfg, episodes, seed, "lagrangian",

@@ -80,10 +80,12 @@ class Mixture(NamedTuple):
     Attributes:
         bridge: int64 (N,), whose column.
         iteration: int64 (N,), the iteration whose prices (``ExactBound.iteration_price``) give the column's
-            policy again through :func:`~bridgefleet.planning.exact_dp.solve`; −1: do nothing.
+            policy again through :func:`~bridgefleet.planning.exact_dp.solve`; −1: do nothing; −2: given
+            (``lagrangian_bound``'s ``columns``).
         reward: float64 (N,), the policy's value without the budget price (reward units, present value).
         spend: float64 (N, T) USD, its expected spend per year.
         weight: float64 (N,), the master's weights (each bridge's sum to 1).
+        poor: float64 (N, T), its probability of ending each year poor.
     """
 
     bridge: np.ndarray
@@ -91,6 +93,7 @@ class Mixture(NamedTuple):
     reward: np.ndarray
     spend: np.ndarray
     weight: np.ndarray
+    poor: np.ndarray
 
 
 class ExactBound(NamedTuple):
@@ -228,7 +231,7 @@ class Master:
 def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, carry_over: bool = False, *,
                      price_poor: np.ndarray | None = None, rule: Rule | None = None, tol: float = 1e-6,
                      max_iter: int = 500, smoothing: float = 0.5, box: float = 0.2, warm: int = 600, seed: int = 0,
-                     start: np.ndarray | None = None,
+                     start: np.ndarray | None = None, columns: Mixture | None = None,
                      callback: Callable[[int, float, float], None] | None = None) -> ExactBound:
     """The Lagrangian upper bound of the fleet under per-agency budgets (and a poor deck-area rule), minimised
     over the prices.
@@ -254,6 +257,11 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         seed: the sub-fleet's draw.
         start: float64 (G, T), row multipliers μ to solve the DP at first (e.g. a like fleet's ``row_price``),
             instead of ``warm``'s; any gives a valid bound, good ones save DP solves.
+        columns: policies of these bridges found before (a :class:`Mixture` of another search on the same
+            model: another budget or rule; its iteration and weight are not read), put in the master first; its
+            duals are the first prices unless ``start`` is given (no ``warm`` sample then). A column is a policy
+            of the model whatever the budget, so any columns leave the bound valid; those that spend where this
+            budget forbids are left out.
         callback: called after each DP solve with (iteration, L(μ), master value).
 
     Returns:
@@ -286,28 +294,55 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     nu_warm = None
     if mu_warm is not None and mu_warm.shape != (g_n, t_n):
         raise ValueError(f"start: shape {mu_warm.shape}, expected {(g_n, t_n)}")
-    if mu_warm is None and 0 < warm < b_n:
-        pick = np.sort(np.random.default_rng(seed).choice(b_n, warm, replace=False))
-        dear = np.asarray(model.cost).max(1)
-        share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
-                          for g in range(g_n)])
-        sub = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
-                               price_poor=base_poor[pick], rule=rows_rule.subset(pick),
-                               tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, box=box, warm=0)
-        mu_warm, nu_warm = sub.row_price, rows_rule.from_subset(sub.rule_price, pick)
     nothing = policy_value(model, 0, price_poor=base_poor, horizon=t_n)
     penalty = RULE_PENALTY * max(1.0, float(np.abs(nothing.reward).sum()))
-    stabilise = mu_warm is not None and box > 0
-    master = Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
-                     box=n_budget if stabilise else 0)
     every = np.arange(b_n)
-    cols = [(every, np.full(b_n, -1), nothing.reward, nothing.spend)]
-    master.add(nothing.reward, rows(nothing.spend, nothing.poor, every), every)
-    lp_s = time.perf_counter()
-    m_val, dual, pi, _ = master.solve()
-    lp_s = time.perf_counter() - lp_s
+
+    def build(pool: tuple | None, warm_start: bool) -> tuple[Master, list, tuple]:
+        """The master with the do-nothing columns and ``pool``'s, solved (its time added to ``lp_s``)."""
+        nonlocal lp_s
+        m = Master(n_budget + rows_rule.n, b_n, n_budget + np.arange(rows_rule.n), penalty,
+                   box=n_budget if warm_start and box > 0 else 0)
+        c = [(every, np.full(b_n, -1), nothing.reward, nothing.spend, nothing.poor)]
+        m.add(nothing.reward, rows(nothing.spend, nothing.poor, every), every)
+        if pool is not None:
+            m.add(pool[2], rows(pool[3], pool[4], pool[0]), pool[0])
+            c.append(pool)
+        began = time.perf_counter()
+        out = m.solve()
+        lp_s += time.perf_counter() - began
+        return m, c, out
+
+    lp_s = 0.0
+    pool = None
+    if columns is not None:  # the policies of searches before, where this budget allows their spend
+        ok = columns.bridge < b_n
+        ok[ok] = ~(rows_budget.forbid[agency[columns.bridge[ok]]] & (columns.spend[ok] > 0)).any(1)
+        if ok.any():
+            pool = (columns.bridge[ok], np.full(int(ok.sum()), -2), columns.reward[ok], columns.spend[ok],
+                    columns.poor[ok])
+            master, cols, (m_val, dual, pi, _) = build(pool, True)
+            # Where they cannot meet the rule the search starts cold: where the relaxation cannot meet it at all
+            # the bound is the rule's penalty and its tolerance leaves the reward's part loose, so where a search
+            # stops decides the plan; started cold, it stops where it always has.
+            if master.slacks().sum() > 1e-6 * max(1, rows_rule.n):
+                pool = None
+    if pool is None:
+        if mu_warm is None and 0 < warm < b_n:
+            pick = np.sort(np.random.default_rng(seed).choice(b_n, warm, replace=False))
+            dear = np.asarray(model.cost).max(1)
+            share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
+                              for g in range(g_n)])
+            sub = lagrangian_bound(model.subset(pick), agency[pick], budget * share[:, None], carry_over,
+                                   price_poor=base_poor[pick], rule=rows_rule.subset(pick),
+                                   tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, box=box, warm=0)
+            mu_warm, nu_warm = sub.row_price, rows_rule.from_subset(sub.rule_price, pick)
+        master, cols, (m_val, dual, pi, _) = build(None, mu_warm is not None)
+    stabilise = (mu_warm is not None or pool is not None) and box > 0
     dp_s = 0.0
     mu_master, nu_master = split(dual)
+    if mu_warm is None and pool is not None:
+        mu_warm, nu_warm = mu_master, nu_master
     mu_eval = mu_master if mu_warm is None else mu_warm
     nu_eval = nu_master if mu_warm is None else (nu_master if nu_warm is None else nu_warm)
     # Each block (agencies and rule fleets that share bridges) is a problem of its own: its best prices are its
@@ -349,7 +384,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
         if new.any():
             idx = np.flatnonzero(new)
             master.add(reward[idx], coef[idx], act[idx])
-            cols.append((act[idx], np.full(len(idx), it), reward[idx], sol.spend[idx]))
+            cols.append((act[idx], np.full(len(idx), it), reward[idx], sol.spend[idx], sol.poor[idx]))
             began = time.perf_counter()
             m_val, dual, pi, weight = master.solve()
             mk = blocks.master_values(cols, weight, master.slacks(), penalty)
@@ -375,10 +410,10 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             mu_eval = smoothing * best_mu + (1.0 - smoothing) * mu_master
             nu_eval = smoothing * best_nu + (1.0 - smoothing) * nu_master
     _, _, _, weight = master.solve()
-    bridge, iteration, reward, spend = (np.concatenate(x) for x in zip(*cols, strict=True))
+    bridge, iteration, reward, spend, poor = (np.concatenate(x) for x in zip(*cols, strict=True))
     return ExactBound(float(best_l.sum()), dp_price(best_mu), best_mu, best_value, best_spend, m_val, len(history),
-                      np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight), dp_s,
-                      lp_s, best_poor, best_nu, master.slacks().sum() <= 1e-6 * max(1, rows_rule.n))
+                      np.array(history), np.array(prices), Mixture(bridge, iteration, reward, spend, weight, poor),
+                      dp_s, lp_s, best_poor, best_nu, master.slacks().sum() <= 1e-6 * max(1, rows_rule.n))
 
 
 class _Blocks:

@@ -18,16 +18,18 @@ LagrangianPlanner`.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 
-from bridgefleet.planning.exact_bound import ExactBound, Rule, lagrangian_bound
+from bridgefleet.planning.exact_bound import ExactBound, Mixture, Rule, lagrangian_bound
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
 from bridgefleet.planning.knapsack import fund
+from bridgefleet.planning.rule import allocate_within_rule
 from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT, Share, note
 from bridgefleet.sim import model as sim_model
 from bridgefleet.sim.simulator import FleetSimulator
@@ -202,6 +204,41 @@ def _solves_noted(size: str, share: Share | None):
     return solved
 
 
+@dataclass
+class SearchColumns:
+    """The policies (master LP columns) the price searches on one fixed fleet found, for the next search on it at
+    another budget or aim (:func:`bridgefleet.planning.exact_bound.lagrangian_bound`'s ``columns``): a column is
+    one bridge's policy, its value, spend and poor years, whatever the budget or the rule, so a search started
+    from the columns of the searches before prices from near its end (column generation warm-started from a pool,
+    Lübbecke & Desrosiers, "Selected topics in column generation", Operations Research 53(6), 2005). Kept: the
+    columns each search's last master LP weighs, equal ones once; a fleet model of other arrays empties it."""
+
+    key: bytes = b""
+    kept: Mixture | None = None
+
+    @staticmethod
+    def key_of(model: FleetModel, t_n: int) -> bytes:
+        """What the columns belong to: the model's per-bridge arrays, discount and horizon."""
+        h = hashlib.sha1(np.array([model.gamma, model.cost_lambda, t_n], dtype=np.float64).tobytes())
+        for a in (model.kind, model.start, model.cost, model.utility):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.digest()
+
+    def get(self, key: bytes) -> Mixture | None:
+        return self.kept if key == self.key else None
+
+    def add(self, key: bytes, mix: Mixture) -> None:
+        """Keep ``mix``'s weighed columns that treat (do-nothing ones every search has)."""
+        take = (mix.weight > 1e-9) & (mix.iteration != -1)
+        new = Mixture(*(np.asarray(a)[take] for a in mix))
+        if key == self.key and self.kept is not None:
+            new = Mixture(*(np.concatenate([a, b]) for a, b in zip(self.kept, new, strict=True)))
+        probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, new.spend.shape[1]))
+        tag = np.column_stack([new.bridge, (new.spend * probe[0]).sum(1), (new.poor * probe[1]).sum(1)])
+        _, first = np.unique(tag, axis=0, return_index=True)
+        self.key, self.kept = key, Mixture(*(a[np.sort(first)] for a in new))
+
+
 class ExactPlanner:
     """A per-bridge policy for :func:`bridgefleet.evaluation.evaluate.evaluate_policy` on the component model:
     returns requests int64 (E, B) (module docstring).
@@ -211,6 +248,8 @@ class ExactPlanner:
         max_iter: DP solves of the price search.
         window_mb: memory for the value tables of a window of years, MB.
         progress: print the price search's progress.
+        columns: policies kept from the price searches before on the same fleet (:class:`SearchColumns`, filled as
+            it searches); None: each search starts cold.
         max_poor_deck_area: F, the rule priced (at most F of each fleet's counted deck area poor at the end of every
             year, in expectation; 0.10: 23 CFR 490.411); None: no rule.
 
@@ -220,12 +259,14 @@ class ExactPlanner:
     """
 
     def __init__(self, tol: float = 1e-3, max_iter: int = 200, window_mb: float = WINDOW_MB, progress: bool = False,
-                 max_poor_deck_area: float | None = None):
+                 max_poor_deck_area: float | None = None, columns: SearchColumns | None = None):
         self.tol, self.max_iter, self.window_mb, self.progress = tol, max_iter, window_mb, progress
         self.max_poor_deck_area = max_poor_deck_area
+        self.columns = columns
         self.aim = max_poor_deck_area
         self.bound: PlannerBound | None = None
         self._key: tuple | None = None
+        self._no_reward: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def prepare(self, sim: FleetSimulator) -> PlannerBound:
         """Prices and bound of the fleets of ``sim`` as they are now (year 0); one fleet when the fleet is fixed."""
@@ -250,10 +291,15 @@ class ExactPlanner:
             rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet
             part_budget = budget[rows]
             rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
-            res = lagrangian_bound(full.subset(bridges), agency[bridges] - a_n * fleets[0], part_budget,
+            part = full.subset(bridges)
+            key = SearchColumns.key_of(part, sim.config.horizon_years) if self.columns is not None else b""
+            res = lagrangian_bound(part, agency[bridges] - a_n * fleets[0], part_budget,
                                    sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
                                    start=None if like is None else np.tile(like, (len(fleets), 1)),
+                                   columns=None if self.columns is None else self.columns.get(key),
                                    callback=_solves_noted(f"{len(bridges):,} bridges", share))
+            if self.columns is not None:
+                self.columns.add(key, res.mixture)
             if share is not None:
                 share.finish()
             # the next group starts from the median prices of this one's fleets (a large fleet's first from a
@@ -272,6 +318,7 @@ class ExactPlanner:
         self._window: tuple[int, int] = (0, 0)
         self._tables_: np.ndarray | None = None
         self._one = sim.fixed is not None
+        self._no_reward = None
         return self.bound
 
     def _tables(self, t: int) -> np.ndarray:
@@ -309,24 +356,44 @@ class ExactPlanner:
             self._key = key
         if t >= self._price.shape[1]:
             raise ValueError(f"year {t} is beyond the {self._price.shape[1]}-year horizon the prices were computed for")
+        m = self._model
+        e_n, b_n = sim.num_envs, sim.n_bridges
+        q = self._q(sim, t, self._tables(t), m.utility, self._poor, float(m.cost_lambda), float(m.gamma))
+        ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
+        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
+            rows = self._rows(e_n, b_n)
+            ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
+        return ben
+
+    def poor_chance(self, sim: FleetSimulator) -> np.ndarray:
+        """The model's probability that each bridge ends this year poor (its lowest component rating ≤ 4, 23 CFR
+        490.409) after each action, float64 (E, B, A): the year's move exactly as the DP takes it (the Q kernel
+        with a reward of 1 for a poor year end and nothing after it). Needs :meth:`benefits` first this year."""
+        m = self._model
+        t = int(sim.t.max())
+        if self._no_reward is None:
+            self._no_reward = (np.zeros_like(m.utility, dtype=np.float64), np.full(self._poor.shape, -1.0),
+                               np.zeros((len(m.kind), m.states), dtype=np.float32))
+        utility, poor, v = self._no_reward
+        return self._q(sim, t, v, utility, poor, 0.0, 0.0).reshape(sim.num_envs, sim.n_bridges, -1)
+
+    def _q(self, sim: FleetSimulator, t: int, vnext: np.ndarray, utility: np.ndarray, poor: np.ndarray, lam: float,
+           gamma: float) -> np.ndarray:
+        """Q(x, a) float64 (E·B, A) of the simulated bridges in their states now (:func:`_q_now`)."""
         m, bank = self._model, self._bank
         e_n, b_n = sim.num_envs, sim.n_bridges
-        r_n = m.levels
         st = np.concatenate([sim.components.reshape(-1, 3).astype(np.int64),
                              sim.protected.reshape(-1, 1).astype(np.int64)], axis=1)
-        state = state_index(st, r_n)
+        state = state_index(st, m.levels)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
         rows = self._rows(e_n, b_n)
         count = np.bincount(rows, minlength=len(m.kind))  # simulated bridges of each model bridge
         _q_now(np.flatnonzero(count), np.concatenate([[0], np.cumsum(count)]), np.argsort(rows, kind="stable"),
-               state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost, self._poor,
-               int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
-               np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr,
-               bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
-        ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
-        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
-            ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
-        return ben
+               state, t, vnext, np.asarray(m.kind, np.int64), utility, m.cost, poor, int(m.poor_top), lam, gamma,
+               float(m.lapse), np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr,
+               bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen,
+               bank.coup, q)
+        return q
 
     def carry_price(self, t: int) -> np.ndarray:
         """float64 (B_all,): what a USD left unspent in year t is worth when budgets carry over, in year-t reward
@@ -360,7 +427,16 @@ class ExactPlanner:
         return ben, np.ascontiguousarray(self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1))
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        return fund(*self.benefits_and_costs(sim), sim.agency, sim.budget)
+        ben, cost = self.benefits_and_costs(sim)
+        if self.aim is None:
+            return fund(ben, cost, sim.agency, sim.budget)
+        # this year's plan keeps the expected poor deck area within the aim where the budget can
+        out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
+        deck = np.ascontiguousarray(sim.fhwa_weight(), dtype=np.float64)
+        allocate_within_rule(ben, cost, np.ascontiguousarray(sim.agency, dtype=np.int64),
+                             np.ascontiguousarray(sim.budget, dtype=np.float64), deck, self.poor_chance(sim),
+                             self.aim * deck.sum(1), out, least_poor=False)
+        return out
 
 
 def _row_budget(budget: np.ndarray, carry_over: bool) -> np.ndarray:
