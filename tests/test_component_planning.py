@@ -115,53 +115,27 @@ def test_the_planner_prices_the_rule_on_the_component_model():
     assert not tight.bound.meets_rule
 
 
-def test_the_planners_chance_of_ending_the_year_poor_is_the_models():
-    # Each action's probability of ending year 0 poor, from the planner's Q kernel, against the exact forward
-    # pass of a one-year policy (exact_dp.policy_value): the same model by two codes.
-    cfg = FleetConfig.named("components-2026", fixed_fleet=True, fleet_seed=5, **SMALL)
-    sim = FleetSimulator(cfg, 2, None)
-    sim.reset(None, [3, 4])
-    planner = ExactPlanner(tol=1e-3, max_poor_deck_area=0.1)
-    planner.benefits(sim)
-    chance = planner.poor_chance(sim)
-    model, _, _ = fleet_model(sim, np.array([0]))
-    for a in range(chance.shape[-1]):
-        np.testing.assert_allclose(chance[:, :, a], np.tile(policy_value(model, a, horizon=1).poor[:, 0], (2, 1)),
-                                   atol=1e-12)
-    assert chance.min() > 0.0 and chance.max() < 1.0 and chance[..., 0].max() > 0.02
-
-
-def test_each_years_plan_keeps_the_expected_poor_deck_area_within_the_aim_where_money_can():
-    # Six bridges at USD 1 million a year, aimed at 1 %: each year the plan's expected deck area poor at the year's
-    # end (the model's chances) is within the aim wherever the plan that cuts it most can be, and in some year the
-    # knapsack alone at the relaxation's prices would have left more.
-    from bridgefleet.planning.knapsack import fund
-    from bridgefleet.planning.rule import allocate_within_rule
+def test_a_search_from_the_policies_found_before_ends_at_the_same_bound_and_one_asked_again_is_not_solved_again():
+    # One fixed fleet, the rule priced: the bound at 1.5 × the budget started from the policies of the search at
+    # 1 × equals the cold search's (tolerance 1e-6) in fewer DP solves; asked again, it is the first answer.
+    from bridgefleet.planning.exact_planner import SearchColumns
 
     cfg = FleetConfig.named("components-2026", fixed_fleet=True, fleet_seed=5, **SMALL).replace(annual_budget_usd=1e6)
-    sim = FleetSimulator(cfg, 8, None)
-    sim.reset(None, list(range(8)))
-    planner = ExactPlanner(tol=1e-6, max_poor_deck_area=0.01)
-    checked = mattered = 0
-    for _ in range(cfg.horizon_years):
-        plan = planner(sim)
-        ben, cost = planner.benefits_and_costs(sim)
-        chance = planner.poor_chance(sim)
-        deck = sim.fhwa_weight()
-        allowance = 0.01 * deck.sum(1)
-        least = np.zeros_like(plan)
-        allocate_within_rule(ben.copy(), cost, sim.agency.astype(np.int64), sim.budget, deck, chance,
-                             np.zeros(len(plan)), least)  # the plan with the least expected poor deck area
 
-        def poor(actions, deck=deck, chance=chance):
-            return (deck * np.take_along_axis(chance, actions[..., None], -1)[..., 0]).sum(1)
+    def bound(budget: float, columns):
+        sim = FleetSimulator(cfg.replace(annual_budget_usd=budget), 1, None)
+        sim.reset(None, [3])
+        return ExactPlanner(tol=1e-6, max_poor_deck_area=0.05, columns=columns).prepare(sim)
 
-        can = poor(least) <= allowance + 1e-9
-        assert (poor(plan)[can] <= allowance[can] + 1e-9).all()
-        checked += int(can.sum())
-        mattered += int((can & (poor(fund(ben, cost, sim.agency, sim.budget)) > allowance + 1e-9)).sum())
-        sim.step_requests(plan)
-    assert checked > 0 and mattered > 0
+    kept = SearchColumns()
+    bound(1e6, kept)
+    warm, cold = bound(1.5e6, kept), bound(1.5e6, None)
+    assert warm.meets_rule and cold.meets_rule
+    assert warm.mean == pytest.approx(cold.mean, rel=2e-6)
+    assert warm.parts[0].iterations < cold.parts[0].iterations
+    again = bound(1.5e6, kept)
+    assert again.parts[0] in kept.found.values() and len(kept.found) == 2  # kept without its columns: not solved
+    assert again.parts[0].bound == warm.parts[0].bound and again.parts[0].mixture.bridge.size == 0
 
 
 @pytest.mark.parametrize("budget", ["0", "1.0e-9"])

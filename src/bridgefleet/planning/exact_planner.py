@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
@@ -29,7 +29,6 @@ from bridgefleet.planning.exact_bound import ExactBound, Mixture, Rule, lagrangi
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
 from bridgefleet.planning.knapsack import fund
-from bridgefleet.planning.rule import allocate_within_rule
 from bridgefleet.progress import BRIDGE_YEARS_PER_UNIT, Share, note
 from bridgefleet.sim import model as sim_model
 from bridgefleet.sim.simulator import FleetSimulator
@@ -211,10 +210,12 @@ class SearchColumns:
     one bridge's policy, its value, spend and poor years, whatever the budget or the rule, so a search started
     from the columns of the searches before prices from near its end (column generation warm-started from a pool,
     Lübbecke & Desrosiers, "Selected topics in column generation", Operations Research 53(6), 2005). Kept: the
-    columns each search's last master LP weighs, equal ones once; a fleet model of other arrays empties it."""
+    columns each search's last master LP weighs, equal ones once; a fleet model of other arrays empties it. A search
+    asked again (same model, budget, aim, tolerance) gives its first answer again (``found``), without DP solves."""
 
     key: bytes = b""
     kept: Mixture | None = None
+    found: dict[bytes, ExactBound] = field(default_factory=dict)
 
     @staticmethod
     def key_of(model: FleetModel, t_n: int) -> bytes:
@@ -226,6 +227,23 @@ class SearchColumns:
 
     def get(self, key: bytes) -> Mixture | None:
         return self.kept if key == self.key else None
+
+    @staticmethod
+    def search_of(key: bytes, budget: np.ndarray, rule: Rule | None, carry_over: bool, tol: float,
+                  max_iter: int) -> bytes:
+        """What a search's answer depends on besides the model (``key``): its budget, rule, tolerance."""
+        h = hashlib.sha1(key)
+        h.update(np.ascontiguousarray(budget, dtype=np.float64).tobytes())
+        if rule is not None:
+            h.update(np.ascontiguousarray(rule.group).tobytes())
+            h.update(np.ascontiguousarray(rule.deck, dtype=np.float64).tobytes())
+        h.update(repr((None if rule is None else rule.share, carry_over, tol, max_iter)).encode())
+        return h.digest()
+
+    def keep(self, key: bytes, search: bytes, res: ExactBound) -> None:
+        """Keep a search's weighed columns (:meth:`add`) and its answer, without its columns, for ``search``."""
+        self.add(key, res.mixture)
+        self.found[search] = res._replace(mixture=Mixture(*(np.asarray(a)[:0] for a in res.mixture)))
 
     def add(self, key: bytes, mix: Mixture) -> None:
         """Keep ``mix``'s weighed columns that treat (do-nothing ones every search has)."""
@@ -266,7 +284,6 @@ class ExactPlanner:
         self.aim = max_poor_deck_area
         self.bound: PlannerBound | None = None
         self._key: tuple | None = None
-        self._no_reward: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def prepare(self, sim: FleetSimulator) -> PlannerBound:
         """Prices and bound of the fleets of ``sim`` as they are now (year 0); one fleet when the fleet is fixed."""
@@ -292,14 +309,20 @@ class ExactPlanner:
             part_budget = budget[rows]
             rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
             part = full.subset(bridges)
-            key = SearchColumns.key_of(part, sim.config.horizon_years) if self.columns is not None else b""
-            res = lagrangian_bound(part, agency[bridges] - a_n * fleets[0], part_budget,
-                                   sim.config.carry_over_budget, rule=rule, tol=self.tol, max_iter=self.max_iter,
-                                   start=None if like is None else np.tile(like, (len(fleets), 1)),
-                                   columns=None if self.columns is None else self.columns.get(key),
-                                   callback=_solves_noted(f"{len(bridges):,} bridges", share))
-            if self.columns is not None:
-                self.columns.add(key, res.mixture)
+            carry = sim.config.carry_over_budget
+            key = search = b""
+            if self.columns is not None and like is None:  # a fleet's first search: the same again, the same answer
+                key = SearchColumns.key_of(part, sim.config.horizon_years)
+                search = SearchColumns.search_of(key, part_budget, rule, carry, self.tol, self.max_iter)
+            res = self.columns.found.get(search) if search else None
+            if res is None:
+                res = lagrangian_bound(part, agency[bridges] - a_n * fleets[0], part_budget, carry, rule=rule,
+                                       tol=self.tol, max_iter=self.max_iter,
+                                       start=None if like is None else np.tile(like, (len(fleets), 1)),
+                                       columns=self.columns.get(key) if search else None,
+                                       callback=_solves_noted(f"{len(bridges):,} bridges", share))
+                if search:
+                    self.columns.keep(key, search, res)
             if share is not None:
                 share.finish()
             # the next group starts from the median prices of this one's fleets (a large fleet's first from a
@@ -318,7 +341,6 @@ class ExactPlanner:
         self._window: tuple[int, int] = (0, 0)
         self._tables_: np.ndarray | None = None
         self._one = sim.fixed is not None
-        self._no_reward = None
         return self.bound
 
     def _tables(self, t: int) -> np.ndarray:
@@ -356,44 +378,24 @@ class ExactPlanner:
             self._key = key
         if t >= self._price.shape[1]:
             raise ValueError(f"year {t} is beyond the {self._price.shape[1]}-year horizon the prices were computed for")
-        m = self._model
-        e_n, b_n = sim.num_envs, sim.n_bridges
-        q = self._q(sim, t, self._tables(t), m.utility, self._poor, float(m.cost_lambda), float(m.gamma))
-        ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
-        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
-            rows = self._rows(e_n, b_n)
-            ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
-        return ben
-
-    def poor_chance(self, sim: FleetSimulator) -> np.ndarray:
-        """The model's probability that each bridge ends this year poor (its lowest component rating ≤ 4, 23 CFR
-        490.409) after each action, float64 (E, B, A): the year's move exactly as the DP takes it (the Q kernel
-        with a reward of 1 for a poor year end and nothing after it). Needs :meth:`benefits` first this year."""
-        m = self._model
-        t = int(sim.t.max())
-        if self._no_reward is None:
-            self._no_reward = (np.zeros_like(m.utility, dtype=np.float64), np.full(self._poor.shape, -1.0),
-                               np.zeros((len(m.kind), m.states), dtype=np.float32))
-        utility, poor, v = self._no_reward
-        return self._q(sim, t, v, utility, poor, 0.0, 0.0).reshape(sim.num_envs, sim.n_bridges, -1)
-
-    def _q(self, sim: FleetSimulator, t: int, vnext: np.ndarray, utility: np.ndarray, poor: np.ndarray, lam: float,
-           gamma: float) -> np.ndarray:
-        """Q(x, a) float64 (E·B, A) of the simulated bridges in their states now (:func:`_q_now`)."""
         m, bank = self._model, self._bank
         e_n, b_n = sim.num_envs, sim.n_bridges
+        r_n = m.levels
         st = np.concatenate([sim.components.reshape(-1, 3).astype(np.int64),
                              sim.protected.reshape(-1, 1).astype(np.int64)], axis=1)
-        state = state_index(st, m.levels)
+        state = state_index(st, r_n)
         q = np.empty((e_n * b_n, m.cost.shape[1]))
         rows = self._rows(e_n, b_n)
         count = np.bincount(rows, minlength=len(m.kind))  # simulated bridges of each model bridge
         _q_now(np.flatnonzero(count), np.concatenate([[0], np.cumsum(count)]), np.argsort(rows, kind="stable"),
-               state, t, vnext, np.asarray(m.kind, np.int64), utility, m.cost, poor, int(m.poor_top), lam, gamma,
-               float(m.lapse), np.asarray(m.protect, np.int64), np.asarray(m.lowest_only, np.bool_), bank.ptr,
-               bank.idx, bank.w, bank.flag, bank.det, bank.tr, bank.low, bank.mn, bank.dig, bank.cnext, bank.clen,
-               bank.coup, q)
-        return q
+               state, t, self._tables(t), np.asarray(m.kind, np.int64), m.utility, m.cost, self._poor,
+               int(m.poor_top), float(m.cost_lambda), float(m.gamma), float(m.lapse), np.asarray(m.protect, np.int64),
+               np.asarray(m.lowest_only, np.bool_), bank.ptr, bank.idx, bank.w, bank.flag, bank.det, bank.tr,
+               bank.low, bank.mn, bank.dig, bank.cnext, bank.clen, bank.coup, q)
+        ben = (q - q[:, :1]).reshape(e_n, b_n, -1)
+        if sim.config.carry_over_budget:  # a USD kept is worth next year's price: spend only where more
+            ben -= (self.carry_price(t)[rows, None] * m.cost[rows]).reshape(e_n, b_n, -1)
+        return ben
 
     def carry_price(self, t: int) -> np.ndarray:
         """float64 (B_all,): what a USD left unspent in year t is worth when budgets carry over, in year-t reward
@@ -427,16 +429,7 @@ class ExactPlanner:
         return ben, np.ascontiguousarray(self._model.cost[self._rows(e_n, b_n)].reshape(e_n, b_n, -1))
 
     def __call__(self, sim: FleetSimulator, rng: np.random.Generator | None = None) -> np.ndarray:
-        ben, cost = self.benefits_and_costs(sim)
-        if self.aim is None:
-            return fund(ben, cost, sim.agency, sim.budget)
-        # this year's plan keeps the expected poor deck area within the aim where the budget can
-        out = np.zeros((sim.num_envs, sim.n_bridges), dtype=np.int64)
-        deck = np.ascontiguousarray(sim.fhwa_weight(), dtype=np.float64)
-        allocate_within_rule(ben, cost, np.ascontiguousarray(sim.agency, dtype=np.int64),
-                             np.ascontiguousarray(sim.budget, dtype=np.float64), deck, self.poor_chance(sim),
-                             self.aim * deck.sum(1), out, least_poor=False)
-        return out
+        return fund(*self.benefits_and_costs(sim), sim.agency, sim.budget)
 
 
 def _row_budget(budget: np.ndarray, carry_over: bool) -> np.ndarray:

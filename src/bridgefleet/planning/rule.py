@@ -72,7 +72,7 @@ def only_choice(ben: np.ndarray) -> np.ndarray:
 
 def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, budget: np.ndarray,
                          deck: np.ndarray, p_poor: np.ndarray, allowance: np.ndarray, out: np.ndarray,
-                         steps: int = 10, least_poor: bool = True) -> None:
+                         steps: int = 10) -> None:
     """:func:`bridgefleet.planning.knapsack.allocate`, then, in each fleet whose plan leaves more than
     ``allowance`` m² expected poor at the end of the year, the plan with the least λ that meets it.
 
@@ -81,8 +81,6 @@ def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, 
         deck: float64 (E, B), the deck area the rule counts, m². p_poor: float64 (E, B, 5),
             :func:`poor_probability`. allowance: float64 (E,), m². out: int64 (E, B), written.
         steps: bisection steps on λ.
-        least_poor: where no λ meets the allowance, the plan with the least expected poor deck area (True) or the
-            knapsack's own (False).
     """
     allocate(ben, cost, agency, budget, out)
     drop = poor_cut(deck, p_poor)
@@ -114,7 +112,4 @@ def allocate_within_rule(ben: np.ndarray, cost: np.ndarray, agency: np.ndarray, 
         best[ok[met]] = act[met]
         hi = np.where(met, mid, hi)
         lo = np.where(met, lo, mid)
-    if least_poor:
-        out[over] = best
-    else:
-        out[over[ok]] = best[ok]
+    out[over] = best
