@@ -29,7 +29,9 @@ min_μ L) agree within ``tol``. The master is solved by HiGHS (``highspy``) from
 rule, each fleet and its agencies) that share no row are separate problems in one master: each keeps its own best
 prices and leaves the DP once its own gap closes. From given prices, every other solve is at the master's duals
 kept within a box around the best prices (boxstep, Marsten, Hogan & Blankenship 1975, Mathematical Programming
-9), the others smoothed (Wentges 1997): the first bring L down, the second the columns the master needs.
+9), the others smoothed (Wentges 1997): the first bring L down, the second the columns the master needs. Given
+columns (another search's policies on the same model: a policy is one whatever the budget) go into the master first
+and its duals are the first prices, where a mixture of them meets the rule; else the search starts cold.
 
 With a poor deck-area rule (:class:`Rule`: at most F of each fleet's counted deck area poor at the end of every
 year, in expectation; FHWA's minimum condition, 23 CFR 490.411) each (fleet, year) adds a row priced by ν ≥ 0
