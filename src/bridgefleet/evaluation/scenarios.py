@@ -29,7 +29,7 @@ from bridgefleet.evaluation.evaluate import EvalResult, evaluate_policy
 from bridgefleet.inventory.fleet import MAX_BUDGET_USD, one_fleet, set_budget
 from bridgefleet.planning.bound import fleet_certifier, fleet_mdps
 from bridgefleet.planning.columns import ColumnPool
-from bridgefleet.planning.exact_planner import SearchColumns
+from bridgefleet.planning.exact_planner import ExactPlanner, SearchColumns
 from bridgefleet.planning.least_budget import least_budget
 from bridgefleet.planning.planner import (
     PLANNER_STEP,
@@ -448,7 +448,6 @@ def exact_level(cfg: FleetConfig, fleet, scale: float, episodes: int, seed: int,
     from bridgefleet.evaluation.component_scenarios import PENALTY_AIMS, try_for_penalty
     from bridgefleet.evaluation.component_scenarios import try_aims as try_exact_aims
     from bridgefleet.evaluation.next_million import level_margin
-    from bridgefleet.planning.exact_planner import ExactPlanner
 
     level_cfg = set_budget(cfg, scale=scale)
     planner = ExactPlanner(tol=1e-3, max_poor_deck_area=rule, columns=columns)

@@ -26,6 +26,25 @@ bridges in blocks of 4; `bridgefleet scenarios` on Indiana, 2026-12-02): least b
 0.1293 → 0.1295), the level at 0.25 × 267 → 139 s, at 1 × 74 → 60 s (bound 55,062.9 → 55,018.2, tighter)."""
 
 
+def fingerprint(*parts: np.ndarray) -> np.ndarray:
+    """float64 (K,): one number per column from ``parts`` float64 (K, T) each (its spend, treatments, poor years …;
+    a fixed random weighting, so equal columns of a bridge have equal fingerprints and distinct ones almost surely
+    not)."""
+    probe = np.random.default_rng(0).uniform(1.0, 2.0, (len(parts), parts[0].shape[1]))
+    # Row by row (numpy's sum over each row), not a BLAS product: a BLAS kernel may round a row differently
+    # by where it sits in the matrix, and equal columns must get equal fingerprints wherever they are.
+    return sum(part * w for part, w in zip(parts, probe, strict=True)).sum(1)
+
+
+def distinct(bridge: np.ndarray, reward: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """int64 (K',): the columns to keep of equal ones (same ``bridge`` int (K,) and ``key`` float (K,),
+    :func:`fingerprint`), the best ``reward`` float (K,) of each, in the order given."""
+    order = np.lexsort((-reward, key, bridge))  # equal columns together, best reward first
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (bridge[order][1:] != bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
+    return np.sort(order[first])
+
+
 @dataclass
 class Columns:
     """K columns of one fleet: bridge int64 (K,) (index within the fleet), reward float64 (K,) reward units,
@@ -45,20 +64,12 @@ class Columns:
     found_at: np.ndarray
 
     def fingerprint(self) -> np.ndarray:
-        """float64 (K,): one number per column from its spend, treatments and poor deck area (a fixed random
-        weighting, so equal columns of a bridge have equal fingerprints and distinct ones almost surely not)."""
-        probe = np.random.default_rng(0).uniform(1.0, 2.0, (3, self.spend.shape[1]))
-        # Row by row (numpy's sum over each row), not a BLAS product: a BLAS kernel may round a row differently
-        # by where it sits in the matrix, and equal columns must get equal fingerprints wherever they are.
-        return (self.spend * probe[0] + self.count * probe[1] + self.poor * probe[2]).sum(1)
+        """float64 (K,): :func:`fingerprint` of its spend, treatments and poor deck area."""
+        return fingerprint(self.spend, self.count, self.poor)
 
     def distinct(self, key: np.ndarray) -> np.ndarray:
-        """int64 (K',): the columns to keep of equal ones (same bridge and ``key``, :meth:`fingerprint`), the best
-        reward of each, in the order given."""
-        order = np.lexsort((-self.reward, key, self.bridge))  # equal columns together, best reward first
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = (self.bridge[order][1:] != self.bridge[order][:-1]) | (key[order][1:] != key[order][:-1])
-        return np.sort(order[first])
+        """:func:`distinct` of its columns."""
+        return distinct(self.bridge, self.reward, key)
 
     @classmethod
     def empty(cls, t_n: int) -> Columns:

@@ -301,6 +301,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
     nothing = policy_value(model, 0, price_poor=base_poor, horizon=t_n)
     penalty = RULE_PENALTY * max(1.0, float(np.abs(nothing.reward).sum()))
     every = np.arange(b_n)
+    sampled = 0 < warm < b_n  # a large fleet starts from a sample's prices, not from given columns
 
     def build(pool: tuple | None, warm_start: bool) -> tuple[Master, list, tuple]:
         """The master with the do-nothing columns and ``pool``'s, solved (its time added to ``lp_s``)."""
@@ -319,7 +320,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
 
     lp_s = 0.0
     pool = None
-    if columns is not None and not 0 < warm < b_n:  # the policies of searches before, where this budget allows
+    if columns is not None and not sampled:  # the policies of searches before, where this budget allows their spend
         ok = columns.bridge < b_n
         ok[ok] = ~(rows_budget.forbid[agency[columns.bridge[ok]]] & (columns.spend[ok] > 0)).any(1)
         if ok.any():
@@ -332,7 +333,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
             if master.slacks().sum() > 1e-6 * max(1, rows_rule.n):
                 pool = None
     if pool is None:
-        if mu_warm is None and 0 < warm < b_n:
+        if mu_warm is None and sampled:
             pick = np.sort(np.random.default_rng(seed).choice(b_n, warm, replace=False))
             dear = np.asarray(model.cost).max(1)
             share = np.array([dear[pick][agency[pick] == g].sum() / max(dear[agency == g].sum(), 1e-300)
@@ -342,7 +343,7 @@ def lagrangian_bound(model: FleetModel, agency: np.ndarray, budget: np.ndarray, 
                                    tol=max(tol, 1e-4), max_iter=max_iter, smoothing=smoothing, box=box, warm=0)
             mu_warm, nu_warm = sub.row_price, rows_rule.from_subset(sub.rule_price, pick)
         master, cols, (m_val, dual, pi, _) = build(None, mu_warm is not None)
-    stabilise = (mu_warm is not None or pool is not None) and box > 0
+    stabilise = master.box > 0
     dp_s = 0.0
     mu_master, nu_master = split(dual)
     if mu_warm is None and pool is not None:

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numba as nb
 import numpy as np
 
+from bridgefleet.planning.columns import distinct, fingerprint
 from bridgefleet.planning.exact_bound import ExactBound, Mixture, Rule, lagrangian_bound
 from bridgefleet.planning.exact_dp import _backward, expected_next
 from bridgefleet.planning.exact_model import FleetModel, make_bank, state_index
@@ -210,51 +213,48 @@ class SearchColumns:
     one bridge's policy, its value, spend and poor years, whatever the budget or the rule, so a search started
     from the columns of the searches before prices from near its end (column generation warm-started from a pool,
     Lübbecke & Desrosiers, "Selected topics in column generation", Operations Research 53(6), 2005). Kept: the
-    columns each search's last master LP weighs, equal ones once; a fleet model of other arrays empties it. A search
-    asked again (same model, budget, aim, tolerance) gives its first answer again (``found``), without DP solves."""
+    columns each search's last master LP weighs, equal ones once (the best reward); a fleet model of other arrays
+    empties it. A search asked again (same model, budget, aim, tolerance) gives its first answer again (``found``),
+    without DP solves."""
 
     key: bytes = b""
     kept: Mixture | None = None
     found: dict[bytes, ExactBound] = field(default_factory=dict)
 
+    def solve(self, model: FleetModel, budget: np.ndarray, rule: Rule | None, *what: object,
+              search: Callable[..., ExactBound]) -> ExactBound:
+        """``search(columns=…)`` (a :func:`~bridgefleet.planning.exact_bound.lagrangian_bound` of ``model`` at
+        ``budget`` float64 (G, T) USD and ``rule``) started from the columns kept, its weighed columns kept after;
+        or its answer of before where the same search (``what`` too: carry-over, tolerance …) was asked already."""
+        key, asked = self._keys(model, budget, rule, what)
+        if asked in self.found:
+            return self.found[asked]
+        res = search(columns=self.kept if key == self.key else None)
+        self._add(key, res.mixture)
+        self.found[asked] = res._replace(mixture=Mixture(*(np.asarray(a)[:0] for a in res.mixture)))
+        return res
+
     @staticmethod
-    def key_of(model: FleetModel, t_n: int) -> bytes:
-        """What the columns belong to: the model's per-bridge arrays, discount and horizon."""
-        h = hashlib.sha1(np.array([model.gamma, model.cost_lambda, t_n], dtype=np.float64).tobytes())
+    def _keys(model: FleetModel, budget: np.ndarray, rule: Rule | None, what: tuple) -> tuple[bytes, bytes]:
+        """(what the columns belong to: the model's per-bridge arrays, discount and horizon; what the answer depends
+        on too: budget, rule and ``what``)."""
+        h = hashlib.sha1(np.array([model.gamma, model.cost_lambda, budget.shape[1]], dtype=np.float64).tobytes())
         for a in (model.kind, model.start, model.cost, model.utility):
             h.update(np.ascontiguousarray(a).tobytes())
-        return h.digest()
+        key = h.digest()
+        for a in (budget, *(() if rule is None else (rule.group, rule.deck))):
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        h.update(repr((None if rule is None else rule.share, *what)).encode())
+        return key, h.digest()
 
-    def get(self, key: bytes) -> Mixture | None:
-        return self.kept if key == self.key else None
-
-    @staticmethod
-    def search_of(key: bytes, budget: np.ndarray, rule: Rule | None, carry_over: bool, tol: float,
-                  max_iter: int) -> bytes:
-        """What a search's answer depends on besides the model (``key``): its budget, rule, tolerance."""
-        h = hashlib.sha1(key)
-        h.update(np.ascontiguousarray(budget, dtype=np.float64).tobytes())
-        if rule is not None:
-            h.update(np.ascontiguousarray(rule.group).tobytes())
-            h.update(np.ascontiguousarray(rule.deck, dtype=np.float64).tobytes())
-        h.update(repr((None if rule is None else rule.share, carry_over, tol, max_iter)).encode())
-        return h.digest()
-
-    def keep(self, key: bytes, search: bytes, res: ExactBound) -> None:
-        """Keep a search's weighed columns (:meth:`add`) and its answer, without its columns, for ``search``."""
-        self.add(key, res.mixture)
-        self.found[search] = res._replace(mixture=Mixture(*(np.asarray(a)[:0] for a in res.mixture)))
-
-    def add(self, key: bytes, mix: Mixture) -> None:
+    def _add(self, key: bytes, mix: Mixture) -> None:
         """Keep ``mix``'s weighed columns that treat (do-nothing ones every search has)."""
         take = (mix.weight > 1e-9) & (mix.iteration != -1)
         new = Mixture(*(np.asarray(a)[take] for a in mix))
         if key == self.key and self.kept is not None:
             new = Mixture(*(np.concatenate([a, b]) for a, b in zip(self.kept, new, strict=True)))
-        probe = np.random.default_rng(0).uniform(1.0, 2.0, (2, new.spend.shape[1]))
-        tag = np.column_stack([new.bridge, (new.spend * probe[0]).sum(1), (new.poor * probe[1]).sum(1)])
-        _, first = np.unique(tag, axis=0, return_index=True)
-        self.key, self.kept = key, Mixture(*(a[np.sort(first)] for a in new))
+        keep = distinct(new.bridge, new.reward, fingerprint(new.spend, new.poor))
+        self.key, self.kept = key, Mixture(*(a[keep] for a in new))
 
 
 class ExactPlanner:
@@ -308,21 +308,15 @@ class ExactPlanner:
             rows = slice(a_n * fleets[0], a_n * (fleets[-1] + 1))  # the group's agencies, A a fleet
             part_budget = budget[rows]
             rule = None if self.aim is None else Rule(bridges // b_n - fleets[0], counted[bridges], self.aim)
-            part = full.subset(bridges)
-            carry = sim.config.carry_over_budget
-            key = search = b""
-            if self.columns is not None and like is None:  # a fleet's first search: the same again, the same answer
-                key = SearchColumns.key_of(part, sim.config.horizon_years)
-                search = SearchColumns.search_of(key, part_budget, rule, carry, self.tol, self.max_iter)
-            res = self.columns.found.get(search) if search else None
-            if res is None:
-                res = lagrangian_bound(part, agency[bridges] - a_n * fleets[0], part_budget, carry, rule=rule,
-                                       tol=self.tol, max_iter=self.max_iter,
-                                       start=None if like is None else np.tile(like, (len(fleets), 1)),
-                                       columns=self.columns.get(key) if search else None,
-                                       callback=_solves_noted(f"{len(bridges):,} bridges", share))
-                if search:
-                    self.columns.keep(key, search, res)
+            part, carry = full.subset(bridges), sim.config.carry_over_budget
+            search = partial(lagrangian_bound, part, agency[bridges] - a_n * fleets[0], part_budget, carry, rule=rule,
+                             tol=self.tol, max_iter=self.max_iter,
+                             start=None if like is None else np.tile(like, (len(fleets), 1)),
+                             callback=_solves_noted(f"{len(bridges):,} bridges", share))
+            if self.columns is not None and like is None:  # a fleet's first search: from the policies found before
+                res = self.columns.solve(part, part_budget, rule, carry, self.tol, self.max_iter, search=search)
+            else:
+                res = search()
             if share is not None:
                 share.finish()
             # the next group starts from the median prices of this one's fleets (a large fleet's first from a
